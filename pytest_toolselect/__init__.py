@@ -1,0 +1,62 @@
+"""pytest-toolselect: a merge gate for LLM tool selection.
+
+Public API: ``case`` (decorator), ``score_case``, the result types and the
+plugin's error type. Names load on first use, so the plugin stays cheap to
+import in every pytest run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .checks import CheckResult, ScoreResult
+    from .decorator import case
+    from .errors import ToolselectError
+    from .session import CaseRun
+
+__all__ = ["CaseRun", "CheckResult", "ScoreResult", "ToolselectError", "case", "score_case"]
+
+_LAZY = {
+    "case": ".decorator",
+    "CheckResult": ".checks",
+    "ScoreResult": ".checks",
+    "ToolselectError": ".errors",
+    "CaseRun": ".session",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_toolselect' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module, __name__), name)
+
+
+def score_case(case: Mapping[str, Any], calls: Sequence[Mapping[str, Any]],
+               tools: Sequence[Mapping[str, Any]] = ()) -> ScoreResult:
+    """Score one captured first turn against a case in the case-file format.
+
+    ``calls`` is a list of ``{"name": str, "arguments": dict}`` in first-turn order;
+    ``tools`` (optional) are the offered tools with their ``input_schema``, which
+    tells number-typed and identifier parameters apart. ``why`` may be left out here.
+    """
+    from .cases import parse_case
+    from .checks import score
+    from .tools import Tool, ToolCall
+
+    data = dict(case)
+    data.setdefault("id", "case")
+    parsed = parse_case(data, source="score_case()", require_why=False)
+    turn = tuple(
+        ToolCall(str(c["name"]), dict(c.get("arguments") or {})) for c in calls
+    )
+    offered = tuple(
+        Tool(str(t["name"]), str(t.get("description", "")),
+             dict(t.get("input_schema") or t.get("inputSchema") or {}))
+        for t in tools
+    )
+    return score(parsed, turn, offered)

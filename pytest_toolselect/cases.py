@@ -1,0 +1,305 @@
+"""Selection cases: the Case model, and loading and validating case files."""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+# sourcemap imports only the standard library; yaml and jsonschema load inside its functions
+from .sourcemap import (
+    PathT,
+    Sourced,
+    compile_schema,
+    describe,
+    load_file,
+    load_schema,
+    validate,
+)
+
+
+@dataclass(frozen=True)
+class IdentifierSettings:
+    """What counts as an identifier, and which equivalences grounding allows."""
+
+    #: parameter names (or dotted paths) always treated as identifiers
+    params: tuple[str, ...] = ()
+    #: parameter names never treated as identifiers, whatever their values look like
+    ignore_params: tuple[str, ...] = ()
+    #: 4138203 and 04138203 name the same thing
+    leading_zeros: bool = True
+
+
+@dataclass(frozen=True)
+class Case:
+    """One selection case, in canonical (snake_case) form."""
+
+    id: str
+    question: str
+    why: str = ""
+    servers: tuple[str, ...] | None = None
+    category: str | None = None
+    intent: str | None = None
+    tags: tuple[str, ...] = ()
+    #: None: no tool_choice check; (): the model must call nothing
+    expect_tool: tuple[str, ...] | None = None
+    allow_no_tool: bool = False
+    forbid_tools: tuple[str, ...] = ()
+    #: each a matcher mapping: {path, equals|one_of|contains|matches|absent}
+    expect_args: tuple[dict[str, Any], ...] = ()
+    forbid_ungrounded: bool = False
+    forbid_any_identifier: bool = False
+    decoys: tuple[str, ...] = ()
+    identifiers: IdentifierSettings = field(default_factory=IdentifierSettings)
+    #: overrides the servers' instructions as the system prompt ("" sends none)
+    system: str | None = None
+    #: where it was written, for messages
+    source: str = ""
+    line: int | None = None
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        """The parts of the case that decide its verdict (not its place in a file)."""
+        return {
+            "question": self.question,
+            "servers": list(self.servers) if self.servers is not None else None,
+            "expect_tool": list(self.expect_tool) if self.expect_tool is not None else None,
+            "allow_no_tool": self.allow_no_tool,
+            "forbid_tools": list(self.forbid_tools),
+            "expect_args": list(self.expect_args),
+            "forbid_ungrounded": self.forbid_ungrounded,
+            "forbid_any_identifier": self.forbid_any_identifier,
+            "decoys": list(self.decoys),
+            "identifiers": {
+                "params": list(self.identifiers.params),
+                "ignore_params": list(self.identifiers.ignore_params),
+                "leading_zeros": self.identifiers.leading_zeros,
+            },
+            "system": self.system,
+        }
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    path: str
+    servers: tuple[str, ...] | None
+    cases: tuple[Case, ...]
+
+
+# -- loading ---------------------------------------------------------------------------
+
+CASE_FILE_PATTERNS = ("*.toolselect.yaml", "*.toolselect.yml", "*.toolselect.json")
+SCHEMA_VERSION = "toolselect_cases.v1"
+
+#: the gate reference's camelCase spellings, accepted so its cases load unchanged
+CASE_ALIASES: dict[str, str] = {
+    "expectTool": "expect_tool",
+    "allowNoTool": "allow_no_tool",
+    "forbidTools": "forbid_tools",
+    "expectArgs": "expect_args",
+    "forbidUngrounded": "forbid_ungrounded",
+    "forbidAnyIdentifier": "forbid_any_identifier",
+}
+MATCHER_ALIASES: dict[str, str] = {"oneOf": "one_of"}
+#: by schema title, for "did you mean" on a misspelled alias
+_ALIASES_BY_TITLE = {"case": CASE_ALIASES, "matcher": MATCHER_ALIASES}
+
+
+def is_case_file(path: Path) -> bool:
+    """True for ``*.toolselect.yaml``, ``*.toolselect.yml`` and ``*.toolselect.json``."""
+    return any(fnmatch.fnmatchcase(path.name, pattern) for pattern in CASE_FILE_PATTERNS)
+
+
+def merge_identifiers(
+    base: IdentifierSettings | None, override: Mapping[str, Any] | None
+) -> IdentifierSettings:
+    """``override``'s keys replace ``base``'s (a case's settings over the config's)."""
+    merged = base or IdentifierSettings()
+    if not override:
+        return merged
+    changes: dict[str, Any] = {}
+    if "params" in override:
+        changes["params"] = tuple(override["params"])
+    if "ignore_params" in override:
+        changes["ignore_params"] = tuple(override["ignore_params"])
+    if "leading_zeros" in override:
+        changes["leading_zeros"] = bool(override["leading_zeros"])
+    return replace(merged, **changes)
+
+
+def load_case_file(path: Path, config_identifiers: IdentifierSettings | None = None) -> CaseFile:
+    """Read, validate and build one case file; any problem raises ToolselectError."""
+    src = load_file(
+        Path(path), what="case file", split_hint="split it into several *.toolselect.yaml files"
+    )
+    data = src.data
+    start = f"start it with schema_version: {SCHEMA_VERSION} and a cases: list"
+    if data is None:
+        raise src.error((), "the case file is empty", f"{start}, or delete it")
+    if not isinstance(data, dict):
+        raise src.error(
+            (), "the top of a case file must be a mapping with schema_version, servers and "
+            f"cases; got {describe(data)}", start,
+        )
+    if "schema_version" not in data:
+        raise src.error((), "missing schema_version",
+                        f"add schema_version: {SCHEMA_VERSION} as the first line", line=1)
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise src.error(
+            ("schema_version",),
+            f"schema_version must be {SCHEMA_VERSION}; got {describe(data['schema_version'])}",
+            f"write schema_version: {SCHEMA_VERSION}, the case format this plugin reads",
+        )
+    cases = data.get("cases")
+    if isinstance(cases, list):
+        for i, item in enumerate(cases):
+            if isinstance(item, dict):
+                cases[i] = _normalize_case(item, src, ("cases", i))
+    validate(_file_validator(), src, aliases=_ALIASES_BY_TITLE)
+
+    file_servers = tuple(data["servers"]) if "servers" in data else None
+    built: list[Case] = []
+    first_seen: dict[str, int] = {}
+    for i, item in enumerate(data["cases"]):
+        case = _build_case(item, src, ("cases", i), file_servers, config_identifiers)
+        if case.id in first_seen:
+            j = first_seen[case.id]
+            raise src.error(
+                ("cases", i, "id"),
+                f"duplicate case id {case.id!r}: cases[{j}] on line "
+                f"{src.line_of(('cases', j, 'id'))} and cases[{i}] on line "
+                f"{src.line_of(('cases', i, 'id'))}",
+                "give each case a unique id; ids name the pytest items",
+            )
+        first_seen[case.id] = i
+        built.append(case)
+    return CaseFile(path=str(path), servers=file_servers, cases=tuple(built))
+
+
+def parse_case(
+    data: Mapping[str, Any],
+    *,
+    source: str = "<case>",
+    default_servers: tuple[str, ...] | None = None,
+    config_identifiers: IdentifierSettings | None = None,
+    require_why: bool = True,
+) -> Case:
+    """One case mapping (case-file keys; camelCase aliases accepted) as a validated Case."""
+    src = Sourced(file=source, data=None)
+    if not isinstance(data, Mapping):
+        raise src.error((), f"a case must be a mapping of case keys; got {describe(data)}",
+                        "pass a dict such as {'id': ..., 'question': ..., 'why': ...}")
+    plain = _normalize_case(_plain(data), src, ())
+    src.data = plain
+    validate(_case_validator(require_why), src, aliases=_ALIASES_BY_TITLE)
+    return _build_case(plain, src, (), default_servers, config_identifiers)
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    """Python values (tuples, other mappings) as the JSON shapes the schema checks."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _rename(obj: dict[str, Any], aliases: Mapping[str, str], src: Sourced,
+            path: PathT) -> dict[str, Any]:
+    """Aliases renamed to canonical keys (keeping their order); both spellings is an error."""
+    if not any(k in aliases for k in obj):
+        return obj
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        canonical = aliases.get(key, key)
+        if canonical in out:
+            other = src.renames.get((path, canonical), canonical)
+            raise src.error(
+                path,
+                f"both {other!r} and {key!r} are given: they are the same key",
+                f"keep one of them; {canonical} is the usual spelling",
+                line=src.lines.get((*src.written(path), key)),
+            )
+        if canonical != key:
+            src.renames[(path, canonical)] = key
+        out[canonical] = value
+    return out
+
+
+def _normalize_case(item: dict[str, Any], src: Sourced, path: PathT) -> dict[str, Any]:
+    # aliases become canonical keys before validation, so the schema lists only ours
+    item = _rename(item, CASE_ALIASES, src, path)
+    matchers = item.get("expect_args")
+    if isinstance(matchers, list):
+        for j, m in enumerate(matchers):
+            if isinstance(m, dict):
+                matchers[j] = _rename(m, MATCHER_ALIASES, src, (*path, "expect_args", j))
+    return item
+
+
+@functools.cache
+def _file_validator() -> Any:
+    return compile_schema(load_schema(SCHEMA_VERSION))
+
+
+@functools.cache
+def _case_validator(require_why: bool) -> Any:
+    root = load_schema(SCHEMA_VERSION)
+    defs = root["$defs"]
+    if not require_why:
+        defs["case"]["required"] = [k for k in defs["case"]["required"] if k != "why"]
+    # the case item subschema, with the definitions it refers to
+    return compile_schema({"$schema": root["$schema"], "$defs": defs, "$ref": "#/$defs/case"})
+
+
+def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
+                default_servers: tuple[str, ...] | None,
+                config_identifiers: IdentifierSettings | None) -> Case:
+    """A validated case mapping as a Case, after the checks a schema cannot express."""
+    matchers = item.get("expect_args", [])
+    for j, m in enumerate(matchers):
+        if "matches" in m:
+            try:
+                re.compile(m["matches"])
+            except re.error as exc:
+                at = f" at position {exc.pos}" if exc.pos is not None else ""
+                raise src.error(
+                    (*path, "expect_args", j, "matches"),
+                    f"matches {m['matches']!r} is not a valid regular expression: {exc.msg}{at}",
+                    "fix the pattern, a Python regular expression: escape . ( ) [ ] { } * + ? with a "
+                    "backslash to match them literally, or use contains for plain text",
+                ) from None
+    both = [t for t in item.get("forbid_tools", []) if t in item.get("expect_tool", [])]
+    if both:
+        raise src.error(
+            (*path, "forbid_tools"),
+            f"tool {both[0]!r} is both expected (expect_tool) and forbidden (forbid_tools)",
+            "remove it from one of the two lists",
+        )
+    servers = item.get("servers")
+    return Case(
+        id=item["id"],
+        question=item["question"],
+        why=item.get("why", ""),
+        servers=tuple(servers) if servers is not None else default_servers,
+        category=item.get("category"),
+        intent=item.get("intent"),
+        tags=tuple(item.get("tags", ())),
+        expect_tool=tuple(item["expect_tool"]) if "expect_tool" in item else None,
+        allow_no_tool=item.get("allow_no_tool", False),
+        forbid_tools=tuple(item.get("forbid_tools", ())),
+        expect_args=tuple(dict(m) for m in matchers),
+        forbid_ungrounded=item.get("forbid_ungrounded", False),
+        forbid_any_identifier=item.get("forbid_any_identifier", False),
+        decoys=tuple(item.get("decoys", ())),
+        identifiers=merge_identifiers(config_identifiers, item.get("identifiers")),
+        system=item.get("system"),
+        source=src.file,
+        line=src.line_of(path),
+    )

@@ -1,0 +1,17 @@
+"""Hooks the plugin offers to conftest files and other plugins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_toolselect_provider(model: str, config: pytest.Config) -> Any:
+    """Return a provider for a model string the plugin does not know, or None.
+
+    A provider has a ``model`` attribute, ``subject() -> dict`` (what a baseline
+    belongs to: at least ``provider`` and ``model``) and ``async first_turn(request)
+    -> Turn``. Use it to gate your own agent harness with the same cases.
+    """

@@ -1,0 +1,130 @@
+"""The --toolselect-* options: one table, each flag also an ini key, one resolver.
+
+Precedence: command line, then pytest's ini (``toolselect_<name>``), then the
+toolselect config file (``<name>``), then the default. The resolver also says
+where each value came from, so the run header can tell the user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+DEFAULT_MODEL = "local/bm25"
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # snake_case; flag --toolselect-<name with dashes>, ini toolselect_<name>
+    kind: str  # "str", "path", "int", "float", "bool"
+    default: Any
+    help: str
+    #: an extra check on the value: returns an error message or None
+    check: Callable[[Any], str | None] | None = None
+
+    @property
+    def flag(self) -> str:
+        return "--toolselect-" + self.name.replace("_", "-")
+
+    @property
+    def ini(self) -> str:
+        return "toolselect_" + self.name
+
+
+def _positive(v: Any) -> str | None:
+    return None if v >= 1 else "must be 1 or more"
+
+
+def _non_negative(v: Any) -> str | None:
+    return None if v >= 0 else "must be 0 or more"
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("model", "str", DEFAULT_MODEL,
+           "model to ask: local/bm25 (embedded, offline), anthropic/<model>, or any litellm model string"),
+    Option("baseline", "path", None,
+           "baseline file to gate against; recorded when it does not exist"),
+    Option("update_baseline", "bool", False, "rewrite the baseline with this run's results"),
+    Option("reps", "int", 1, "how many times to ask per case (3 surfaces flaky cases)", _positive),
+    Option("fail_on_still_failing", "bool", False,
+           "also fail on cases that failed on the baseline and still fail"),
+    Option("fail_on_flaky", "bool", False, "also fail on cases whose reps disagree"),
+    Option("bm25_threshold", "float", 1.0,
+           "local/bm25: the lowest score at which the top tool is called", _non_negative),
+    Option("discovery_timeout", "float", 30.0,
+           "seconds an MCP server gets to start and list its tools", _non_negative),
+    Option("config", "path", None,
+           "toolselect config file (default: toolselect.yaml at the rootdir, "
+           "else [tool.toolselect] in pyproject.toml)"),
+)
+
+BY_NAME = {o.name: o for o in OPTIONS}
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolselect", "tool selection gate (pytest-toolselect)")
+    for opt in OPTIONS:
+        if opt.kind == "bool":
+            group.addoption(opt.flag, action="store_true", default=None, dest=opt.ini, help=opt.help)
+            parser.addini(opt.ini, opt.help, type="bool", default=None)
+        else:
+            group.addoption(opt.flag, action="store", default=None, dest=opt.ini,
+                            metavar=opt.name.split("_")[-1].upper(), help=opt.help)
+            parser.addini(opt.ini, opt.help, type="string", default=None)
+
+
+def convert(opt: Option, raw: Any, source: str) -> Any:
+    """A raw value (string from a flag or ini, or a YAML scalar) as the option's type."""
+    try:
+        if opt.kind == "bool":
+            if isinstance(raw, bool):
+                value: Any = raw
+            elif str(raw).strip().lower() in ("1", "true", "yes", "on"):
+                value = True
+            elif str(raw).strip().lower() in ("0", "false", "no", "off", ""):
+                value = False
+            else:
+                raise ValueError(raw)
+        elif opt.kind == "int":
+            if isinstance(raw, bool):
+                raise ValueError(raw)
+            value = int(raw)
+        elif opt.kind == "float":
+            if isinstance(raw, bool):
+                raise ValueError(raw)
+            value = float(raw)
+        else:
+            value = str(raw)
+    except (TypeError, ValueError):
+        raise pytest.UsageError(
+            f"{opt.flag} (from {source}): {raw!r} is not a valid {opt.kind}"
+        ) from None
+    if opt.check is not None:
+        problem = opt.check(value)
+        if problem:
+            raise pytest.UsageError(f"{opt.flag} (from {source}): {raw!r} {problem}")
+    return value
+
+
+@dataclass(frozen=True)
+class Resolved:
+    value: Any
+    source: str  # "command line", "ini", "<config file name>", "default"
+
+
+def resolve(config: pytest.Config, name: str, file_options: dict[str, Any] | None = None,
+            file_label: str = "config file") -> Resolved:
+    """One option's value and where it came from: flag, ini, config file, default."""
+    opt = BY_NAME[name]
+    raw = config.getoption(opt.ini, default=None)
+    if raw is not None:
+        return Resolved(convert(opt, raw, opt.flag), opt.flag)
+    raw = config.getini(opt.ini)
+    if raw not in (None, "", []):
+        return Resolved(convert(opt, raw, f"ini {opt.ini}"), f"ini {opt.ini}")
+    if file_options and file_options.get(name) is not None:
+        return Resolved(convert(opt, file_options[name], file_label), file_label)
+    return Resolved(opt.default, "default")

@@ -1,0 +1,143 @@
+"""pytest hooks: thin, each hands off to the run session.
+
+Importing this module must stay cheap (it loads in every pytest run of every
+user): nothing here imports yaml, jsonschema, mcp, numpy or a model SDK.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .options import add_options
+from .session import RUN_SESSION, RunSession
+from .verdict import CASE, ORDER, RECORD, CaseFailed, conclude_case, setup_case
+
+CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
+COLLECTED_KEY = "toolselect_collected"
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "toolselect_case(**fields): this test is a tool-selection case (see @case)"
+    )
+    session = RunSession(config)
+    config.stash[RUN_SESSION] = session
+    config.pluginmanager.register(SessionHooks(session), "toolselect-session")
+    if session.option_given("baseline"):
+        session.check_baseline()
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name.endswith(CASE_SUFFIXES):
+        from .collect import CaseFile
+
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+@pytest.fixture
+def toolselect_result(request: pytest.FixtureRequest) -> Any:
+    """The decorated case's run: turns, scores and calls per rep, for extra assertions."""
+    from .decorator import case_from_item
+
+    item = request.node
+    case = case_from_item(item)
+    item.stash[CASE] = case
+    return setup_case(item, case)
+
+
+def _is_case(item: pytest.Item) -> bool:
+    from .collect import CaseItem
+
+    return isinstance(item, CaseItem) or item.get_closest_marker("toolselect_case") is not None
+
+
+class SessionHooks:
+    """The hooks that need the run session; registered per pytest config."""
+
+    def __init__(self, session: RunSession) -> None:
+        self.session = session
+
+    def pytest_report_header(self) -> str | None:
+        return self.session.model_line() if self.session.in_use() else None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        from .collect import label_item
+        from .decorator import case_from_item
+        from .errors import ToolselectError
+
+        cases = [i for i in items if _is_case(i)]
+        for item in cases:
+            if item.get_closest_marker("toolselect_case") is not None:
+                # a bad case is reported as the item's error when it runs
+                with contextlib.suppress(ToolselectError):
+                    label_item(item, case_from_item(item))
+        # before -k/-m deselect: these are the cases that exist
+        self.session.collected.update(i.nodeid for i in cases)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # the final order is the report's order, identical on every xdist worker
+        for index, item in enumerate(session.items):
+            item.stash[ORDER] = index
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        result = yield
+        case = item.stash.get(CASE, None)
+        if case is not None:
+            conclude_case(item, case)
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item,
+                                  call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        report = yield
+        rec = item.stash.get(RECORD, None)
+        if rec is not None and (call.when == "call" or (call.when == "setup" and report.failed)):
+            # plain JSON data on the report travels to the xdist controller with it
+            report.toolselect = rec
+            if call.excinfo is not None and isinstance(call.excinfo.value, CaseFailed):
+                report.longrepr = str(call.excinfo.value)
+        return report
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        rec = getattr(report, "toolselect", None)
+        if isinstance(rec, dict):
+            self.session.add_record(rec)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        self.session.collected.update(node.workeroutput.get(COLLECTED_KEY, []))
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.session.is_worker:
+            session.config.workeroutput[COLLECTED_KEY] = sorted(self.session.collected)  # type: ignore[attr-defined]
+            return
+        self.session.finish(session.config.args)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        run = self.session
+        if run.is_worker or not (run.records or run.baseline_written):
+            return
+        from .report.terminal import lines, summarize
+
+        terminalreporter.section("toolselect")
+        for line in lines(summarize(run.summary_input())):
+            terminalreporter.write_line(line)

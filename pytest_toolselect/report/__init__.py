@@ -1,0 +1,1 @@
+"""Reports: pure functions from run data to text."""

@@ -1,0 +1,162 @@
+"""The terminal summary: plain data in, lines out (no I/O, no pytest)."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from .. import gate
+
+NOTHING = "(nothing)"
+
+SECTIONS = (
+    (gate.REGRESSION, "regressions (held on the baseline, fail now: these block)"),
+    (gate.FAILED, "failing (no baseline: an ordinary test failure)"),
+    (gate.ERROR, "errors (not scored; baseline entries kept)"),
+    (gate.FIXED, "fixed (failed on the baseline, hold now)"),
+    (gate.NEW_FAILING, "new failing (not in the baseline)"),
+    (gate.STILL_FAILING, "still failing (failed on the baseline too)"),
+    (gate.FLAKY, "flaky (reps disagree)"),
+)
+
+
+def _call_text(call: Mapping[str, Any]) -> str:
+    args = call.get("arguments") or {}
+    inner = ", ".join(f"{k}={v!r}" for k, v in args.items())
+    if call.get("raw_arguments") is not None:
+        inner = f"<not JSON: {call['raw_arguments']!r}>"
+    return f"{call['name']}({inner})"
+
+
+def _expected_text(rec: Mapping[str, Any]) -> str:
+    expect = rec.get("expect_tool")
+    if expect is None:
+        return "(any tool)"
+    text = " or ".join(expect) if expect else NOTHING
+    if rec.get("allow_no_tool") and expect:
+        text += ", or nothing"
+    return text
+
+
+def describe(rec: Mapping[str, Any]) -> list[str]:
+    """One case in full: what was asked, expected, called, which check failed, and why."""
+    out = [f"question: {rec['question']}", f"expected: {_expected_text(rec)}"]
+    if rec.get("error"):
+        out.append(f"error:    {rec['error']}")
+    calls = rec.get("calls") or []
+    distinct: list[list[Any]] = []
+    for turn in calls:
+        if turn not in distinct:
+            distinct.append(turn)
+    for turn in distinct:
+        text = "; ".join(_call_text(c) for c in turn) or NOTHING
+        count = calls.count(turn)
+        suffix = f"   (x{count} of {len(calls)} reps)" if len(calls) > 1 else ""
+        out.append(f"called:   {text}{suffix}")
+    for name, detail in (rec.get("failing_detail") or {}).items():
+        out.append(f"failing:  {name}: {detail}")
+    if rec.get("status") is not None and rec.get("reps", 1) > 1:
+        out.append(f"passes:   {rec['passes']}/{rec['reps']} reps")
+    out.append(f"why:      {rec['why']}")
+    return out
+
+
+def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The summary as plain data: counts, sections, intents, categories, confusions."""
+    records: Sequence[Mapping[str, Any]] = data["records"]
+    verdicts = Counter(r["verdict"] for r in records)
+    by_verdict: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in records:
+        by_verdict[r["verdict"]].append(r)
+
+    intents: dict[str, Counter[str]] = defaultdict(Counter)
+    categories: dict[str, list[int]] = {}
+    confusions: Counter[tuple[str, str]] = Counter()
+    for r in records:
+        if r.get("status") is None:
+            continue
+        firsts = [f or NOTHING for f in r.get("first_tools", [])]
+        if r.get("intent"):
+            intents[r["intent"]].update(firsts)
+        cat = r.get("category") or "(none)"
+        held = categories.setdefault(cat, [0, 0])
+        held[0] += r["status"] == gate.HELD
+        held[1] += 1
+        expect = r.get("expect_tool")
+        if expect is not None and "tool_choice" in r.get("failing_checks", []):
+            want = " | ".join(expect) if expect else NOTHING
+            for first in firsts:
+                if first not in (expect or [NOTHING]):
+                    confusions[(want, first)] += 1
+    disagreements = {k: dict(v) for k, v in intents.items() if len(v) > 1}
+    return {
+        "model_line": data["model_line"],
+        "baseline": data.get("baseline"),
+        "baseline_mode": data.get("baseline_mode"),
+        "baseline_written": data.get("baseline_written", False),
+        "total": len(records),
+        "verdicts": dict(verdicts),
+        "sections": {k: list(v) for k, v in by_verdict.items()},
+        "intent_disagreements": disagreements,
+        "categories": categories,
+        "confusions": confusions.most_common(10),
+        "gone": list(data.get("gone", [])),
+    }
+
+
+def _counts_line(summary: Mapping[str, Any]) -> str:
+    v = summary["verdicts"]
+    order = [gate.REGRESSION, gate.FAILED, gate.ERROR, gate.HELD, gate.PASSED, gate.NEW,
+             gate.FIXED, gate.NEW_FAILING, gate.STILL_FAILING, gate.FLAKY]
+    parts = [f"{v[k]} {k.replace('_', ' ')}" for k in order if v.get(k)]
+    return f"{summary['total']} cases: " + (", ".join(parts) or "none run")
+
+
+def lines(summary: Mapping[str, Any]) -> Iterator[str]:
+    yield summary["model_line"]
+    if summary["baseline"]:
+        mode = summary["baseline_mode"]
+        what = {
+            "compared": "compared with",
+            "recorded": "recorded to" if summary["baseline_written"] else "none yet at",
+            "updated": "updated at" if summary["baseline_written"] else "not updated at",
+        }.get(mode, "at")
+        yield f"baseline: {what} {summary['baseline']}"
+    else:
+        yield "baseline: none (every failing case fails; --toolselect-baseline gates on regressions)"
+    yield _counts_line(summary)
+    for verdict, title in SECTIONS:
+        recs = summary["sections"].get(verdict)
+        if not recs:
+            continue
+        yield ""
+        yield f"{title}: {len(recs)}"
+        for rec in recs:
+            tag = f" [{rec['category']}]" if rec.get("category") else ""
+            yield f"  {rec['nodeid']}{tag}"
+            if verdict == gate.FLAKY:
+                yield f"    passes:   {rec['passes']}/{rec['reps']} reps"
+                continue
+            for line in describe(rec):
+                yield f"    {line}"
+    if summary["gone"]:
+        yield ""
+        yield f"in the baseline, no longer a case: {len(summary['gone'])}"
+        for nodeid in summary["gone"]:
+            yield f"  {nodeid}"
+    if summary["intent_disagreements"]:
+        yield ""
+        yield "intents whose phrasings or reps chose different first tools:"
+        for intent, counts in sorted(summary["intent_disagreements"].items()):
+            chosen = ", ".join(f"{t} x{n}" for t, n in sorted(counts.items(), key=lambda p: -p[1]))
+            yield f"  {intent}: {chosen}"
+    if summary["categories"]:
+        yield ""
+        yield "held by category: " + ", ".join(
+            f"{cat} {held}/{total}" for cat, (held, total) in sorted(summary["categories"].items())
+        )
+    if summary["confusions"]:
+        yield "top confusions (expected -> chosen): " + ", ".join(
+            f"{want} -> {got} x{n}" for (want, got), n in summary["confusions"]
+        )

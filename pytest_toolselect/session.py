@@ -1,0 +1,375 @@
+"""The run session: settings, the baseline, each case's run and record, the summary.
+
+One RunSession lives in ``config.stash`` per pytest process. Workers (xdist)
+run cases and attach each record to its test report; the controller gathers
+the records from the reports, so a serial run and ``-n 2`` see the same data,
+and only the controller prints the summary and writes the baseline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from . import gate
+from .errors import ToolselectError
+from .options import DEFAULT_MODEL, Resolved, resolve
+
+if TYPE_CHECKING:
+    from .baseline import Baseline
+    from .cases import Case
+    from .config import Config
+    from .providers import Provider, Turn
+    from .tools import Tool, ToolCall
+
+RUN_SESSION = pytest.StashKey["RunSession"]()
+
+
+@dataclass
+class CaseRun:
+    """What one case did in this run: its turns and scores per rep."""
+
+    case: Case
+    tools: tuple[Tool, ...]
+    system: str | None
+    turns: list[Turn] = field(default_factory=list)
+    scores: list[Any] = field(default_factory=list)  # checks.ScoreResult per rep
+
+    @property
+    def passes(self) -> int:
+        return sum(1 for s in self.scores if s.passed)
+
+    @property
+    def status(self) -> str:
+        return gate.status_of(self.passes, len(self.scores))
+
+    @property
+    def passed(self) -> bool:
+        """Every rep passed every check."""
+        return bool(self.scores) and self.passes == len(self.scores)
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The first rep's tool calls."""
+        return self.turns[0].calls if self.turns else ()
+
+    @property
+    def first_tool(self) -> str | None:
+        """The first tool the first rep called (None: it called nothing)."""
+        return first_tool(self.turns[0]) if self.turns else None
+
+
+def first_tool(turn: Turn) -> str | None:
+    return turn.calls[0].name if turn.calls else None
+
+
+class RunSession:
+    def __init__(self, config: pytest.Config) -> None:
+        self.pytest_config = config
+        self.rootdir = Path(str(config.rootpath))
+        self.is_worker = hasattr(config, "workerinput")
+        #: nodeid -> record, gathered from reports (controller)
+        self.records: dict[str, dict[str, Any]] = {}
+        #: node ids collected in this process (or, on the controller, by the workers)
+        self.collected: set[str] = set()
+        self.baseline_written: Path | None = None
+
+    # settings -----------------------------------------------------------------
+    def option(self, name: str) -> Resolved:
+        cfg = self.config
+        label = cfg.path.name if cfg.path is not None else "config file"
+        return resolve(self.pytest_config, name, cfg.options, label)
+
+    @cached_property
+    def config(self) -> Config:
+        from .config import Config, load_config
+
+        explicit = resolve(self.pytest_config, "config").value
+        if explicit is None and not self.has_config_file():
+            return Config(path=None, root=self.rootdir)
+        path = Path(explicit) if explicit else None
+        if path is not None and not path.is_absolute():
+            path = Path(str(self.pytest_config.invocation_params.dir)) / path
+        return load_config(self.rootdir, path)
+
+    def has_config_file(self) -> bool:
+        """Cheap: is there a toolselect config at all (so the header has something to say)."""
+        if any((self.rootdir / n).is_file() for n in ("toolselect.yaml", "toolselect.yml")):
+            return True
+        pyproject = self.rootdir / "pyproject.toml"
+        try:
+            return "[tool.toolselect]" in pyproject.read_text(encoding="utf-8")
+        except OSError:
+            return False
+
+    def option_given(self, name: str) -> bool:
+        """Set on the command line or in pytest's ini (cheap: no config file read)."""
+        from .options import BY_NAME
+
+        opt = BY_NAME[name]
+        return (self.pytest_config.getoption(opt.ini, default=None) is not None
+                or self.pytest_config.getini(opt.ini) not in (None, "", []))
+
+    def in_use(self) -> bool:
+        """Whether this run concerns toolselect at all (for the header line)."""
+        from .options import OPTIONS
+
+        return self.has_config_file() or any(self.option_given(o.name) for o in OPTIONS)
+
+    @cached_property
+    def model(self) -> Resolved:
+        return self.option("model")
+
+    @cached_property
+    def reps(self) -> int:
+        return int(self.option("reps").value)
+
+    def flag(self, name: str) -> bool:
+        return bool(self.option(name).value)
+
+    def model_line(self) -> str:
+        model = self.model
+        if model.source == "default" and model.value == DEFAULT_MODEL:
+            where = "embedded default"
+        else:
+            where = f"from {model.source}"
+        return f"toolselect: model {model.value} ({where}), reps {self.reps}"
+
+    # provider and subject -------------------------------------------------------
+    @cached_property
+    def provider(self) -> Provider:
+        from .providers import ProviderSettings, get_provider
+
+        model = str(self.model.value)
+        custom = self.pytest_config.hook.pytest_toolselect_provider(model=model,
+                                                                   config=self.pytest_config)
+        if custom is not None:
+            return custom
+        settings = ProviderSettings(bm25_threshold=float(self.option("bm25_threshold").value))
+        return get_provider(model, settings)
+
+    @cached_property
+    def subject(self) -> dict[str, Any]:
+        from .baseline import fingerprint
+
+        subject = dict(self.provider.subject())
+        system = self.config.system
+        subject["system_hash"] = fingerprint(system) if system is not None else None
+        return subject
+
+    # baseline ---------------------------------------------------------------------
+    @cached_property
+    def baseline_path(self) -> Path | None:
+        value = self.option("baseline").value
+        if value is None:
+            return None
+        path = Path(value)
+        if not path.is_absolute():
+            path = Path(str(self.pytest_config.invocation_params.dir)) / path
+        return path
+
+    @cached_property
+    def baseline(self) -> Baseline | None:
+        """The stored baseline to compare with (None: none yet, or no baseline asked for)."""
+        from .baseline import load, subject_mismatch
+
+        if self.baseline_path is None:
+            return None
+        try:
+            stored = load(self.baseline_path)
+        except ToolselectError as e:
+            raise pytest.UsageError(str(e)) from None
+        if stored is None:
+            return None
+        differ = subject_mismatch(stored.subject, self.subject)
+        if differ:
+            detail = "; ".join(
+                f"{k}: baseline {stored.subject.get(k)!r}, this run {self.subject.get(k)!r}"
+                for k in differ
+            )
+            raise pytest.UsageError(
+                f"{self.baseline_path}: this baseline belongs to another subject ({detail}). "
+                "A baseline is only compared with runs of the same model and settings: "
+                "record one for this subject with --toolselect-update-baseline, "
+                "or point --toolselect-baseline at another file."
+            )
+        return stored
+
+    def check_baseline(self) -> None:
+        """Refuse a bad or foreign baseline before any case runs (usage error)."""
+        _ = self.baseline
+
+    @property
+    def have_baseline(self) -> bool:
+        """Verdicts compare with a baseline (an existing one, or one this run records)."""
+        return self.baseline_path is not None
+
+    def baseline_entry(self, nodeid: str) -> dict[str, Any] | None:
+        base = self.baseline
+        return base.cases.get(nodeid) if base is not None else None
+
+    # running a case -----------------------------------------------------------------
+    def servers_for(self, case: Case) -> list[str]:
+        if case.servers is not None:
+            return list(case.servers)
+        return list(self.config.servers)
+
+    def run_case(self, case: Case) -> CaseRun:
+        """Discover the case's tools, ask the model reps times, score each first turn."""
+        from .checks import score
+        from .config import ServerSpec
+        from .providers import TurnRequest
+        from .servers import offered_tools
+
+        names = self.servers_for(case)
+        if not names:
+            raise ToolselectError(
+                "no servers to take tools from", file=case.source or None, place=f"case {case.id}",
+                fix="add `servers:` to the case or its file, and define them in toolselect.yaml",
+            )
+        specs = []
+        for name in names:
+            spec = self.config.servers.get(name)
+            if spec is None:
+                known = ", ".join(self.config.servers) or "none defined"
+                raise ToolselectError(
+                    f"unknown server {name!r}", file=case.source or None, place=f"case {case.id}",
+                    fix=f"servers defined in the config: {known}",
+                )
+            specs.append(spec)
+        # a server's own `timeout:` wins; the option sets it for the others
+        timeout = float(self.option("discovery_timeout").value)
+        default = ServerSpec.timeout
+        specs = [s if s.timeout != default else replace(s, timeout=timeout) for s in specs]
+        tools, instructions = offered_tools(specs, self.config.root, self.config.tool_name_format)
+        system = case.system if case.system is not None else self.config.system
+        if system is None:
+            system = instructions
+        run = CaseRun(case=case, tools=tools, system=system)
+        for rep in range(self.reps):
+            request = TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep)
+            turn = asyncio.run(self.provider.first_turn(request))
+            run.turns.append(turn)
+            run.scores.append(score(case, turn.calls, tools))
+        return run
+
+    def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
+               error: str | None = None) -> dict[str, Any]:
+        """The JSON-able record of one case, the unit the controller gathers."""
+        from .baseline import fingerprint
+
+        rec: dict[str, Any] = {
+            "nodeid": nodeid,
+            "order": order,
+            "case_id": case.id,
+            "question": case.question,
+            "category": case.category,
+            "intent": case.intent,
+            "why": case.why,
+            "expect_tool": list(case.expect_tool) if case.expect_tool is not None else None,
+            "allow_no_tool": case.allow_no_tool,
+            "case_fingerprint": fingerprint(case.fingerprint_data()),
+        }
+        if run is None:
+            rec.update(status=None, verdict=gate.ERROR, error=error, passes=0, reps=0)
+            return rec
+        firsts = [first_tool(t) for t in run.turns]
+        modal = Counter(firsts).most_common(1)[0][0] if firsts else None
+        failing: dict[str, str] = {}
+        for s in run.scores:
+            for name, check in s.checks.items():
+                if not check.passed and name not in failing:
+                    failing[name] = check.detail
+        status = run.status
+        verdict = gate.classify(status, self.baseline_entry(nodeid), have_baseline=self.have_baseline)
+        rec.update(
+            status=status,
+            verdict=verdict,
+            passes=run.passes,
+            reps=len(run.scores),
+            first_tools=firsts,
+            first_tool=modal,
+            calls=[[c.to_dict() for c in t.calls] for t in run.turns],
+            failing_checks=sorted(failing),
+            failing_detail=failing,
+            tools_fingerprint=fingerprint(
+                {"tools": [t.to_dict() for t in run.tools], "system": run.system}
+            ),
+            error=None,
+        )
+        return rec
+
+    # outcome ---------------------------------------------------------------------------
+    def outcome(self, verdict: str) -> str:
+        return gate.pytest_outcome(
+            verdict,
+            fail_on_flaky=self.flag("fail_on_flaky"),
+            fail_on_still_failing=self.flag("fail_on_still_failing"),
+            accept_regressions=self.flag("update_baseline"),
+        )
+
+    # controller ------------------------------------------------------------------------
+    def add_record(self, rec: dict[str, Any]) -> None:
+        self.records[rec["nodeid"]] = rec
+
+    def ordered_records(self) -> list[dict[str, Any]]:
+        return sorted(self.records.values(), key=lambda r: (r["order"], r["nodeid"]))
+
+    def gone_cases(self, args: Sequence[str]) -> list[str]:
+        """Baseline cases that no longer exist: their file was collected, they were not.
+
+        When the command line names single items (file::id), a file's other cases were
+        not collected on purpose, so nothing is said to be gone.
+        """
+        base = self.baseline
+        if base is None or any("::" in a for a in args):
+            return []
+        files = {n.split("::", 1)[0] for n in self.collected}
+        gone = []
+        for nodeid in base.cases:
+            file = nodeid.split("::", 1)[0]
+            if nodeid in self.collected:
+                continue
+            if file in files or not (self.rootdir / file).exists():
+                gone.append(nodeid)
+        return sorted(gone)
+
+    def summary_input(self) -> dict[str, Any]:
+        """Everything the terminal summary needs, as plain data."""
+        if self.baseline_path is None:
+            mode = None
+        elif self.baseline is None:
+            mode = "recorded"
+        elif self.flag("update_baseline"):
+            mode = "updated"
+        else:
+            mode = "compared"
+        return {
+            "model_line": self.model_line(),
+            "baseline": str(self.baseline_path) if self.baseline_path else None,
+            "baseline_mode": mode,
+            "baseline_written": self.baseline_written is not None,
+            "records": self.ordered_records(),
+            "gone": self.gone_cases(self.pytest_config.args) if self.baseline else [],
+        }
+
+    def finish(self, args: Sequence[str]) -> None:
+        """Write the baseline (controller only): recorded when absent, or on request."""
+        from .baseline import build, write
+
+        path = self.baseline_path
+        if path is None or self.is_worker or not self.records:
+            return
+        if self.baseline is not None and not self.flag("update_baseline"):
+            return
+        document = build(self.subject, self.ordered_records(), self.baseline,
+                         self.gone_cases(args) if self.baseline is not None else ())
+        write(path, document)
+        self.baseline_written = path

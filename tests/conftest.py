@@ -1,0 +1,116 @@
+"""Shared helpers: a throwaway project for pytester runs (config, tools, case files)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import bm25s  # noqa: F401  (imported once here: numpy cannot be re-imported after
+import pytest  # pytester's in-process runs restore sys.modules)
+import yaml
+
+HERE = Path(__file__).parent
+TOOLS_SERVER = HERE / "servers" / "tools_server.py"
+
+#: a small registry whose tools local/bm25 tells apart on plain questions
+REGISTRY_TOOLS = [
+    {"name": "find_company",
+     "description": "Search the company register by company name; returns matching companies "
+                    "with their company numbers.",
+     "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}},
+                     "required": ["name"]}},
+    {"name": "list_officers",
+     "description": "List the officers of a company (directors and secretaries) by company number.",
+     "inputSchema": {"type": "object", "properties": {"company_number": {"type": "string"}},
+                     "required": ["company_number"]}},
+    {"name": "lookup_vat",
+     "description": "Check a VAT registration number and return the business registered under it.",
+     "inputSchema": {"type": "object", "properties": {"vat_number": {"type": "string"}},
+                     "required": ["vat_number"]}},
+]
+
+
+class _NoAliases(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def dump(data: Any) -> str:
+    """YAML without anchors and aliases (the case loader refuses aliases)."""
+    return yaml.dump(data, Dumper=_NoAliases, sort_keys=False)
+
+
+class Project:
+    """Writes the files of a user's project into pytester's folder."""
+
+    def __init__(self, pytester: pytest.Pytester) -> None:
+        self.pytester = pytester
+        self.path = pytester.path
+
+    def tools_file(self, name: str = "registry", tools: list[dict[str, Any]] | None = None) -> str:
+        path = self.path / f"{name}.tools.json"
+        path.write_text(json.dumps({"tools": REGISTRY_TOOLS if tools is None else tools}))
+        return path.name
+
+    def config(self, servers: dict[str, Any] | None = None, **options: Any) -> Path:
+        if servers is None:
+            servers = {"registry": {"tools_file": self.tools_file()}}
+        data = {"servers": servers, **options}
+        path = self.path / "toolselect.yaml"
+        path.write_text(dump(data))
+        return path
+
+    def stdio_server(self, tools: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+        """A server entry that starts the test MCP server over stdio."""
+        args = [str(TOOLS_SERVER), "--tools", json.dumps(tools)]
+        for key, value in extra.pop("flags", {}).items():
+            args += [f"--{key}", str(value)]
+        return {"command": sys.executable, "args": args, **extra}
+
+    def cases(self, cases: list[dict[str, Any]], name: str = "registry",
+              servers: list[str] | None = None) -> Path:
+        doc: dict[str, Any] = {"schema_version": "toolselect_cases.v1"}
+        if servers is not None:
+            doc["servers"] = servers
+        doc["cases"] = cases
+        path = self.path / f"{name}.toolselect.yaml"
+        path.write_text(dump(doc))
+        return path
+
+    def baseline(self, cases: dict[str, dict[str, Any]], name: str = "base.json",
+                 subject: dict[str, Any] | None = None) -> Path:
+        subject = subject or {"provider": "local", "model": "local/bm25",
+                              "settings": {"bm25_threshold": 1.0}, "system_hash": None}
+        entries = {k: {"passes": 1 if v.get("status") == "held" else 0, "reps": 1, **v}
+                   for k, v in cases.items()}
+        path = self.path / name
+        path.write_text(json.dumps({"schema_version": "toolselect_baseline.v1",
+                                    "subject": subject, "cases": entries}))
+        return path
+
+    def read_baseline(self, name: str = "base.json") -> dict[str, Any]:
+        return json.loads((self.path / name).read_text())
+
+
+def case(id: str, question: str, expect: list[str] | None, **fields: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": id, "question": question}
+    if expect is not None:
+        data["expect_tool"] = expect
+    data.update(fields)
+    data.setdefault("why", f"{id} has a reason")
+    return data
+
+
+#: questions local/bm25 answers right on REGISTRY_TOOLS
+FIND = ("find", "Find the company called Acme Widgets in the company register", ["find_company"])
+OFFICERS = ("officers", "Who are the directors and officers of company 01234567?", ["list_officers"])
+OUT_OF_SCOPE = ("weather", "What will the weather be like in Paris tomorrow?", [])
+#: one it gets wrong: asks for officers in words that match find_company better
+WRONG = ("wrong", "Find the company register entry with the people running Acme", ["list_officers"])
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> Project:
+    return Project(pytester)

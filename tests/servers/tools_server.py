@@ -1,0 +1,78 @@
+"""A configurable MCP stdio server for the discovery tests.
+
+It serves the tools given as JSON (``--tools``) in pages of ``--page-size`` so that
+tools/list really paginates, with optional ``--instructions``. ``--report-env`` adds a
+tool whose description is the JSON of the environment the server saw; each start is
+appended to the file named by the ``TOOLS_SERVER_START_LOG`` variable (if set), so
+tests can count starts. ``--http PORT`` serves over streamable HTTP instead of stdio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tools", default="[]", help="JSON list of {name, description, inputSchema}")
+    parser.add_argument("--instructions", default=None)
+    parser.add_argument("--page-size", type=int, default=0, help="0: one page")
+    parser.add_argument("--report-env", action="store_true")
+    parser.add_argument("--bad-cursor", action="store_true", help="always answer the same cursor")
+    parser.add_argument("--http", type=int, default=0, metavar="PORT")
+    opts = parser.parse_args()
+
+    log = os.environ.get("TOOLS_SERVER_START_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
+
+    specs: list[dict[str, Any]] = json.loads(opts.tools)
+    if opts.report_env:
+        specs.append({"name": "env_report", "description": json.dumps(dict(os.environ))})
+    tools = [
+        types.Tool(
+            name=s["name"],
+            description=s.get("description", ""),
+            input_schema=s.get("inputSchema", {"type": "object", "properties": {}}),
+        )
+        for s in specs
+    ]
+
+    async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        if not opts.page_size:
+            return types.ListToolsResult(tools=tools)
+        if opts.bad_cursor:  # a broken server: the same cursor over and over
+            return types.ListToolsResult(tools=tools[:1], next_cursor="again")
+        start = int(params.cursor) if params and params.cursor else 0
+        end = start + opts.page_size
+        return types.ListToolsResult(
+            tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None
+        )
+
+    server: Server[Any] = Server("tools-server", instructions=opts.instructions, on_list_tools=list_tools)
+
+    if opts.http:
+        import uvicorn
+
+        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=opts.http, log_level="error")
+        return
+
+    async def serve() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    import anyio
+
+    anyio.run(serve)
+
+
+if __name__ == "__main__":
+    main()
