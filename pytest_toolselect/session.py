@@ -167,13 +167,25 @@ class RunSession:
     # baseline ---------------------------------------------------------------------
     @cached_property
     def baseline_path(self) -> Path | None:
-        value = self.option("baseline").value
-        if value is None:
+        resolved = self.option("baseline")
+        if resolved.value is None:
             return None
-        path = Path(value)
-        if not path.is_absolute():
-            path = Path(str(self.pytest_config.invocation_params.dir)) / path
-        return path
+        return self.resolve_path(resolved)
+
+    def resolve_path(self, resolved: Resolved) -> Path:
+        """A path option, relative to where it was written: the command line's working
+        folder, the ini file's folder, or the toolselect config file's folder."""
+        path = Path(str(resolved.value))
+        if path.is_absolute():
+            return path
+        if resolved.source.startswith("--"):
+            base = Path(str(self.pytest_config.invocation_params.dir))
+        elif resolved.source.startswith("ini"):
+            inipath = self.pytest_config.inipath
+            base = inipath.parent if inipath is not None else self.rootdir
+        else:
+            base = self.config.root
+        return base / path
 
     @cached_property
     def baseline(self) -> Baseline | None:
@@ -288,7 +300,9 @@ class RunSession:
                 if not check.passed and name not in failing:
                     failing[name] = check.detail
         status = run.status
-        verdict = gate.classify(status, self.baseline_entry(nodeid), have_baseline=self.have_baseline)
+        base = self.baseline_entry(nodeid)
+        verdict = gate.classify(status, base, have_baseline=self.have_baseline)
+        tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
         rec.update(
             status=status,
             verdict=verdict,
@@ -299,9 +313,11 @@ class RunSession:
             calls=[[c.to_dict() for c in t.calls] for t in run.turns],
             failing_checks=sorted(failing),
             failing_detail=failing,
-            tools_fingerprint=fingerprint(
-                {"tools": [t.to_dict() for t in run.tools], "system": run.system}
-            ),
+            tools_fingerprint=tools_fp,
+            # a report can say the tools (or the system prompt) moved under the case
+            tools_changed=base is not None and base.get("tools_fingerprint") not in (None, tools_fp),
+            case_changed=base is not None
+            and base.get("case_fingerprint") not in (None, rec["case_fingerprint"]),
             error=None,
         )
         return rec

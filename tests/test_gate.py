@@ -251,3 +251,15 @@ def test_json_case_file(project: Project) -> None:
         {"schema_version": "toolselect_cases.v1", "cases": _cases(FIND)}))
     result = project.pytester.runpytest("-v")
     result.stdout.fnmatch_lines(["*more.toolselect.json::find PASSED*"])
+
+
+def test_summary_says_when_the_tools_changed_since_the_baseline(project: Project) -> None:
+    project.config()
+    project.cases(_cases(FIND, WRONG))
+    project.pytester.runpytest("--toolselect-baseline=base.json")
+    doc = project.read_baseline()
+    doc["cases"]["registry.toolselect.yaml::wrong"]["tools_fingerprint"] = "sha256:0000"
+    (project.path / "base.json").write_text(json.dumps(doc))
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "-rx")
+    result.stdout.fnmatch_lines(["*note:     since the baseline, the tools offered or the system "
+                                 "prompt changed*"])

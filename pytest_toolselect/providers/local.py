@@ -43,7 +43,8 @@ def _stem(word: str) -> str:
 
 def tokenize(text: str) -> list[str]:
     words = _WORD.findall(_CAMEL.sub(" ", text.replace("_", " ")))
-    return [_stem(w) for w in (w.lower() for w in words) if w not in _STOP]
+    # one-letter tokens (the s of what's, the i of i.e.) say nothing either
+    return [_stem(w) for w in (w.lower() for w in words) if len(w) > 1 and w not in _STOP]
 
 
 def tool_text(tool: Tool) -> str:

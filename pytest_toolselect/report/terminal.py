@@ -59,6 +59,10 @@ def describe(rec: Mapping[str, Any]) -> list[str]:
     if rec.get("status") is not None and rec.get("reps", 1) > 1:
         out.append(f"passes:   {rec['passes']}/{rec['reps']} reps")
     out.append(f"why:      {rec['why']}")
+    changed = [what for what, key in (("the tools offered or the system prompt", "tools_changed"),
+                                      ("the case itself", "case_changed")) if rec.get(key)]
+    if changed:
+        out.append(f"note:     since the baseline, {' and '.join(changed)} changed")
     return out
 
 

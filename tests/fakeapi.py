@@ -1,0 +1,242 @@
+"""A fake model API on loopback: the Anthropic Messages API and OpenAI Chat Completions.
+
+A real HTTP server (stdlib ThreadingHTTPServer in a thread, on a free port of
+127.0.0.1), so the real SDKs run their real HTTP code against it: what the
+provider sends is what a real API would receive, and a fault (a status, a
+header, a dropped connection, a slow reply, a broken body) reaches the provider
+the way a real one would.
+
+Scripted per test: a queue of `Reply`s is served in order, then `handler`
+(request JSON -> Reply) if set, then `default`. Every request is recorded
+(path, headers, JSON body), and the number of calls in flight is tracked so a
+test can assert on concurrency.
+
+    def test_x(fake_api: FakeAPI) -> None:
+        fake_api.queue(Reply(status=529), Reply(tool_calls=[("find", {"q": "x"})]))
+        ...  # base_url=fake_api.url (Anthropic) or api_base=fake_api.url + "/v1" (OpenAI)
+        assert len(fake_api.requests) == 2
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+ANTHROPIC_PATH = "/v1/messages"
+OPENAI_PATH = "/v1/chat/completions"
+
+# Anthropic's stop reasons are the script's vocabulary; the OpenAI side speaks its own.
+_OPENAI_FINISH = {"tool_use": "tool_calls", "end_turn": "stop", "max_tokens": "length"}
+# The error type each status carries in a rendered error body (as the real APIs name them).
+_ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+                404: "not_found_error", 408: "timeout_error", 409: "conflict_error",
+                429: "rate_limit_error", 529: "overloaded_error"}
+
+
+@dataclass
+class Reply:
+    """One scripted reply. The defaults give a plain text answer, status 200."""
+
+    #: (name, arguments) in order; a str as arguments is sent as-is (raw, maybe not JSON)
+    tool_calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
+    text: str = ""
+    #: Anthropic's terms (tool_use, end_turn, max_tokens), mapped for OpenAI; default by content
+    stop_reason: str | None = None
+    input_tokens: int = 10
+    output_tokens: int = 5
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    #: seconds to wait before answering (the call counts as in flight meanwhile)
+    delay: float = 0.0
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    #: an error message: the body becomes the wire format's error body (even at status 200)
+    error: str | None = None
+    #: a JSON body sent exactly as given, instead of one built from the fields above
+    body: Any = None
+    #: bytes or text sent exactly as given (malformed bodies, HTML from a proxy)
+    raw: bytes | str | None = None
+    #: close the connection without answering (a connection error for the client)
+    drop: bool = False
+
+
+@dataclass
+class Recorded:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+class FakeAPI:
+    """The server's script and its record. `url` is the base, e.g. http://127.0.0.1:5123."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.handler: Callable[[Any], Reply] | None = None
+        self.default = Reply(text="ok")
+        self.requests: list[Recorded] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fakeapi", daemon=True)
+
+    # script ---------------------------------------------------------------------
+    def queue(self, *replies: Reply) -> None:
+        with self._lock:
+            self.replies.extend(replies)
+
+    def bodies(self) -> list[Any]:
+        return [r.body for r in self.requests]
+
+    def _next(self, body: Any) -> Reply:
+        with self._lock:
+            if self.replies:
+                return self.replies.popleft()
+        if self.handler is not None:
+            return self.handler(body)
+        return self.default
+
+    def _enter(self, rec: Recorded) -> None:
+        with self._lock:
+            self.requests.append(rec)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
+    # lifetime -------------------------------------------------------------------
+    def start(self) -> FakeAPI:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+# wire formats --------------------------------------------------------------------
+def _usage_anthropic(r: Reply) -> dict[str, Any]:
+    return {"input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
+            "cache_read_input_tokens": r.cache_read_tokens,
+            "cache_creation_input_tokens": r.cache_write_tokens}
+
+
+def anthropic_body(r: Reply, request: Any) -> Any:
+    if r.error is not None:
+        kind = _ERROR_TYPES.get(r.status, "api_error" if r.status >= 500 else "invalid_request_error")
+        return {"type": "error", "error": {"type": kind, "message": r.error}}
+    content: list[dict[str, Any]] = []
+    if r.text:
+        content.append({"type": "text", "text": r.text})
+    for i, (name, args) in enumerate(r.tool_calls):
+        # Anthropic sends input as an object; a raw string stands for what a proxy might garble
+        content.append({"type": "tool_use", "id": f"toolu_{i:04d}", "name": name, "input": args})
+    stop = r.stop_reason or ("tool_use" if r.tool_calls else "end_turn")
+    model = request.get("model", "claude-test") if isinstance(request, dict) else "claude-test"
+    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+            "content": content, "stop_reason": stop, "stop_sequence": None, "usage": _usage_anthropic(r)}
+
+
+def openai_body(r: Reply, request: Any) -> Any:
+    if r.error is not None:
+        kind = _ERROR_TYPES.get(r.status, "server_error" if r.status >= 500 else "invalid_request_error")
+        return {"error": {"message": r.error, "type": kind, "code": r.status if r.status != 200 else None}}
+    calls = [{"id": f"call_{i:04d}", "type": "function",
+              "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
+             for i, (name, args) in enumerate(r.tool_calls)]
+    message: dict[str, Any] = {"role": "assistant", "content": r.text or None}
+    if calls:
+        message["tool_calls"] = calls
+    stop = r.stop_reason or ("tool_use" if r.tool_calls else "end_turn")
+    usage: dict[str, Any] = {
+        # OpenAI counts cached tokens inside prompt_tokens and breaks them out in the details
+        "prompt_tokens": r.input_tokens + r.cache_read_tokens + r.cache_write_tokens,
+        "completion_tokens": r.output_tokens,
+        "total_tokens": r.input_tokens + r.cache_read_tokens + r.cache_write_tokens + r.output_tokens,
+        "prompt_tokens_details": {"cached_tokens": r.cache_read_tokens},
+    }
+    if r.cache_write_tokens:
+        usage["cache_creation_input_tokens"] = r.cache_write_tokens
+    model = request.get("model", "gpt-test") if isinstance(request, dict) else "gpt-test"
+    return {"id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": _OPENAI_FINISH.get(stop, stop)}],
+            "usage": usage}
+
+
+def _make_handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the SDKs' pooled clients expect
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet: pytest shows failures
+            return
+
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            data = self.rfile.read(length)
+            try:
+                body: Any = json.loads(data) if data else None
+            except ValueError:
+                body = data.decode("utf-8", "replace")
+            rec = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            api._enter(rec)
+            try:
+                self._answer(api._next(body), body)
+            finally:
+                api._leave()
+
+        def _answer(self, r: Reply, request: Any) -> None:
+            if r.delay:
+                time.sleep(r.delay)
+            if r.drop:
+                self.close_connection = True
+                return
+            if r.raw is not None:
+                payload = r.raw.encode() if isinstance(r.raw, str) else r.raw
+                ctype = "text/html"
+            else:
+                if r.body is not None:
+                    doc = r.body
+                elif self.path.endswith(ANTHROPIC_PATH):
+                    doc = anthropic_body(r, request)
+                elif self.path.endswith(OPENAI_PATH):
+                    doc = openai_body(r, request)
+                else:
+                    doc = {"error": {"message": f"no route {self.path}", "type": "not_found"}}
+                    r = Reply(status=404)
+                payload = json.dumps(doc).encode()
+                ctype = "application/json"
+            try:
+                self.send_response(r.status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(payload)))
+                for k, v in r.headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test): nothing to answer to
+
+    return Handler
+
+
+@pytest.fixture
+def fake_api() -> Iterator[FakeAPI]:
+    api = FakeAPI().start()
+    try:
+        yield api
+    finally:
+        api.stop()
