@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from .errors import ToolselectError
 from .options import add_options
 from .session import RUN_SESSION, RunSession
 from .verdict import CASE, ORDER, RECORD, CaseFailed, conclude_case, setup_case
@@ -38,8 +39,8 @@ def pytest_configure(config: pytest.Config) -> None:
     session = RunSession(config)
     config.stash[RUN_SESSION] = session
     config.pluginmanager.register(SessionHooks(session), "toolselect-session")
-    if session.option_given("baseline"):
-        session.check_baseline()
+    if session.in_use():
+        session.check_setup()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -113,8 +114,9 @@ class SessionHooks:
         if rec is not None and (call.when == "call" or (call.when == "setup" and report.failed)):
             # plain JSON data on the report travels to the xdist controller with it
             report.toolselect = rec
-            if call.excinfo is not None and isinstance(call.excinfo.value, CaseFailed):
-                report.longrepr = str(call.excinfo.value)
+        if call.excinfo is not None and isinstance(call.excinfo.value, (CaseFailed, ToolselectError)):
+            # the message is the whole story; a traceback through the plugin adds nothing
+            report.longrepr = str(call.excinfo.value)
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

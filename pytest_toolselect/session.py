@@ -194,10 +194,7 @@ class RunSession:
 
         if self.baseline_path is None:
             return None
-        try:
-            stored = load(self.baseline_path)
-        except ToolselectError as e:
-            raise pytest.UsageError(str(e)) from None
+        stored = load(self.baseline_path)
         if stored is None:
             return None
         differ = subject_mismatch(stored.subject, self.subject)
@@ -214,9 +211,14 @@ class RunSession:
             )
         return stored
 
-    def check_baseline(self) -> None:
-        """Refuse a bad or foreign baseline before any case runs (usage error)."""
-        _ = self.baseline
+    def check_setup(self) -> None:
+        """Refuse a bad config or a bad or foreign baseline before anything runs (usage error)."""
+        try:
+            _ = self.config
+            if self.baseline_path is not None:
+                _ = self.baseline
+        except ToolselectError as e:
+            raise pytest.UsageError(str(e)) from None
 
     @property
     def have_baseline(self) -> bool:

@@ -65,4 +65,4 @@ def test_unknown_model_is_an_error_on_the_items(project: Project) -> None:
     project.cases([case(*FIND)])
     result = project.pytester.runpytest()
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*model 'nowhere/nothing'*"])
+    result.stdout.fnmatch_lines(["*ERROR at setup*", "*nowhere/nothing*"])

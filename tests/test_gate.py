@@ -263,3 +263,11 @@ def test_summary_says_when_the_tools_changed_since_the_baseline(project: Project
     result = project.pytester.runpytest("--toolselect-baseline=base.json", "-rx")
     result.stdout.fnmatch_lines(["*note:     since the baseline, the tools offered or the system "
                                  "prompt changed*"])
+
+
+def test_a_bad_config_is_a_usage_error(project: Project) -> None:
+    (project.path / "toolselect.yaml").write_text("servers:\n  registry:\n    tools_fil: x.json\n")
+    project.cases(_cases(FIND))
+    result = project.pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*toolselect.yaml:3*tools_fil*did you mean*tools_file*"])
