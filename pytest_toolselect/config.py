@@ -59,6 +59,8 @@ class Config:
     tool_name_format: str | None = None
     system: str | None = None
     identifiers: IdentifierSettings = field(default_factory=IdentifierSettings)
+    #: {model: {input_per_mtok, output_per_mtok, cache_read_per_mtok?, cache_write_per_mtok?}}
+    prices: dict[str, dict[str, float]] = field(default_factory=dict)
     #: option values set in the config file, by option name without the prefix
     #: (model, reps, baseline, ...); the options resolver reads them
     options: dict[str, Any] = field(default_factory=dict)
@@ -191,6 +193,7 @@ def _build_config(src: Sourced, path: Path) -> Config:
         tool_name_format=fmt,
         system=data.get("system"),
         identifiers=merge_identifiers(None, data.get("identifiers")),
+        prices={m: {k: float(v) for k, v in p.items()} for m, p in data.get("prices", {}).items()},
         options=options,
     )
 

@@ -19,11 +19,13 @@ NEW = "new"
 NEW_FAILING = "new_failing"
 STILL_FAILING = "still_failing"
 ERROR = "error"
+#: not run: the cost cap stopped new calls
+SKIPPED = "skipped"
 #: without any baseline a case is an ordinary test
 PASSED, FAILED = "passed", "failed"
 
-VERDICT_ORDER = (REGRESSION, FAILED, ERROR, FIXED, NEW_FAILING, STILL_FAILING, FLAKY, NEW, HELD,
-                 PASSED)
+VERDICT_ORDER = (REGRESSION, FAILED, ERROR, SKIPPED, FIXED, NEW_FAILING, STILL_FAILING, FLAKY, NEW,
+                 HELD, PASSED)
 
 
 def status_of(passes: int, reps: int) -> str:

@@ -38,6 +38,10 @@ def _positive(v: Any) -> str | None:
     return None if v >= 1 else "must be 1 or more"
 
 
+def _positive_float(v: Any) -> str | None:
+    return None if v > 0 else "must be more than 0"
+
+
 def _non_negative(v: Any) -> str | None:
     return None if v >= 0 else "must be 0 or more"
 
@@ -56,6 +60,23 @@ OPTIONS: tuple[Option, ...] = (
            "local/bm25: the lowest score at which the top tool is called", _non_negative),
     Option("discovery_timeout", "float", 30.0,
            "seconds an MCP server gets to start and list its tools", _non_negative),
+    Option("max_tokens", "int", 1024, "max_tokens sent with every call", _positive),
+    Option("temperature", "float", None,
+           "sampling temperature (default: the provider's own, and none is sent)", _non_negative),
+    Option("api_base", "str", None,
+           "the API's base URL: a gateway, a proxy, or a local OpenAI-compatible server"),
+    Option("api_key_env", "str", None,
+           "the environment variable holding the API key (default: the provider's usual one)"),
+    Option("timeout", "float", 60.0, "seconds one model call may take", _positive_float),
+    Option("retries", "int", 4,
+           "retries of a call after a 408/409/429/5xx, overload or connection error", _non_negative),
+    Option("retry_backoff", "float", 1.0,
+           "seconds before the first retry; doubles each time (retry-after wins)", _non_negative),
+    Option("no_prompt_caching", "bool", False,
+           "anthropic: do not mark the tool list as a cacheable prompt prefix"),
+    Option("max_cost_usd", "float", None,
+           "stop starting calls once priced calls have spent this much (the run exits 2)",
+           _non_negative),
     Option("config", "path", None,
            "toolselect config file (default: toolselect.yaml at the rootdir, "
            "else [tool.toolselect] in pyproject.toml)"),

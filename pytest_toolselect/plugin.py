@@ -111,7 +111,7 @@ class SessionHooks:
                                   call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
         report = yield
         rec = item.stash.get(RECORD, None)
-        if rec is not None and (call.when == "call" or (call.when == "setup" and report.failed)):
+        if rec is not None and (call.when == "call" or (call.when == "setup" and not report.passed)):
             # plain JSON data on the report travels to the xdist controller with it
             report.toolselect = rec
         if call.excinfo is not None and isinstance(call.excinfo.value, (CaseFailed, ToolselectError)):
@@ -133,6 +133,9 @@ class SessionHooks:
             session.config.workeroutput[COLLECTED_KEY] = sorted(self.session.collected)  # type: ignore[attr-defined]
             return
         self.session.finish(session.config.args)
+        if self.session.cost_capped() and session.exitstatus in (0, 1):
+            # calls were left unmade: the run is incomplete, whatever it found
+            session.exitstatus = 2
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         run = self.session

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -24,9 +24,10 @@ from .options import DEFAULT_MODEL, Resolved, resolve
 
 if TYPE_CHECKING:
     from .baseline import Baseline
+    from .budget import Budget
     from .cases import Case
     from .config import Config
-    from .providers import Provider, Turn
+    from .providers import Provider, ProviderSettings, Turn
     from .tools import Tool, ToolCall
 
 RUN_SESSION = pytest.StashKey["RunSession"]()
@@ -64,6 +65,13 @@ class CaseRun:
     def first_tool(self) -> str | None:
         """The first tool the first rep called (None: it called nothing)."""
         return first_tool(self.turns[0]) if self.turns else None
+
+
+def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for usage in usages:
+        total.update(usage)
+    return dict(sorted(total.items()))
 
 
 def first_tool(turn: Turn) -> str | None:
@@ -145,15 +153,33 @@ class RunSession:
     # provider and subject -------------------------------------------------------
     @cached_property
     def provider(self) -> Provider:
-        from .providers import ProviderSettings, get_provider
+        from .providers import get_provider
 
         model = str(self.model.value)
         custom = self.pytest_config.hook.pytest_toolselect_provider(model=model,
                                                                    config=self.pytest_config)
         if custom is not None:
             return custom
-        settings = ProviderSettings(bm25_threshold=float(self.option("bm25_threshold").value))
-        return get_provider(model, settings)
+        return get_provider(model, self.provider_settings())
+
+    def provider_settings(self) -> ProviderSettings:
+        from .providers import ProviderSettings
+
+        def value(name: str) -> Any:
+            return self.option(name).value
+
+        return ProviderSettings(
+            bm25_threshold=float(value("bm25_threshold")),
+            api_base=value("api_base"),
+            api_key_env=value("api_key_env"),
+            max_tokens=int(value("max_tokens")),
+            temperature=value("temperature"),
+            timeout=float(value("timeout")),
+            retries=int(value("retries")),
+            backoff_base=float(value("retry_backoff")),
+            prompt_caching=not value("no_prompt_caching"),
+            prices=self.config.prices,
+        )
 
     @cached_property
     def subject(self) -> dict[str, Any]:
@@ -229,6 +255,13 @@ class RunSession:
         base = self.baseline
         return base.cases.get(nodeid) if base is not None else None
 
+    @cached_property
+    def budget(self) -> Budget:
+        from .budget import Budget
+
+        cap = self.option("max_cost_usd").value
+        return Budget(cap=float(cap) if cap is not None else None)
+
     # running a case -----------------------------------------------------------------
     def servers_for(self, case: Case) -> list[str]:
         if case.servers is not None:
@@ -267,15 +300,25 @@ class RunSession:
         if system is None:
             system = instructions
         run = CaseRun(case=case, tools=tools, system=system)
+        provider = self.provider
         for rep in range(self.reps):
+            self.budget.check()
             request = TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep)
-            turn = asyncio.run(self.provider.first_turn(request))
+            try:
+                turn = asyncio.run(provider.first_turn(request))
+            except Exception as e:
+                # a reply cut before any tool call is an error, but it was billed
+                billed = getattr(e, "turn", None)
+                if billed is not None:
+                    self.budget.charge(provider.model, billed.cost_usd)
+                raise
+            self.budget.charge(provider.model, turn.cost_usd)
             run.turns.append(turn)
             run.scores.append(score(case, turn.calls, tools))
         return run
 
     def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
-               error: str | None = None) -> dict[str, Any]:
+               error: str | None = None, verdict: str = gate.ERROR) -> dict[str, Any]:
         """The JSON-able record of one case, the unit the controller gathers."""
         from .baseline import fingerprint
 
@@ -292,7 +335,8 @@ class RunSession:
             "case_fingerprint": fingerprint(case.fingerprint_data()),
         }
         if run is None:
-            rec.update(status=None, verdict=gate.ERROR, error=error, passes=0, reps=0)
+            # not scored: the baseline keeps its entry for this case
+            rec.update(status=None, verdict=verdict, error=error, passes=0, reps=0)
             return rec
         firsts = [first_tool(t) for t in run.turns]
         modal = Counter(firsts).most_common(1)[0][0] if firsts else None
@@ -311,6 +355,12 @@ class RunSession:
             passes=run.passes,
             reps=len(run.scores),
             first_tools=firsts,
+            model=self.provider.model,
+            usage=_sum_usage(t.usage for t in run.turns),
+            costs=[t.cost_usd for t in run.turns],
+            truncated=sum(1 for t in run.turns if getattr(t, "truncated", False)),
+            dropped_schema_keys=sorted({k for t in run.turns
+                                        for k in getattr(t, "dropped_schema_keys", ())}),
             first_tool=modal,
             calls=[[c.to_dict() for c in t.calls] for t in run.turns],
             failing_checks=sorted(failing),
@@ -358,6 +408,9 @@ class RunSession:
             if file in files or not (self.rootdir / file).exists():
                 gone.append(nodeid)
         return sorted(gone)
+
+    def cost_capped(self) -> bool:
+        return any(r["verdict"] == gate.SKIPPED for r in self.records.values())
 
     def summary_input(self) -> dict[str, Any]:
         """Everything the terminal summary needs, as plain data."""

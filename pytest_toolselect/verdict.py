@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import gate
 from .errors import ToolselectError
 from .session import RUN_SESSION, CaseRun
 
@@ -35,9 +36,15 @@ class ToolselectFlakyWarning(UserWarning):
 
 def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     """Ask the model for the case; on failure record an error entry and re-raise."""
+    from .budget import CostCapReached
+
     session = item.config.stash[RUN_SESSION]
     try:
         run = session.run_case(case)
+    except CostCapReached as e:
+        item.stash[RECORD] = session.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
+                                            error=str(e), verdict=gate.SKIPPED)
+        pytest.skip(str(e))
     except ToolselectError as e:
         item.stash[RECORD] = session.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
                                             error=str(e))

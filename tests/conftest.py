@@ -112,5 +112,7 @@ WRONG = ("wrong", "Find the company register entry with the people running Acme"
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> Project:
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
+    # hypothesis's plugin imports all of hypothesis in every inner run's summary (~2 s)
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
     return Project(pytester)

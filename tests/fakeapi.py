@@ -11,6 +11,8 @@ Scripted per test: a queue of `Reply`s is served in order, then `handler`
 (path, headers, JSON body), and the number of calls in flight is tracked so a
 test can assert on concurrency.
 
+    from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401  (the `fake_api` fixture)
+
     def test_x(fake_api: FakeAPI) -> None:
         fake_api.queue(Reply(status=529), Reply(tool_calls=[("find", {"q": "x"})]))
         ...  # base_url=fake_api.url (Anthropic) or api_base=fake_api.url + "/v1" (OpenAI)
@@ -39,6 +41,13 @@ _OPENAI_FINISH = {"tool_use": "tool_calls", "end_turn": "stop", "max_tokens": "l
 _ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                 404: "not_found_error", 408: "timeout_error", 409: "conflict_error",
                 429: "rate_limit_error", 529: "overloaded_error"}
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # the stdlib default backlog (5) drops connects under a burst of concurrent calls,
+    # and a dropped SYN costs the client a 1 s retransmit: that would measure the fake
+    request_queue_size = 256
 
 
 @dataclass
@@ -86,10 +95,11 @@ class FakeAPI:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", 0), _make_handler(self))
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fakeapi", daemon=True)
+        # a short poll interval: shutdown() waits up to one interval, at every test's teardown
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02},
+                                        name="fakeapi", daemon=True)
 
     # script ---------------------------------------------------------------------
     def queue(self, *replies: Reply) -> None:
@@ -233,8 +243,11 @@ def _make_handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-@pytest.fixture
-def fake_api() -> Iterator[FakeAPI]:
+# Named apart from the fixture so a module can import it (`from fakeapi import fake_api_fixture`)
+# without every test's `fake_api` parameter shadowing the import (ruff F811).
+@pytest.fixture(name="fake_api")
+def fake_api_fixture() -> Iterator[FakeAPI]:
+    """A started fake API, stopped after the test."""
     api = FakeAPI().start()
     try:
         yield api

@@ -61,8 +61,9 @@ def test_held_on_baseline_then_flaky_is_not_a_regression(project: Project) -> No
 
 
 def test_unknown_model_is_an_error_on_the_items(project: Project) -> None:
-    project.config(model="nowhere/nothing")
+    project.config(model="nothing-without-a-provider")
     project.cases([case(*FIND)])
     result = project.pytester.runpytest()
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*ERROR at setup*", "*nowhere/nothing*"])
+    result.stdout.fnmatch_lines(["*ERROR at setup*",
+                                 "*model 'nothing-without-a-provider': a model string is*"])

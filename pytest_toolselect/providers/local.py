@@ -89,10 +89,10 @@ class LocalBM25:
         if not ranked or ranked[0][0] < self.threshold:
             top = f"{ranked[0][0]:.2f}" if ranked else "none"
             return Turn(calls=(), text=f"no tool scored above {self.threshold} (best {top})",
-                        stop_reason="end_turn")
+                        stop_reason="end_turn", cost_usd=0.0)
         score, index = ranked[0]
         return Turn(calls=(ToolCall(request.tools[index].name, {}),),
-                    text=f"bm25 score {score:.2f}", stop_reason="tool_use")
+                    text=f"bm25 score {score:.2f}", stop_reason="tool_use", cost_usd=0.0)
 
 
 LOCAL_MODELS: dict[str, Callable[[ProviderSettings], LocalBM25]] = {"local/bm25": LocalBM25}

@@ -1,0 +1,231 @@
+"""``anthropic/<model>``: the Anthropic Messages API through the official SDK.
+
+Named anthropic_api so it never shadows the ``anthropic`` package. The SDK is
+imported on the first call (it costs ~3 s), never when the plugin loads. The
+SDK's own retries are off: the shared loop in ``providers`` retries, so every
+provider retries the same way and every attempt is counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ..tools import ToolCall
+from . import (
+    Fault,
+    FaultError,
+    LoopClients,
+    NameMap,
+    ProviderSettings,
+    Sleep,
+    TruncatedError,
+    Turn,
+    TurnRequest,
+    as_int,
+    check_prices,
+    clean_schema,
+    cost_usd,
+    error_body_fault,
+    key_from_env,
+    make_usage,
+    parse_arguments,
+    retry_after,
+    should_retry_header,
+    status_retryable,
+    with_retries,
+)
+
+#: stop reasons that mean the reply was cut short, not finished
+_CUT = frozenset({"max_tokens", "model_context_window_exceeded"})
+
+
+class AnthropicProvider:
+    provider = "anthropic"
+
+    def __init__(self, model: str, settings: ProviderSettings, *, sleep: Sleep | None = None) -> None:
+        check_prices(settings.prices)
+        self.model = model
+        #: the model name the API knows (the string minus "anthropic/")
+        self.api_model = model.split("/", 1)[1]
+        self.settings = settings
+        # injectable so tests can see the waits without spending them
+        self.sleep: Sleep = sleep or asyncio.sleep
+        self._clients: LoopClients[Any] = LoopClients(self._make_client, lambda c: c.close())
+        self._key: str | None = None
+
+    def subject(self) -> dict[str, Any]:
+        # prompt caching and api_base are left out: neither changes what the model answers
+        return {"provider": self.provider, "model": self.model,
+                "settings": {"max_tokens": self.settings.max_tokens,
+                             "temperature": self.settings.temperature}}
+
+    def prepare(self) -> None:
+        """Import the SDK now (optional): lets a session count the import at startup."""
+        import anthropic  # noqa: F401
+
+    # request --------------------------------------------------------------------------
+    def build_request(self, request: TurnRequest) -> tuple[dict[str, Any], NameMap, tuple[str, ...]]:
+        """The Messages API body for one request, the tool-name map, and the dropped schema keys."""
+        names = NameMap(t.name for t in request.tools)
+        tools: list[dict[str, Any]] = []
+        dropped: list[str] = []
+        for tool in request.tools:
+            schema, gone = clean_schema(tool)
+            dropped += gone
+            spec: dict[str, Any] = {"name": names.wire(tool.name)}
+            if tool.description:
+                spec["description"] = tool.description
+            spec["input_schema"] = schema
+            tools.append(spec)
+        if tools and self.settings.prompt_caching:
+            # tools come first in Anthropic's cache prefix and repeat across every case:
+            # marking the last one caches the whole tool list
+            tools[-1]["cache_control"] = {"type": "ephemeral"}
+        body: dict[str, Any] = {
+            "model": self.api_model,
+            "max_tokens": self.settings.max_tokens,
+            "messages": [{"role": "user", "content": request.question}],
+        }
+        if tools:
+            # tool_choice without tools is a 400, so both go together
+            body["tools"] = tools
+            body["tool_choice"] = {"type": "auto"}
+        if request.system:
+            body["system"] = request.system
+        if self.settings.temperature is not None:
+            body["temperature"] = self.settings.temperature
+        return body, names, tuple(dropped)
+
+    def _make_client(self) -> Any:
+        import anthropic
+
+        self._key = key_from_env(self.settings.api_key_env, self.model)
+        kwargs: dict[str, Any] = {
+            "max_retries": 0,
+            # a little past our own deadline, so the shared loop's timeout is the one that fires
+            "timeout": self.settings.timeout + 5,
+        }
+        if self._key is not None:
+            kwargs["api_key"] = self._key
+        if self.settings.api_base:
+            kwargs["base_url"] = self.settings.api_base
+        return anthropic.AsyncAnthropic(**kwargs)
+
+    # the call -------------------------------------------------------------------------
+    async def first_turn(self, request: TurnRequest) -> Turn:
+        body, names, dropped = self.build_request(request)
+        client = await self._clients.get()
+
+        # Recent SDKs dropped `temperature` from create()'s parameters (current models take
+        # only their default); the API still reads it for models that accept it, so it rides
+        # in extra_body, which every SDK version passes through as-is.
+        params = {k: v for k, v in body.items() if k != "temperature"}
+        if "temperature" in body:
+            params["extra_body"] = {"temperature": body["temperature"]}
+
+        async def attempt() -> dict[str, Any]:
+            raw = await client.messages.with_raw_response.create(**params)
+            return _reply_json(raw.http_response)
+
+        data, attempts = await with_retries(
+            attempt, _classify, self.settings, model=self.model, sleep=self.sleep,
+            secrets=(self._key, getattr(client, "api_key", None)),
+        )
+        turn = parse_reply(data, names)
+        turn = Turn(calls=turn.calls, text=turn.text, stop_reason=turn.stop_reason, usage=turn.usage,
+                    cost_usd=cost_usd(self.model, turn.usage, self.settings.prices),
+                    truncated=turn.truncated, dropped_schema_keys=dropped, attempts=attempts)
+        if turn.stop_reason in _CUT and not turn.calls:
+            raise TruncatedError(
+                f"{self.model}: reply truncated at max_tokens={self.settings.max_tokens} before any "
+                f"tool call (stop_reason {turn.stop_reason})",
+                turn=turn, fix="raise max_tokens",
+            )
+        return turn
+
+
+def _reply_json(http: Any) -> dict[str, Any]:
+    """The reply body as a Messages API message; an error body or garbage raises FaultError."""
+    try:
+        data = http.json()
+    except ValueError:
+        text = " ".join(str(http.text)[:200].split())
+        raise FaultError(Fault(
+            f"HTTP {http.status_code} reply is not JSON: {text!r}", retryable=False,
+            status=http.status_code, fix="check that api_base points at an Anthropic Messages API",
+        )) from None
+    fault = error_body_fault(data)
+    if fault is not None:
+        headers = http.headers
+        says = should_retry_header(headers)
+        raise FaultError(Fault(fault.message, retryable=fault.retryable if says is None else says,
+                               status=fault.status, retry_after=retry_after(headers)))
+    if not isinstance(data, dict) or not isinstance(data.get("content"), list):
+        raise FaultError(Fault(
+            f"HTTP {http.status_code} reply is not a Messages API message: {str(data)[:200]!r}",
+            retryable=False, status=http.status_code,
+            fix="check that api_base points at an Anthropic Messages API",
+        ))
+    return data
+
+
+def parse_reply(data: dict[str, Any], names: NameMap) -> Turn:
+    """A Messages API reply as a Turn (calls under their real names; no cost or attempts yet)."""
+    calls: list[ToolCall] = []
+    texts: list[str] = []
+    for block in data.get("content") or []:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        elif kind == "tool_use":
+            args, raw = parse_arguments(block.get("input"))
+            calls.append(ToolCall(names.real(str(block.get("name"))), args, raw_arguments=raw))
+    usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
+    stop = data.get("stop_reason")
+    stop = stop if isinstance(stop, str) else None
+    return Turn(
+        calls=tuple(calls),
+        text="\n".join(t for t in texts if t),
+        stop_reason=stop,
+        # Anthropic's input_tokens already excludes cache reads and writes
+        usage=make_usage(as_int(usage.get("input_tokens")), as_int(usage.get("output_tokens")),
+                         as_int(usage.get("cache_read_input_tokens")),
+                         as_int(usage.get("cache_creation_input_tokens"))),
+        truncated=stop in _CUT and bool(calls),
+    )
+
+
+def _classify(e: BaseException) -> Fault:
+    import anthropic
+
+    if isinstance(e, anthropic.APIStatusError):
+        status = e.status_code
+        headers = e.response.headers
+        body: dict[str, Any] = e.body if isinstance(e.body, dict) else {}
+        err: dict[str, Any] = body["error"] if isinstance(body.get("error"), dict) else {}
+        kind = err.get("type")
+        message = err.get("message") or e.message
+        says = should_retry_header(headers)
+        fix = None
+        if status in (401, 403):
+            fix = "check the API key (api_key_env names the variable; default ANTHROPIC_API_KEY)"
+        elif status == 404:
+            fix = "check the model name after anthropic/, and api_base"
+        label = f"HTTP {status}" + (f" {kind}" if kind else "")
+        return Fault(f"{label}: {message}",
+                     retryable=status_retryable(status) if says is None else says,
+                     status=status, retry_after=retry_after(headers), fix=fix)
+    if isinstance(e, anthropic.APITimeoutError):
+        return Fault("the request timed out", retryable=True)
+    if isinstance(e, anthropic.APIConnectionError):
+        cause = e.__cause__ or e.__context__
+        detail = f": {type(cause).__name__}: {cause}" if cause else ""
+        return Fault(f"connection error{detail}", retryable=True)
+    # anything else (a credential the SDK could not resolve, a bad argument) will not mend itself
+    fix = None
+    if "authentication" in str(e).lower():
+        fix = "set ANTHROPIC_API_KEY, or api_key_env to the variable that holds the key"
+    return Fault(f"{type(e).__name__}: {e}", retryable=False, fix=fix)

@@ -1,0 +1,208 @@
+"""Every model string but ``local/…`` and ``anthropic/…``: through litellm's ``acompletion``.
+
+Named litellm_api so it never shadows the ``litellm`` package. litellm costs
+5-6 s to import, so it is imported on the first call only, with
+LITELLM_LOCAL_MODEL_COST_MAP set first so it reads its bundled price map
+instead of fetching one from the network (offline runs, stable prices).
+litellm's own retries are off; the shared loop in ``providers`` retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from typing import Any
+
+from ..tools import ToolCall
+from . import (
+    Fault,
+    FaultError,
+    NameMap,
+    ProviderSettings,
+    Sleep,
+    TruncatedError,
+    Turn,
+    TurnRequest,
+    as_int,
+    check_prices,
+    clean_schema,
+    cost_usd,
+    key_from_env,
+    make_usage,
+    parse_arguments,
+    retry_after,
+    status_retryable,
+    with_retries,
+)
+
+#: finish reasons that mean the reply was cut short (litellm maps Anthropic's max_tokens to length)
+_CUT = frozenset({"length", "max_tokens"})
+
+
+def import_litellm() -> Any:
+    """litellm, imported once, offline and quiet."""
+    # must precede the import: litellm fetches its price map while importing
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    import litellm
+
+    # no "Give Feedback / Get Help" banners on errors: our error message says it all
+    litellm.suppress_debug_info = True
+    return litellm
+
+
+class LiteLLMProvider:
+    provider = "litellm"
+
+    def __init__(self, model: str, settings: ProviderSettings, *, sleep: Sleep | None = None) -> None:
+        check_prices(settings.prices)
+        self.model = model
+        self.settings = settings
+        # injectable so tests can see the waits without spending them
+        self.sleep: Sleep = sleep or asyncio.sleep
+
+    def subject(self) -> dict[str, Any]:
+        # api_base is left out: a proxy in front does not change the model's answers
+        return {"provider": self.provider, "model": self.model,
+                "settings": {"max_tokens": self.settings.max_tokens,
+                             "temperature": self.settings.temperature}}
+
+    def prepare(self) -> None:
+        """Import litellm now (optional): lets a session count the import at startup."""
+        import_litellm()
+
+    # request --------------------------------------------------------------------------
+    def build_request(self, request: TurnRequest) -> tuple[dict[str, Any], NameMap, tuple[str, ...]]:
+        """acompletion's arguments (no key), the tool-name map, and the dropped schema keys."""
+        names = NameMap(t.name for t in request.tools)
+        tools: list[dict[str, Any]] = []
+        dropped: list[str] = []
+        for tool in request.tools:
+            schema, gone = clean_schema(tool)
+            dropped += gone
+            fn: dict[str, Any] = {"name": names.wire(tool.name)}
+            if tool.description:
+                fn["description"] = tool.description
+            fn["parameters"] = schema
+            tools.append({"type": "function", "function": fn})
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.append({"role": "user", "content": request.question})
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "max_tokens": self.settings.max_tokens,
+            # both of litellm's retry layers off (its own wrapper, and the SDK client under it)
+            "num_retries": 0,
+            "max_retries": 0,
+            # a little past our own deadline, so the shared loop's timeout is the one that fires
+            "timeout": self.settings.timeout + 5,
+        }
+        if tools:
+            # tool_choice without tools is a 400 on OpenAI, so both go together
+            kwargs["tools"] = tools
+            kwargs["tool_choice"] = "auto"
+        if self.settings.temperature is not None:
+            kwargs["temperature"] = self.settings.temperature
+        if self.settings.api_base:
+            kwargs["api_base"] = self.settings.api_base
+        return kwargs, names, tuple(dropped)
+
+    # the call -------------------------------------------------------------------------
+    async def first_turn(self, request: TurnRequest) -> Turn:
+        kwargs, names, dropped = self.build_request(request)
+        key = key_from_env(self.settings.api_key_env, self.model)
+        if key is not None:
+            kwargs["api_key"] = key
+        litellm = import_litellm()
+
+        async def attempt() -> Turn:
+            return parse_reply(await litellm.acompletion(**kwargs), names)
+
+        turn, attempts = await with_retries(
+            attempt, _classify, self.settings, model=self.model, sleep=self.sleep, secrets=(key,),
+        )
+        turn = Turn(calls=turn.calls, text=turn.text, stop_reason=turn.stop_reason, usage=turn.usage,
+                    cost_usd=cost_usd(self.model, turn.usage, self.settings.prices),
+                    truncated=turn.truncated, dropped_schema_keys=dropped, attempts=attempts)
+        if turn.stop_reason in _CUT and not turn.calls:
+            raise TruncatedError(
+                f"{self.model}: reply truncated at max_tokens={self.settings.max_tokens} before any "
+                f"tool call (finish_reason {turn.stop_reason})",
+                turn=turn, fix="raise max_tokens",
+            )
+        return turn
+
+
+def _get(obj: Any, name: str) -> Any:
+    """An attribute or key: litellm hands back pydantic objects, some providers plain dicts."""
+    if isinstance(obj, dict):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def parse_reply(resp: Any, names: NameMap) -> Turn:
+    """An OpenAI-shaped ModelResponse as a Turn (real tool names; no cost or attempts yet)."""
+    choices = _get(resp, "choices") or []
+    if not choices:
+        raise FaultError(Fault(f"the reply has no choices: {str(resp)[:200]!r}", retryable=False))
+    choice = choices[0]
+    message = _get(choice, "message")
+    calls: list[ToolCall] = []
+    for tc in _get(message, "tool_calls") or []:
+        fn = _get(tc, "function")
+        args, raw = parse_arguments(_get(fn, "arguments"))
+        calls.append(ToolCall(names.real(str(_get(fn, "name"))), args, raw_arguments=raw))
+    content = _get(message, "content")
+    if isinstance(content, list):  # content parts, from some providers
+        content = "".join(str(_get(p, "text") or "") for p in content)
+    finish = _get(choice, "finish_reason")
+    usage = _get(resp, "usage")
+    details = _get(usage, "prompt_tokens_details")
+    read = as_int(_get(details, "cached_tokens")) or as_int(_get(usage, "cache_read_input_tokens"))
+    write = (as_int(_get(details, "cache_write_tokens"))
+             or as_int(_get(usage, "cache_creation_input_tokens")))
+    return Turn(
+        calls=tuple(calls),
+        text=str(content or ""),
+        stop_reason=finish if isinstance(finish, str) else None,
+        # OpenAI's prompt_tokens (and litellm's, for Anthropic) counts cache reads and writes:
+        # take them out so input_tokens means the same for every provider
+        usage=make_usage(as_int(_get(usage, "prompt_tokens")) - read - write,
+                         as_int(_get(usage, "completion_tokens")), read, write),
+        truncated=finish in _CUT and bool(calls),
+    )
+
+
+_LITELLM_PREFIX = re.compile(r"^(litellm\.\w+: )?(\w+: )?")
+
+
+def _classify(e: BaseException) -> Fault:
+    from litellm.exceptions import APIConnectionError, BadRequestError, Timeout
+
+    status = getattr(e, "status_code", None)
+    status = status if isinstance(status, int) else None
+    headers = getattr(e, "litellm_response_headers", None)
+    if headers is None:
+        headers = getattr(getattr(e, "response", None), "headers", None)
+    # litellm stacks its class names in front ("litellm.APIError: APIError: OpenAIException - …"):
+    # the type is said once below, so keep the message from the provider's part on
+    message = _LITELLM_PREFIX.sub("", str(getattr(e, "message", None) or e), count=1)
+    if isinstance(e, Timeout):
+        return Fault(f"the request timed out: {message}", retryable=True, status=status)
+    if isinstance(e, APIConnectionError):
+        return Fault(f"connection error: {message}", retryable=True, status=status)
+    if "Empty or invalid response from LLM endpoint" in message:
+        # litellm calls a non-JSON body a 500; it is a misrouted api_base, and retrying will not help
+        return Fault(message, retryable=False, status=status,
+                     fix="check that api_base points at an API of the model's provider")
+    if isinstance(e, BadRequestError) and "LLM Provider NOT provided" in message:
+        return Fault(message, retryable=False, status=status,
+                     fix="start the model string with a litellm provider: openai/, openrouter/, ...")
+    fix = None
+    if status in (401, 403):
+        fix = "check the API key (api_key_env names the variable holding it)"
+    label = f"HTTP {status}: " if status is not None else ""
+    return Fault(f"{label}{type(e).__name__}: {message}", retryable=status_retryable(status),
+                 status=status, retry_after=retry_after(headers), fix=fix)
