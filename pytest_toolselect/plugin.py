@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from . import gate
 from .errors import ToolselectError
 from .options import add_options
 from .session import RUN_SESSION, RunSession
@@ -81,7 +82,6 @@ class SessionHooks:
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         from .collect import label_item
         from .decorator import case_from_item
-        from .errors import ToolselectError
 
         cases = [i for i in items if _is_case(i)]
         for item in cases:
@@ -117,6 +117,10 @@ class SessionHooks:
         if call.excinfo is not None and isinstance(call.excinfo.value, (CaseFailed, ToolselectError)):
             # the message is the whole story; a traceback through the plugin adds nothing
             report.longrepr = str(call.excinfo.value)
+        elif report.skipped and rec is not None and rec["verdict"] == gate.SKIPPED:
+            # point the skip at the case, not at the plugin line that skipped it
+            report.longrepr = (str(item.path), (item.location[1] or 0) + 1,
+                               f"Skipped: {rec['error']}")
         return report
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

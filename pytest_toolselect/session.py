@@ -88,6 +88,8 @@ class RunSession:
         #: node ids collected in this process (or, on the controller, by the workers)
         self.collected: set[str] = set()
         self.baseline_written: Path | None = None
+        #: the subject of a baseline that --toolselect-update-baseline re-recorded
+        self.replaced_subject: dict[str, Any] | None = None
 
     # settings -----------------------------------------------------------------
     def option(self, name: str) -> Resolved:
@@ -224,6 +226,10 @@ class RunSession:
         if stored is None:
             return None
         differ = subject_mismatch(stored.subject, self.subject)
+        if differ and self.flag("update_baseline"):
+            # asked to re-record for this subject: the other subject's entries are not compared
+            self.replaced_subject = stored.subject
+            return None
         if differ:
             detail = "; ".join(
                 f"{k}: baseline {stored.subject.get(k)!r}, this run {self.subject.get(k)!r}"
@@ -409,6 +415,23 @@ class RunSession:
                 gone.append(nodeid)
         return sorted(gone)
 
+    def cache_savings(self) -> dict[str, float]:
+        """USD the cache reads saved, by model: what those tokens would have cost as input."""
+        reads: Counter[str] = Counter()
+        for rec in self.records.values():
+            if rec.get("model"):
+                reads[rec["model"]] += (rec.get("usage") or {}).get("cache_read_tokens", 0)
+        if not any(reads.values()):
+            return {}
+        from .providers import price_per_token
+
+        saved = {}
+        for model, tokens in reads.items():
+            price = price_per_token(model, self.config.prices) if tokens else None
+            if price is not None:
+                saved[model] = tokens * (price["input"] - price["cache_read"])
+        return saved
+
     def cost_capped(self) -> bool:
         return any(r["verdict"] == gate.SKIPPED for r in self.records.values())
 
@@ -417,13 +440,16 @@ class RunSession:
         if self.baseline_path is None:
             mode = None
         elif self.baseline is None:
-            mode = "recorded"
+            mode = "replaced" if self.replaced_subject is not None else "recorded"
         elif self.flag("update_baseline"):
             mode = "updated"
         else:
             mode = "compared"
         return {
             "model_line": self.model_line(),
+            "cache_savings": self.cache_savings(),
+            "cost_cap": self.option("max_cost_usd").value,
+            "verbose": self.pytest_config.get_verbosity() > 0,
             "baseline": str(self.baseline_path) if self.baseline_path else None,
             "baseline_mode": mode,
             "baseline_written": self.baseline_written is not None,

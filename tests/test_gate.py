@@ -271,3 +271,18 @@ def test_a_bad_config_is_a_usage_error(project: Project) -> None:
     result = project.pytester.runpytest()
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*toolselect.yaml:3*tools_fil*did you mean*tools_file*"])
+
+
+def test_update_baseline_re_records_for_a_new_subject(project: Project) -> None:
+    project.config()
+    project.cases(_cases(FIND))
+    project.baseline({"registry.toolselect.yaml::old": {"status": "held"}},
+                     subject={"provider": "anthropic", "model": "anthropic/claude-haiku-4-5",
+                              "settings": {}, "system_hash": None})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json",
+                                        "--toolselect-update-baseline")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*baseline: re-recorded for this model (it belonged to another)*"])
+    doc = project.read_baseline()
+    assert doc["subject"]["model"] == "local/bm25"
+    assert list(doc["cases"]) == ["registry.toolselect.yaml::find"]

@@ -17,24 +17,21 @@ from typing import Any
 import pytest
 from fakeapi import ANTHROPIC_PATH, OPENAI_PATH, FakeAPI, Reply, fake_api_fixture  # noqa: F401
 
-from pytest_toolselect import providers
 from pytest_toolselect.errors import ProviderError, ToolselectError
 from pytest_toolselect.providers import (
-    SAFE_NAME,
-    NameMap,
     ProviderCallError,
     ProviderSettings,
     TruncatedError,
     Turn,
     TurnRequest,
-    backoff,
     get_provider,
-    parse_arguments,
-    redact,
-    retry_after,
+    pricing,
 )
 from pytest_toolselect.providers.anthropic_api import AnthropicProvider
 from pytest_toolselect.providers.litellm_api import LiteLLMProvider
+from pytest_toolselect.providers.retry import backoff, retry_after
+from pytest_toolselect.providers.secrets import redact
+from pytest_toolselect.providers.wire import SAFE_NAME, NameMap, parse_arguments
 from pytest_toolselect.tools import Tool, ToolCall
 
 ANTHROPIC_KEY = "sk-ant-test-000"
@@ -414,7 +411,7 @@ def test_an_override_beats_the_price_map(wire: str, fake_api: FakeAPI) -> None:
 
 
 def test_cost_comes_from_litellms_price_map(wire: str, fake_api: FakeAPI) -> None:
-    from pytest_toolselect.providers import _read_bundled_map
+    from pytest_toolselect.providers.pricing import _read_bundled_map
 
     model = WIRES[wire][0]
     entry = _read_bundled_map()[model.split("/", 1)[1]]
@@ -444,7 +441,7 @@ def test_an_anthropic_run_never_imports_litellm(fake_api: FakeAPI, monkeypatch: 
     # litellm costs 5-6 s to import: an Anthropic run prices its calls from the JSON map
     # litellm ships, read without importing it. (Other tests here did import it: hide it.)
     monkeypatch.delitem(sys.modules, "litellm", raising=False)
-    monkeypatch.setattr(providers, "_BUNDLED", None)
+    monkeypatch.setattr(pricing, "_BUNDLED", None)
     turn = ask(make("anthropic", fake_api))
     assert turn.cost_usd is not None and turn.cost_usd > 0
     assert "litellm" not in sys.modules

@@ -2,7 +2,7 @@
 
 Named anthropic_api so it never shadows the ``anthropic`` package. The SDK is
 imported on the first call (it costs ~3 s), never when the plugin loads. The
-SDK's own retries are off: the shared loop in ``providers`` retries, so every
+SDK's own retries are off: the shared loop in ``providers.retry`` retries, so every
 provider retries the same way and every attempt is counted.
 """
 
@@ -12,29 +12,21 @@ import asyncio
 from typing import Any
 
 from ..tools import ToolCall
-from . import (
+from . import ProviderSettings, Turn, TurnRequest, finish_turn
+from .clients import LoopClients
+from .pricing import check_prices
+from .retry import (
     Fault,
     FaultError,
-    LoopClients,
-    NameMap,
-    ProviderSettings,
     Sleep,
-    TruncatedError,
-    Turn,
-    TurnRequest,
-    as_int,
-    check_prices,
-    clean_schema,
-    cost_usd,
     error_body_fault,
-    key_from_env,
-    make_usage,
-    parse_arguments,
     retry_after,
     should_retry_header,
     status_retryable,
     with_retries,
 )
+from .secrets import key_from_env
+from .wire import NameMap, as_int, make_usage, parse_arguments, wire_tools
 
 #: stop reasons that mean the reply was cut short, not finished
 _CUT = frozenset({"max_tokens", "model_context_window_exceeded"})
@@ -67,17 +59,7 @@ class AnthropicProvider:
     # request --------------------------------------------------------------------------
     def build_request(self, request: TurnRequest) -> tuple[dict[str, Any], NameMap, tuple[str, ...]]:
         """The Messages API body for one request, the tool-name map, and the dropped schema keys."""
-        names = NameMap(t.name for t in request.tools)
-        tools: list[dict[str, Any]] = []
-        dropped: list[str] = []
-        for tool in request.tools:
-            schema, gone = clean_schema(tool)
-            dropped += gone
-            spec: dict[str, Any] = {"name": names.wire(tool.name)}
-            if tool.description:
-                spec["description"] = tool.description
-            spec["input_schema"] = schema
-            tools.append(spec)
+        tools, names, dropped = wire_tools(request.tools, "input_schema")
         if tools and self.settings.prompt_caching:
             # tools come first in Anthropic's cache prefix and repeat across every case:
             # marking the last one caches the whole tool list
@@ -95,7 +77,7 @@ class AnthropicProvider:
             body["system"] = request.system
         if self.settings.temperature is not None:
             body["temperature"] = self.settings.temperature
-        return body, names, tuple(dropped)
+        return body, names, dropped
 
     def _make_client(self) -> Any:
         import anthropic
@@ -132,17 +114,8 @@ class AnthropicProvider:
             attempt, _classify, self.settings, model=self.model, sleep=self.sleep,
             secrets=(self._key, getattr(client, "api_key", None)),
         )
-        turn = parse_reply(data, names)
-        turn = Turn(calls=turn.calls, text=turn.text, stop_reason=turn.stop_reason, usage=turn.usage,
-                    cost_usd=cost_usd(self.model, turn.usage, self.settings.prices),
-                    truncated=turn.truncated, dropped_schema_keys=dropped, attempts=attempts)
-        if turn.stop_reason in _CUT and not turn.calls:
-            raise TruncatedError(
-                f"{self.model}: reply truncated at max_tokens={self.settings.max_tokens} before any "
-                f"tool call (stop_reason {turn.stop_reason})",
-                turn=turn, fix="raise max_tokens",
-            )
-        return turn
+        return finish_turn(parse_reply(data, names), model=self.model, settings=self.settings,
+                           dropped=dropped, attempts=attempts, cut=_CUT, reason="stop_reason")
 
 
 def _reply_json(http: Any) -> dict[str, Any]:

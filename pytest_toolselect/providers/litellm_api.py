@@ -4,7 +4,7 @@ Named litellm_api so it never shadows the ``litellm`` package. litellm costs
 5-6 s to import, so it is imported on the first call only, with
 LITELLM_LOCAL_MODEL_COST_MAP set first so it reads its bundled price map
 instead of fetching one from the network (offline runs, stable prices).
-litellm's own retries are off; the shared loop in ``providers`` retries.
+litellm's own retries are off; the shared loop in ``providers.retry`` retries.
 """
 
 from __future__ import annotations
@@ -15,26 +15,11 @@ import re
 from typing import Any
 
 from ..tools import ToolCall
-from . import (
-    Fault,
-    FaultError,
-    NameMap,
-    ProviderSettings,
-    Sleep,
-    TruncatedError,
-    Turn,
-    TurnRequest,
-    as_int,
-    check_prices,
-    clean_schema,
-    cost_usd,
-    key_from_env,
-    make_usage,
-    parse_arguments,
-    retry_after,
-    status_retryable,
-    with_retries,
-)
+from . import ProviderSettings, Turn, TurnRequest, finish_turn
+from .pricing import check_prices
+from .retry import Fault, FaultError, Sleep, retry_after, status_retryable, with_retries
+from .secrets import key_from_env
+from .wire import NameMap, as_int, make_usage, parse_arguments, wire_tools
 
 #: finish reasons that mean the reply was cut short (litellm maps Anthropic's max_tokens to length)
 _CUT = frozenset({"length", "max_tokens"})
@@ -74,17 +59,8 @@ class LiteLLMProvider:
     # request --------------------------------------------------------------------------
     def build_request(self, request: TurnRequest) -> tuple[dict[str, Any], NameMap, tuple[str, ...]]:
         """acompletion's arguments (no key), the tool-name map, and the dropped schema keys."""
-        names = NameMap(t.name for t in request.tools)
-        tools: list[dict[str, Any]] = []
-        dropped: list[str] = []
-        for tool in request.tools:
-            schema, gone = clean_schema(tool)
-            dropped += gone
-            fn: dict[str, Any] = {"name": names.wire(tool.name)}
-            if tool.description:
-                fn["description"] = tool.description
-            fn["parameters"] = schema
-            tools.append({"type": "function", "function": fn})
+        functions, names, dropped = wire_tools(request.tools, "parameters")
+        tools = [{"type": "function", "function": fn} for fn in functions]
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
@@ -107,7 +83,7 @@ class LiteLLMProvider:
             kwargs["temperature"] = self.settings.temperature
         if self.settings.api_base:
             kwargs["api_base"] = self.settings.api_base
-        return kwargs, names, tuple(dropped)
+        return kwargs, names, dropped
 
     # the call -------------------------------------------------------------------------
     async def first_turn(self, request: TurnRequest) -> Turn:
@@ -123,16 +99,8 @@ class LiteLLMProvider:
         turn, attempts = await with_retries(
             attempt, _classify, self.settings, model=self.model, sleep=self.sleep, secrets=(key,),
         )
-        turn = Turn(calls=turn.calls, text=turn.text, stop_reason=turn.stop_reason, usage=turn.usage,
-                    cost_usd=cost_usd(self.model, turn.usage, self.settings.prices),
-                    truncated=turn.truncated, dropped_schema_keys=dropped, attempts=attempts)
-        if turn.stop_reason in _CUT and not turn.calls:
-            raise TruncatedError(
-                f"{self.model}: reply truncated at max_tokens={self.settings.max_tokens} before any "
-                f"tool call (finish_reason {turn.stop_reason})",
-                turn=turn, fix="raise max_tokens",
-            )
-        return turn
+        return finish_turn(turn, model=self.model, settings=self.settings, dropped=dropped,
+                           attempts=attempts, cut=_CUT, reason="finish_reason")
 
 
 def _get(obj: Any, name: str) -> Any:

@@ -14,6 +14,7 @@ SECTIONS = (
     (gate.REGRESSION, "regressions (held on the baseline, fail now: these block)"),
     (gate.FAILED, "failing (no baseline: an ordinary test failure)"),
     (gate.ERROR, "errors (not scored; baseline entries kept)"),
+    (gate.SKIPPED, "not run (cost cap; baseline entries kept)"),
     (gate.FIXED, "fixed (failed on the baseline, hold now)"),
     (gate.NEW_FAILING, "new failing (not in the baseline)"),
     (gate.STILL_FAILING, "still failing (failed on the baseline too)"),
@@ -94,6 +95,21 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
                 if first not in (expect or [NOTHING]):
                     confusions[(want, first)] += 1
     disagreements = {k: dict(v) for k, v in intents.items() if len(v) > 1}
+    costs: dict[str, dict[str, Any]] = {}
+    for r in records:
+        model = r.get("model")
+        if not model:
+            continue
+        entry = costs.setdefault(model, {"calls": 0, "priced_usd": 0.0, "unpriced": 0,
+                                         "usage": Counter(), "truncated": 0})
+        for cost in r.get("costs", []):
+            entry["calls"] += 1
+            if cost is None:
+                entry["unpriced"] += 1
+            else:
+                entry["priced_usd"] += cost
+        entry["usage"].update(r.get("usage") or {})
+        entry["truncated"] += r.get("truncated", 0)
     return {
         "model_line": data["model_line"],
         "baseline": data.get("baseline"),
@@ -106,6 +122,12 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
         "categories": categories,
         "confusions": confusions.most_common(10),
         "gone": list(data.get("gone", [])),
+        "intents": len(intents),
+        "costs": {m: {**e, "usage": dict(e["usage"])} for m, e in sorted(costs.items())},
+        "cache_savings": dict(data.get("cache_savings") or {}),
+        "cost_cap": data.get("cost_cap"),
+        "verbose": bool(data.get("verbose")),
+        "dropped_schema_keys": sorted({k for r in records for k in r.get("dropped_schema_keys", [])}),
     }
 
 
@@ -124,6 +146,8 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
         what = {
             "compared": "compared with",
             "recorded": "recorded to" if summary["baseline_written"] else "none yet at",
+            "replaced": ("re-recorded for this model (it belonged to another) at"
+                         if summary["baseline_written"] else "not re-recorded at"),
             "updated": "updated at" if summary["baseline_written"] else "not updated at",
         }.get(mode, "at")
         yield f"baseline: {what} {summary['baseline']}"
@@ -136,11 +160,15 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
             continue
         yield ""
         yield f"{title}: {len(recs)}"
+        if verdict == gate.SKIPPED:
+            yield f"  {recs[0]['error']}"
         for rec in recs:
             tag = f" [{rec['category']}]" if rec.get("category") else ""
             yield f"  {rec['nodeid']}{tag}"
             if verdict == gate.FLAKY:
                 yield f"    passes:   {rec['passes']}/{rec['reps']} reps"
+                continue
+            if verdict == gate.SKIPPED:
                 continue
             for line in describe(rec):
                 yield f"    {line}"
@@ -151,7 +179,8 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
             yield f"  {nodeid}"
     if summary["intent_disagreements"]:
         yield ""
-        yield "intents whose phrasings or reps chose different first tools:"
+        yield (f"intents whose phrasings or reps chose different first tools: "
+               f"{len(summary['intent_disagreements'])} of {summary['intents']}")
         for intent, counts in sorted(summary["intent_disagreements"].items()):
             chosen = ", ".join(f"{t} x{n}" for t, n in sorted(counts.items(), key=lambda p: -p[1]))
             yield f"  {intent}: {chosen}"
@@ -164,3 +193,38 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
         yield "top confusions (expected -> chosen): " + ", ".join(
             f"{want} -> {got} x{n}" for (want, got), n in summary["confusions"]
         )
+    yield from _cost_lines(summary)
+    if summary.get("verbose") and summary.get("dropped_schema_keys"):
+        yield ("schema keys dropped before sending (the provider rejects them): "
+               + ", ".join(summary["dropped_schema_keys"]))
+
+
+def _tokens(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
+
+
+def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
+    costs = summary.get("costs") or {}
+    paid = {m: e for m, e in costs.items() if e["usage"] or e["priced_usd"] or e["unpriced"]}
+    if not paid:
+        return
+    total = sum(e["priced_usd"] for e in costs.values())
+    cap = summary.get("cost_cap")
+    yield ""
+    yield f"cost: ${total:.4f}" + (f" of a ${cap:g} cap" if cap is not None else "")
+    for model, e in paid.items():
+        u = e["usage"]
+        line = (f"  {model}: ${e['priced_usd']:.4f} over {e['calls']} calls, "
+                f"{_tokens(u.get('input_tokens', 0))} in / {_tokens(u.get('output_tokens', 0))} out")
+        if u.get("cache_read_tokens") or u.get("cache_write_tokens"):
+            line += (f", cache read {_tokens(u.get('cache_read_tokens', 0))}"
+                     f" / written {_tokens(u.get('cache_write_tokens', 0))}")
+            saved = summary.get("cache_savings", {}).get(model)
+            if saved:
+                line += f" (reads saved ${saved:.4f})"
+        if e["truncated"]:
+            line += f", {e['truncated']} cut at max_tokens after a tool call"
+        yield line
+        if e["unpriced"]:
+            yield (f"  {model}: {e['unpriced']} calls with no known price, not in the total "
+                   "(add the model under `prices:` in toolselect.yaml)")
