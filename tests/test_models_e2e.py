@@ -167,3 +167,22 @@ def test_no_key_reaches_any_output(models: Project, fake_api: FakeAPI) -> None:
     assert KEY not in outputs and OPENAI_KEY not in outputs
     # the requests did carry it: the test would see a leak
     assert KEY in json.dumps(fake_api.requests[0].headers), fake_api.requests[0].headers
+
+
+def test_prompt_caching_is_reported_with_what_it_saved(models: Project, fake_api: FakeAPI) -> None:
+    _config(models, fake_api, "anthropic/claude-test",
+            prices={"anthropic/claude-test": {**PRICES, "cache_read_per_mtok": 0.1}})
+    fake_api.handler = lambda body: Reply(tool_calls=[("find_company", {"name": "Acme"})],
+                                          input_tokens=1000, output_tokens=100,
+                                          cache_read_tokens=5000)
+    models.cases([case(*FIND)])
+    result = models.pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    # 1000 x $1 + 100 x $2 + 5000 x $0.1 per million; the reads would have cost $0.005 as input
+    result.stdout.fnmatch_lines(["*cost: $0.0017*",
+                                 "*cache read 5000 / written 0 (reads saved $0.0045)*"])
+    assert "cache_control" in json.dumps(fake_api.requests[0].body["tools"][-1])
+
+    fake_api.requests.clear()
+    models.pytester.runpytest("--toolselect-no-prompt-caching")
+    assert "cache_control" not in json.dumps(fake_api.requests[0].body)
