@@ -1,0 +1,123 @@
+"""The scheduler and the rate limiter, on their own (behaviour, not timing)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import threading
+
+import pytest
+
+from pytest_toolselect.scheduler import RateLimiter, Scheduler, Stopped
+
+
+class FakeClock:
+    """Time that moves only when the limiter sleeps: spacing is exact and instant."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.sleeps: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+def test_requests_per_minute_are_spaced_evenly() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(rpm=120, clock=clock, sleep=clock.sleep)
+    starts = []
+
+    async def run() -> None:
+        for _ in range(5):
+            await limiter.acquire()
+            starts.append(clock.now)
+
+    asyncio.run(run())
+    assert [round(b - a, 6) for a, b in itertools.pairwise(starts)] == [0.5, 0.5, 0.5, 0.5]
+
+
+def test_tokens_per_minute_hold_a_call_until_the_budget_refills() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(tpm=6000, clock=clock, sleep=clock.sleep)
+
+    async def run() -> None:
+        await limiter.acquire(6000)  # the whole minute's budget
+        await limiter.acquire(1000)  # needs 10 s of refill
+
+    asyncio.run(run())
+    assert clock.sleeps == [pytest.approx(10.0)]
+
+
+def test_a_pause_after_a_429_holds_every_new_call() -> None:
+    clock = FakeClock()
+    limiter = RateLimiter(clock=clock, sleep=clock.sleep)
+    limiter.pause(7.0)
+
+    asyncio.run(limiter.acquire())
+    assert clock.sleeps == [pytest.approx(7.0)]
+
+
+def test_never_more_than_n_calls_in_flight() -> None:
+    scheduler = Scheduler(concurrency=3)
+    try:
+        async def job() -> int:
+            async def call() -> int:
+                await asyncio.sleep(0.01)
+                return 1
+            return await scheduler.call(call)
+
+        futures = [scheduler.submit(job) for _ in range(20)]
+        assert sum(f.result(10) for f in futures) == 20
+        assert scheduler.max_in_flight == 3
+        assert scheduler.started_calls == 20
+    finally:
+        scheduler.close()
+
+
+def test_stop_cancels_the_waiting_and_starts_nothing_new() -> None:
+    scheduler = Scheduler(concurrency=1)
+    release = threading.Event()
+    try:
+        async def slow() -> str:
+            await asyncio.to_thread(release.wait, 10)
+            return "done"
+
+        async def job() -> str:
+            return await scheduler.call(slow)
+
+        first = scheduler.submit(job)
+        rest = [scheduler.submit(job) for _ in range(5)]
+        while scheduler.in_flight == 0:
+            threading.Event().wait(0.01)
+        scheduler.stop()
+        release.set()
+        for future in rest:
+            with pytest.raises((Stopped, concurrent.futures.CancelledError)):
+                future.result(5)
+        assert scheduler.started_calls == 1
+        assert first.cancelled() or first.done()
+    finally:
+        scheduler.close()
+
+
+def test_a_cap_check_that_refuses_stops_the_call_before_it_starts() -> None:
+    scheduler = Scheduler(concurrency=2)
+    try:
+        def refuse() -> None:
+            raise RuntimeError("cap")
+
+        async def never() -> None:
+            raise AssertionError("must not run")
+
+        async def job() -> None:
+            await scheduler.call(never, before=refuse)
+
+        with pytest.raises(RuntimeError, match="cap"):
+            scheduler.submit(job).result(5)
+    finally:
+        scheduler.close()
