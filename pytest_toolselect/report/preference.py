@@ -1,0 +1,235 @@
+"""The preference probe's report: plain data in, lines or a JSON document out (no I/O).
+
+``lines`` follows the shape of the probe reference's example::
+
+    first-listed twin share (baseline): +0.48 [+0.40, +0.56] (groups=40)
+      assertive     +0.44 [+0.39, +0.48] (groups=40)
+    pair items: both twins 0.278, distractor 0.0114, no call 0.0345
+    controls, any tool called: assertive 0.0, baseline 0.0, ...
+    same choice on every rep: 0.8576 (modal share 0.9498)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from ..groups import Group
+from ..preference import FACTORS, cell_plan, filled_cues, filled_system, group_fingerprint
+
+SCHEMA_VERSION = "tool_preference.v1"
+
+
+def _rate(x: float | None) -> str:
+    # as the reference prints shares: up to 4 decimals, trailing zeros dropped (0.278, 0.0)
+    return "n/a" if x is None else str(round(float(x), 4))
+
+
+def _money(x: float) -> str:
+    return f"${x:.2f}" if x >= 0.1 else f"${x:.4f}"
+
+
+def _ci(stat: Mapping[str, Any]) -> str:
+    lo, hi = stat["ci"]
+    return f"{stat['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] (groups={stat['groups']})"
+
+
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (plural or word + 's')}"
+
+
+def _effect_lines(summary: Mapping[str, Any], indent: str) -> Iterator[str]:
+    first = summary.get("first_twin_share_baseline")
+    if first is not None:
+        yield f"{indent}first-listed twin share (baseline): {_ci(first)}"
+    elif summary.get("n_pair_groups"):
+        yield f"{indent}first-listed twin share (baseline): no baseline cell scored"
+    for factor, stat in sorted(summary.get("factor_effects", {}).items()):
+        yield f"{indent}  {factor:<13} {_ci(stat)}"
+
+
+def lines(summary: Mapping[str, Any]) -> Iterator[str]:
+    """The probe's terminal summary. ``summary`` is :func:`preference.summarize`'s output;
+    a ``model`` key, when the session adds one, heads it."""
+    head = (f"{_plural(summary['n_pair_groups'], 'pair group')} and "
+            f"{_plural(summary['n_control_groups'], 'control')}, {_plural(summary['reps'], 'rep')} "
+            f"({_plural(summary['n_calls'], 'call')}")
+    head += f", {_money(summary['cost_usd'])})" if summary.get("cost_usd") else ")"
+    model = summary.get("model")
+    yield f"tool preference: {model + ', ' if model else ''}{head}"
+    if not summary["n_scored"]:
+        yield "no call was scored"
+    yield from _effect_lines(summary, "")
+    po = summary["pair_outcomes"]
+    if summary.get("n_pair_calls"):
+        yield (f"pair items: both twins {_rate(po['both_twins'])}, distractor {_rate(po['distractor'])}, "
+               f"no call {_rate(po['none'])}, unmatched {_rate(po['unmatched'])}")
+    if summary.get("control_over_call"):
+        yield "controls, any tool called: " + ", ".join(
+            f"{f} {_rate(v)}" for f, v in sorted(summary["control_over_call"].items()))
+    if summary.get("same_choice_rate") is not None:
+        yield (f"same choice on every rep: {_rate(summary['same_choice_rate'])} "
+               f"(modal share {_rate(summary['modal_share'])})")
+    elif summary["reps"] == 1:
+        yield "same choice on every rep: n/a (one rep; more reps measure the spread)"
+    left_out = []
+    if summary["n_errors"]:
+        left_out.append(f"{_plural(summary['n_errors'], 'error')} (failed calls, and replies cut at "
+                        "max_tokens before any tool call)")
+    if summary["n_skipped"]:
+        left_out.append(f"{summary['n_skipped']} not run (cost cap)")
+    if left_out:
+        yield "left out of the summary: " + "; ".join(left_out)
+    if summary["n_truncated"]:
+        yield (f"cut at max_tokens after their tool call (scored, flagged truncated): "
+               f"{summary['n_truncated']}")
+    if summary.get("partial_groups"):
+        per_group = summary.get("groups", {})
+        shown = [f"{g} ({per_group[g]['cells_run']}/{per_group[g]['cells_planned']} cells)"
+                 if g in per_group else g for g in summary["partial_groups"]]
+        yield ("partial groups, summarized from the cells that ran (A/B counterbalancing "
+               "incomplete): " + ", ".join(shown))
+    if summary.get("groups_not_run"):
+        yield "groups with no scored call: " + ", ".join(summary["groups_not_run"])
+    domains = {d: part for d, part in (summary.get("by_domain") or {}).items() if part["n_scored"]}
+    # one domain covering every group would only repeat the lines above
+    if len(domains) > 1 or any(p["n_groups"] < summary["n_groups"] for p in domains.values()):
+        yield "by domain:"
+        for domain, part in domains.items():
+            yield (f"  {domain}: {_plural(part['n_pair_groups'], 'pair group')}, "
+                   f"{_plural(part['n_control_groups'], 'control')}")
+            yield from _effect_lines(part, "    ")
+            if part.get("control_over_call"):
+                yield "    controls, any tool called: " + ", ".join(
+                    f"{f} {_rate(v)}" for f, v in sorted(part["control_over_call"].items()))
+
+
+def comparison_lines(comparison: Mapping[str, Any]) -> Iterator[str]:
+    """The probe's gate against a baseline (:func:`preference.compare`'s output)."""
+    yield "tool preference against the baseline:"
+    controls = comparison["controls"]
+    for c in controls:
+        if c["verdict"] == "regression":
+            yield (f"  regression: control {c['group']} over-calls in {_rate(c['now'])} of its calls "
+                   "(none on the baseline)")
+    verdicts: dict[str, int] = {}
+    for c in controls:
+        verdicts[c["verdict"]] = verdicts.get(c["verdict"], 0) + 1
+    if verdicts:
+        yield "  controls: " + ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(verdicts.items()))
+    changes = comparison["effect_changes"]
+    position = comparison.get("position_bias_change")
+    if changes or position:
+        yield "  change since the baseline (paired over groups):"
+    if position:
+        yield f"    {'position bias':<13} {_change(position)}"
+    for factor in FACTORS:
+        if factor in changes:
+            yield f"    {factor:<13} {_change(changes[factor])}"
+    if comparison.get("changed_groups"):
+        yield ("  groups changed since the baseline (still compared): "
+               + ", ".join(comparison["changed_groups"]))
+    if comparison["blocking"]:
+        yield "  blocking: " + "; ".join(comparison["blocking"])
+    elif comparison.get("min_effect_change") is None:
+        yield "  effect changes are reported, not blocking (set a minimum effect change to gate on them)"
+
+
+def _change(c: Mapping[str, Any]) -> str:
+    lo, hi = c["ci"]
+    mark = "  (blocks)" if c.get("blocking") else ""
+    return f"{c['change']:+.2f} [{lo:+.2f}, {hi:+.2f}] (groups={c['groups']}){mark}"
+
+
+def dry_run_lines(dry: Mapping[str, Any]) -> Iterator[str]:
+    """What a run would do (:func:`preference.dry_run`'s output): cells and calls per group."""
+    yield (f"tool preference dry run: {_plural(dry['n_pair_groups'], 'pair group')} and "
+           f"{_plural(dry['n_control_groups'], 'control')}, {_plural(dry['reps'], 'rep')}: "
+           f"{dry['cells']} cells, {_plural(dry['calls'], 'call')}")
+    width = max((len(r["id"]) for r in dry["groups"]), default=0)
+    for r in dry["groups"]:
+        kind = "control" if r["control"] else "pair"
+        yield f"  {r['id']:<{width}}  {kind:<7}  {r['cells']:>3} cells  {r['calls']:>5} calls"
+    if dry["estimated_cost_usd"] is not None:
+        yield f"cost: about {_money(dry['estimated_cost_usd'])}, {dry['estimate_basis']}"
+    else:
+        yield f"cost: {dry['estimate_basis']}"
+
+
+# -- the JSON document -----------------------------------------------------------------
+
+
+def build_document(calls: Sequence[Mapping[str, Any]], summary: Mapping[str, Any],
+                   groups: Sequence[Group], *, max_tokens: int | None, reps: int,
+                   subject: Mapping[str, Any] | None = None, cues: Mapping[str, str] | None = None,
+                   system: str | None = None, extra_settings: Mapping[str, Any] | None = None
+                   ) -> dict[str, Any]:
+    """The ``tool_preference.v1`` document: every call, the settings sent, the summary.
+
+    ``settings`` holds the run's system prompt and cues with the defaults filled in; a
+    group that overrides either has its own, filled in, under ``groups``. Results are in
+    a stable order (group as given, cell as planned, rep), whatever order the calls
+    finished in across workers.
+    """
+    order = {g.id: i for i, g in enumerate(groups)}
+    cell_order = {(g.id, p.cell_id): j for g in groups for j, p in enumerate(cell_plan(g))}
+    results = sorted(
+        (_result(c) for c in calls),
+        key=lambda r: (order.get(r["group"], len(order)), r["group"],
+                       cell_order.get((r["group"], r["cell"]), 1 << 30), r["cell"], r["rep"]),
+    )
+    run_cues = filled_cues(None, cues)
+    run_system = filled_system(None, system)
+    settings: dict[str, Any] = {
+        "max_tokens": max_tokens,
+        "reps": reps,
+        "system": run_system,
+        "cues": run_cues,
+        **dict(extra_settings or {}),
+    }
+    group_rows = []
+    for g in groups:
+        row: dict[str, Any] = {
+            "id": g.id, "expect": g.expect, "domain": g.domain, "query": g.query,
+            "cells": len(cell_plan(g)), "source": g.source, "line": g.line,
+            "group_fingerprint": group_fingerprint(g),
+            "tools": {k: g.twins[k].name or f"{g.twins[k].server}/{g.twins[k].tool}" for k in ("A", "B")},
+        }
+        if g.system is not None:
+            row["system"] = filled_system(g, system)
+        if g.cues:
+            row["cues"] = filled_cues(g, cues)
+        group_rows.append(row)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "subject": dict(subject or {}),
+        "settings": settings,
+        "groups": group_rows,
+        "results": results,
+        "summary": _plain(summary),
+    }
+
+
+_RESULT_KEYS = ("group", "cell", "factor", "treated", "position", "rep", "domain", "control",
+                "calls", "outcome", "error", "skipped", "truncated", "usage", "cost_usd")
+
+
+def _result(rec: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: rec.get(k) for k in _RESULT_KEYS}
+    out["calls"] = list(rec.get("calls") or [])
+    out["usage"] = dict(rec.get("usage") or {})
+    out["skipped"] = bool(rec.get("skipped"))
+    out["truncated"] = bool(rec.get("truncated"))
+    out["control"] = bool(rec.get("control"))
+    return out
+
+
+def _plain(value: Any) -> Any:
+    """Summary data as JSON values (tuples to lists, numpy scalars to floats)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        return value.item()
+    return value
