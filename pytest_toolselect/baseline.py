@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ToolselectError
+from .gate import DEFAULT_HISTORY
 
 SCHEMA_VERSION = "toolselect_baseline.v1"
 
@@ -76,6 +77,15 @@ def _validate(data: Any, path: Path) -> None:
             f"the baseline is malformed: {error.message}", file=path, place=where.lstrip(".") or None,
             fix="restore it from version control, or delete it to record a new one",
         )
+    for nodeid, case in data["cases"].items():
+        # the schema cannot compare two items; the gate's statistics need passes <= reps
+        for i, (passes, reps) in enumerate(case.get("history", ())):
+            if passes > reps:
+                raise ToolselectError(
+                    f"the baseline is malformed: {passes} passes out of {reps} reps",
+                    file=path, place=f"cases.{nodeid}.history[{i}]",
+                    fix="restore it from version control, or delete it to record a new one",
+                )
 
 
 def subject_mismatch(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
@@ -84,8 +94,11 @@ def subject_mismatch(stored: Mapping[str, Any], current: Mapping[str, Any]) -> l
     return [k for k in keys if stored.get(k) != current.get(k)]
 
 
-def entry(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A case's baseline entry from its run record."""
+def entry(record: Mapping[str, Any], history: Iterable[Iterable[int]] | None = None) -> dict[str, Any]:
+    """A case's baseline entry from its run record (history: the runs kept, this one last)."""
+    runs = [[int(p), int(r)] for p, r in history] if history is not None else []
+    if not runs:
+        runs = [[record["passes"], record["reps"]]]
     return {
         "status": record["status"],
         "passes": record["passes"],
@@ -94,22 +107,49 @@ def entry(record: Mapping[str, Any]) -> dict[str, Any]:
         "failing_checks": sorted(record["failing_checks"]),
         "case_fingerprint": record["case_fingerprint"],
         "tools_fingerprint": record["tools_fingerprint"],
+        "history": runs,
     }
 
 
+def merged_history(old: Mapping[str, Any] | None, record: Mapping[str, Any],
+                   keep: int = DEFAULT_HISTORY) -> list[list[int]]:
+    """The runs to store for a case: the old entry's runs plus this one, the last `keep`.
+
+    The history restarts with this run when the case or what it was offered changed
+    (its case or tools fingerprint): passes of another question or other tool
+    descriptions say nothing about how marginal this one is.
+    """
+    if keep < 1:
+        raise ValueError(f"keep at least one run, got {keep}")
+    this = [int(record["passes"]), int(record["reps"])]
+    # a fingerprint the entry does not hold (a hand-written entry) is not a change,
+    # as in the run record's case_changed and tools_changed
+    if old is None or any(old.get(k) not in (None, record.get(k))
+                          for k in ("case_fingerprint", "tools_fingerprint")):
+        return [this]
+    stored = old.get("history")
+    # an entry written before the history existed counts as its one run
+    runs = [[int(p), int(r)] for p, r in stored] if stored else [[int(old["passes"]),
+                                                                  int(old["reps"])]]
+    return [*runs, this][-keep:]
+
+
 def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
-          old: Baseline | None, gone: Iterable[str] = ()) -> dict[str, Any]:
+          old: Baseline | None, gone: Iterable[str] = (), *,
+          history: int = DEFAULT_HISTORY) -> dict[str, Any]:
     """The new baseline document: this run's entries over the old ones.
 
     Cases that errored or were not run keep their old entries (nothing lost);
-    cases known to be gone are dropped.
+    cases known to be gone are dropped. A case run again keeps its last `history`
+    runs (merged_history), so a case that wobbles on main is known as marginal.
     """
     cases: dict[str, dict[str, Any]] = dict(old.cases) if old is not None else {}
     for nodeid in gone:
         cases.pop(nodeid, None)
     for rec in records:
         if rec.get("status") is not None:
-            cases[rec["nodeid"]] = entry(rec)
+            before = cases.get(rec["nodeid"])
+            cases[rec["nodeid"]] = entry(rec, merged_history(before, rec, history))
     return {
         "schema_version": SCHEMA_VERSION,
         "subject": dict(subject),

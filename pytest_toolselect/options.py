@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from .gate import DEFAULT_HISTORY, DEFAULT_RULE, RULES, rule_problem
+
 DEFAULT_MODEL = "local/bm25"
 
 
@@ -56,6 +58,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("fail_on_still_failing", "bool", False,
            "also fail on cases that failed on the baseline and still fail"),
     Option("fail_on_flaky", "bool", False, "also fail on cases whose reps disagree"),
+    Option("history", "int", DEFAULT_HISTORY,
+           "runs per case the baseline keeps when updated, so a case that wobbles on main is known "
+           "as marginal", _positive),
+    Option("rule", "str", DEFAULT_RULE,
+           f"how a drop is judged a regression: {', '.join(RULES)} (see docs/gate.md)",
+           rule_problem),
+    Option("fail_on_suite_drop", "bool", False,
+           "also fail when the share of cases held fell against the baseline, beyond its 95% interval"),
     Option("bm25_threshold", "float", 1.0,
            "local/bm25: the lowest score at which the top tool is called", _non_negative),
     Option("discovery_timeout", "float", 30.0,
@@ -77,6 +87,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("max_cost_usd", "float", None,
            "stop starting calls once priced calls have spent this much (the run exits 2)",
            _non_negative),
+    Option("concurrency", "int", 8, "model calls in flight at once (per process)", _positive),
+    Option("rpm", "float", None, "at most this many requests per minute (spaced evenly)",
+           _positive_float),
+    Option("tpm", "float", None, "at most this many prompt tokens per minute (estimated)",
+           _positive_float),
+    Option("cache", "path", None,
+           "SQLite response cache: unchanged requests are answered from it, not asked again"),
+    Option("cache_mode", "str", None,
+           "off, read-write (the default with --toolselect-cache), replay (a miss is an error), "
+           "refresh (ask again and overwrite)"),
     Option("config", "path", None,
            "toolselect config file (default: toolselect.yaml at the rootdir, "
            "else [tool.toolselect] in pyproject.toml)"),

@@ -7,6 +7,7 @@ user): nothing here imports yaml, jsonschema, mcp, numpy or a model SDK.
 from __future__ import annotations
 
 import contextlib
+import sys
 from collections.abc import Generator
 from pathlib import Path
 from typing import Any
@@ -123,16 +124,26 @@ class SessionHooks:
                                f"Skipped: {rec['error']}")
         return report
 
+    @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = getattr(report, "toolselect", None)
         if isinstance(rec, dict):
             self.session.add_record(rec)
+        # after pytest's own hook has counted the failure: -x / --maxfail stop new calls now
+        pytest_session = self.session.pytest_session
+        if pytest_session is not None and (pytest_session.shouldfail or pytest_session.shouldstop):
+            self.session.stop_calls()
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session.pytest_session = session
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self.session.collected.update(node.workeroutput.get(COLLECTED_KEY, []))
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        # Ctrl-C, -x or the end: nothing queued may still start
+        self.session.close_calls()
         if self.session.is_worker:
             session.config.workeroutput[COLLECTED_KEY] = sorted(self.session.collected)  # type: ignore[attr-defined]
             return
@@ -140,6 +151,17 @@ class SessionHooks:
         if self.session.cost_capped() and session.exitstatus in (0, 1):
             # calls were left unmade: the run is incomplete, whatever it found
             session.exitstatus = 2
+        suite = self.session.suite() if session.exitstatus == 0 and self.session.records else None
+        if suite is not None and suite["blocks"]:
+            # --toolselect-fail-on-suite-drop: every case passed, but the suite as a whole fell
+            session.exitstatus = 1
+
+    def pytest_unconfigure(self) -> None:
+        # discovery is cached for one run; a run in the same process (pytester, an IDE)
+        # must see servers and tools files as they are now
+        servers = sys.modules.get("pytest_toolselect.servers")
+        if servers is not None:
+            servers.clear_cache()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         run = self.session

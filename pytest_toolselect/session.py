@@ -8,7 +8,6 @@ and only the controller prints the summary and writes the baseline.
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from .cases import Case
     from .config import Config
     from .providers import Provider, ProviderSettings, Turn
+    from .runner import CaseRunner
     from .tools import Tool, ToolCall
 
 RUN_SESSION = pytest.StashKey["RunSession"]()
@@ -67,6 +67,21 @@ class CaseRun:
         return first_tool(self.turns[0]) if self.turns else None
 
 
+def case_of(item: pytest.Item) -> Case | None:
+    """The case an item stands for, or None (not a case, or one that does not parse)."""
+    case = getattr(item, "case", None)
+    if case is not None:
+        return case  # type: ignore[no-any-return]
+    if item.get_closest_marker("toolselect_case") is None:
+        return None
+    from .decorator import case_from_item
+
+    try:
+        return case_from_item(item)  # type: ignore[no-any-return]
+    except ToolselectError:
+        return None  # its own setup reports the error
+
+
 def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
     total: Counter[str] = Counter()
     for usage in usages:
@@ -90,6 +105,7 @@ class RunSession:
         self.baseline_written: Path | None = None
         #: the subject of a baseline that --toolselect-update-baseline re-recorded
         self.replaced_subject: dict[str, Any] | None = None
+        self.pytest_session: pytest.Session | None = None
 
     # settings -----------------------------------------------------------------
     def option(self, name: str) -> Resolved:
@@ -160,9 +176,24 @@ class RunSession:
         model = str(self.model.value)
         custom = self.pytest_config.hook.pytest_toolselect_provider(model=model,
                                                                    config=self.pytest_config)
-        if custom is not None:
-            return custom
-        return get_provider(model, self.provider_settings())
+        provider = custom if custom is not None else get_provider(model, self.provider_settings())
+        cache = self.response_cache
+        if cache is None:
+            return provider
+        from .cache import CachingProvider
+
+        return CachingProvider(provider, cache)
+
+    @cached_property
+    def response_cache(self) -> Any:
+        """The SQLite response cache, when --toolselect-cache names a file."""
+        from .cache import ResponseCache, check_mode
+
+        resolved = self.option("cache")
+        mode = check_mode(str(self.option("cache_mode").value or "read-write"))
+        if resolved.value is None or mode == "off":
+            return None
+        return ResponseCache(self.resolve_path(resolved), mode)
 
     def provider_settings(self) -> ProviderSettings:
         from .providers import ProviderSettings
@@ -247,8 +278,16 @@ class RunSession:
         """Refuse a bad config or a bad or foreign baseline before anything runs (usage error)."""
         try:
             _ = self.config
+            mode = self.option("cache_mode").value
+            if mode is not None:
+                from .cache import check_mode
+
+                check_mode(str(mode))
             if self.baseline_path is not None:
                 _ = self.baseline
+            # a misspelled gate rule or a bad history is refused before any call is made
+            for name in ("rule", "history"):
+                _ = self.option(name)
         except ToolselectError as e:
             raise pytest.UsageError(str(e)) from None
 
@@ -274,11 +313,9 @@ class RunSession:
             return list(case.servers)
         return list(self.config.servers)
 
-    def run_case(self, case: Case) -> CaseRun:
-        """Discover the case's tools, ask the model reps times, score each first turn."""
-        from .checks import score
+    def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
+        """The tools the case offers (its servers' union) and the system prompt it sends."""
         from .config import ServerSpec
-        from .providers import TurnRequest
         from .servers import offered_tools
 
         names = self.servers_for(case)
@@ -305,23 +342,48 @@ class RunSession:
         system = case.system if case.system is not None else self.config.system
         if system is None:
             system = instructions
-        run = CaseRun(case=case, tools=tools, system=system)
-        provider = self.provider
-        for rep in range(self.reps):
-            self.budget.check()
-            request = TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep)
-            try:
-                turn = asyncio.run(provider.first_turn(request))
-            except Exception as e:
-                # a reply cut before any tool call is an error, but it was billed
-                billed = getattr(e, "turn", None)
-                if billed is not None:
-                    self.budget.charge(provider.model, billed.cost_usd)
-                raise
-            self.budget.charge(provider.model, turn.cost_usd)
-            run.turns.append(turn)
-            run.scores.append(score(case, turn.calls, tools))
-        return run
+        return tools, system
+
+    @cached_property
+    def runner(self) -> CaseRunner:
+        from .runner import CaseRunner
+
+        return CaseRunner(self)
+
+    def prefetch(self, current: pytest.Item) -> None:
+        """Start the calls of this item and of the case items due after it in this process."""
+        from .runner import queued_items
+
+        session = current.session
+        upcoming = queued_items(self.pytest_config, session.items) if self.is_worker else None
+        if upcoming is None:
+            items = session.items
+            start = items.index(current) if current in items else 0
+            upcoming = items[start:]
+        cases = []
+        for item in upcoming:
+            case = case_of(item)
+            if case is not None:
+                cases.append((item.nodeid, case))
+        self.runner.prefetch(cases)
+
+    def stop_calls(self) -> None:
+        if "runner" in self.__dict__:
+            self.runner.stop()
+
+    def close_calls(self) -> None:
+        if "runner" in self.__dict__:
+            self.runner.close()
+        cache = self.__dict__.get("response_cache")
+        if cache is not None:
+            cache.close()
+
+    def run_case(self, nodeid: str, case: Case) -> CaseRun:
+        """Discover the case's tools, ask the model reps times, score each first turn.
+
+        The calls may already be under way (prefetched); this waits for them.
+        """
+        return self.runner.result(nodeid, case)
 
     def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
                error: str | None = None, verdict: str = gate.ERROR) -> dict[str, Any]:
@@ -353,7 +415,8 @@ class RunSession:
                     failing[name] = check.detail
         status = run.status
         base = self.baseline_entry(nodeid)
-        verdict = gate.classify(status, base, have_baseline=self.have_baseline)
+        verdict = gate.classify(run.passes, len(run.scores), base, have_baseline=self.have_baseline,
+                                rule=str(self.option("rule").value))
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
         rec.update(
             status=status,
@@ -364,6 +427,8 @@ class RunSession:
             model=self.provider.model,
             usage=_sum_usage(t.usage for t in run.turns),
             costs=[t.cost_usd for t in run.turns],
+            # a turn answered from the response cache was not asked again (attempts 0)
+            cached=[getattr(t, "attempts", 1) == 0 for t in run.turns],
             truncated=sum(1 for t in run.turns if getattr(t, "truncated", False)),
             dropped_schema_keys=sorted({k for t in run.turns
                                         for k in getattr(t, "dropped_schema_keys", ())}),
@@ -435,6 +500,15 @@ class RunSession:
     def cost_capped(self) -> bool:
         return any(r["verdict"] == gate.SKIPPED for r in self.records.values())
 
+    def suite(self) -> dict[str, Any] | None:
+        """The share of cases held now against the baseline (None: no baseline compared)."""
+        base = self.baseline
+        if base is None:
+            return None
+        # --toolselect-update-baseline accepts the drop, as it accepts regressions
+        blocking = self.flag("fail_on_suite_drop") and not self.flag("update_baseline")
+        return gate.suite_change(self.ordered_records(), base.cases, fail_on_drop=blocking)
+
     def summary_input(self) -> dict[str, Any]:
         """Everything the terminal summary needs, as plain data."""
         if self.baseline_path is None:
@@ -450,11 +524,14 @@ class RunSession:
             "cache_savings": self.cache_savings(),
             "cost_cap": self.option("max_cost_usd").value,
             "verbose": self.pytest_config.get_verbosity() > 0,
+            "cache": (str(self.resolve_path(self.option("cache")))
+                      if self.option("cache").value is not None else None),
             "baseline": str(self.baseline_path) if self.baseline_path else None,
             "baseline_mode": mode,
             "baseline_written": self.baseline_written is not None,
             "records": self.ordered_records(),
             "gone": self.gone_cases(self.pytest_config.args) if self.baseline else [],
+            "suite": self.suite(),
         }
 
     def finish(self, args: Sequence[str]) -> None:
@@ -467,6 +544,7 @@ class RunSession:
         if self.baseline is not None and not self.flag("update_baseline"):
             return
         document = build(self.subject, self.ordered_records(), self.baseline,
-                         self.gone_cases(args) if self.baseline is not None else ())
+                         self.gone_cases(args) if self.baseline is not None else (),
+                         history=int(self.option("history").value))
         write(path, document)
         self.baseline_written = path

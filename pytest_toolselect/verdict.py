@@ -39,8 +39,9 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     from .budget import CostCapReached
 
     session = item.config.stash[RUN_SESSION]
+    session.prefetch(item)
     try:
-        run = session.run_case(case)
+        run = session.run_case(item.nodeid, case)
     except CostCapReached as e:
         item.stash[RECORD] = session.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
                                             error=str(e), verdict=gate.SKIPPED)

@@ -115,7 +115,8 @@ def test_a_call_that_keeps_failing_is_an_error_and_the_run_goes_on(
 def test_cost_cap_skips_the_rest_and_exits_2(models: Project, fake_api: FakeAPI) -> None:
     _config(models, fake_api, "anthropic/claude-test")
     models.cases([case(f"c{n}", FIND[1], FIND[2]) for n in range(4)])
-    result = models.pytester.runpytest("--toolselect-max-cost-usd=0.002", "-rs")
+    result = models.pytester.runpytest("--toolselect-max-cost-usd=0.002", "-rs",
+                                       "--toolselect-concurrency=1")
     # the first call leaves $0.0012 spent, under the cap, so the second starts and crosses it
     result.assert_outcomes(passed=2, skipped=2)
     assert result.ret == 2
@@ -126,10 +127,25 @@ def test_cost_cap_skips_the_rest_and_exits_2(models: Project, fake_api: FakeAPI)
                                  "SKIPPED [[]1[]] registry.toolselect.yaml:*: cost cap reached*"])
 
 
+def test_calls_in_flight_when_the_cap_is_reached_finish(models: Project, fake_api: FakeAPI) -> None:
+    _config(models, fake_api, "anthropic/claude-test")
+    fake_api.handler = lambda body: Reply(tool_calls=[("find_company", {"name": "Acme"})],
+                                          input_tokens=1000, output_tokens=100, delay=0.3)
+    models.cases([case(f"c{n}", FIND[1], FIND[2]) for n in range(8)])
+    result = models.pytester.runpytest("--toolselect-max-cost-usd=0.001",
+                                       "--toolselect-concurrency=4")
+    # four calls started before any was priced: they finish and count; the rest never start
+    result.assert_outcomes(passed=4, skipped=4)
+    assert result.ret == 2
+    assert len(fake_api.requests) == 4 and fake_api.max_in_flight == 4
+    result.stdout.fnmatch_lines(["*cost: $0.0048 of a $0.001 cap*"])
+
+
 def test_an_unpriced_call_makes_the_cap_blind(models: Project, fake_api: FakeAPI) -> None:
     _config(models, fake_api, "anthropic/claude-unpriced-test", prices={})
     models.cases([case(f"c{n}", FIND[1], FIND[2]) for n in range(3)])
-    result = models.pytester.runpytest("--toolselect-max-cost-usd=100", "-rs")
+    result = models.pytester.runpytest("--toolselect-max-cost-usd=100", "-rs",
+                                       "--toolselect-concurrency=1")
     result.assert_outcomes(passed=1, skipped=2)
     assert result.ret == 2
     assert len(fake_api.requests) == 1
@@ -186,3 +202,44 @@ def test_prompt_caching_is_reported_with_what_it_saved(models: Project, fake_api
     fake_api.requests.clear()
     models.pytester.runpytest("--toolselect-no-prompt-caching")
     assert "cache_control" not in json.dumps(fake_api.requests[0].body)
+
+
+def test_the_response_cache_answers_unchanged_requests(models: Project, fake_api: FakeAPI) -> None:
+    _config(models, fake_api, "anthropic/claude-test")
+    models.cases([case(*FIND), case(*OFFICERS)])
+    first = models.pytester.runpytest("--toolselect-cache=calls.sqlite", "--toolselect-reps=2")
+    first.assert_outcomes(passed=2)
+    first.stdout.fnmatch_lines(["*response cache: 0 hits, 4 misses, hits saved $0.0000*"])
+    # reps are independent samples: each rep is its own request
+    assert len(fake_api.requests) == 4
+
+    second = models.pytester.runpytest("--toolselect-cache=calls.sqlite", "--toolselect-reps=2")
+    second.assert_outcomes(passed=2)
+    second.stdout.fnmatch_lines([f"*response cache: 4 hits, 0 misses, hits saved ${4 * CALL_COST:.4f}*"])
+    assert len(fake_api.requests) == 4
+
+    # one tool's description changes: only what offers it is asked again (here: both cases)
+    tools = json.loads((models.path / "registry.tools.json").read_text())
+    tools["tools"][2]["description"] += " Also EU VAT numbers."
+    (models.path / "registry.tools.json").write_text(json.dumps(tools))
+    models.cases([case(*FIND), case(*OFFICERS)], name="registry")
+    third = models.pytester.runpytest("--toolselect-cache=calls.sqlite", "--toolselect-reps=2")
+    third.stdout.fnmatch_lines(["*response cache: 0 hits, 4 misses*"])
+
+    # replay: a CI job with no key re-runs what was recorded; a miss is an error
+    fake_api.requests.clear()
+    replay = models.pytester.runpytest("--toolselect-cache=calls.sqlite",
+                                       "--toolselect-cache-mode=replay", "--toolselect-reps=3")
+    replay.assert_outcomes(errors=2)
+    replay.stdout.fnmatch_lines(["*no cached response for this request*in replay mode*"])
+    assert fake_api.requests == []
+    assert KEY.encode() not in (models.path / "calls.sqlite").read_bytes()
+
+
+def test_a_misspelled_cache_mode_fails_loudly(models: Project, fake_api: FakeAPI) -> None:
+    _config(models, fake_api, "anthropic/claude-test")
+    models.cases([case(*FIND)])
+    result = models.pytester.runpytest("--toolselect-cache=c.sqlite",
+                                       "--toolselect-cache-mode=read_write")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown cache mode 'read_write' (did you mean 'read-write'?*"])

@@ -127,7 +127,10 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
         "cache_savings": dict(data.get("cache_savings") or {}),
         "cost_cap": data.get("cost_cap"),
         "verbose": bool(data.get("verbose")),
+        "cache": _cache_summary(records) if data.get("cache") else None,
         "dropped_schema_keys": sorted({k for r in records for k in r.get("dropped_schema_keys", [])}),
+        # the share of cases held against the baseline, with its Newcombe interval (gate.suite_change)
+        "suite": data.get("suite"),
     }
 
 
@@ -154,6 +157,8 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
     else:
         yield "baseline: none (every failing case fails; --toolselect-baseline gates on regressions)"
     yield _counts_line(summary)
+    if summary.get("suite"):
+        yield gate.suite_line(summary["suite"])
     for verdict, title in SECTIONS:
         recs = summary["sections"].get(verdict)
         if not recs:
@@ -194,9 +199,27 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
             f"{want} -> {got} x{n}" for (want, got), n in summary["confusions"]
         )
     yield from _cost_lines(summary)
+    cache = summary.get("cache")
+    if cache:
+        yield (f"response cache: {cache['hits']} hits, {cache['misses']} misses, "
+               f"hits saved ${cache['saved_usd']:.4f}")
     if summary.get("verbose") and summary.get("dropped_schema_keys"):
         yield ("schema keys dropped before sending (the provider rejects them): "
                + ", ".join(summary["dropped_schema_keys"]))
+
+
+def _cache_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Hits, misses and what the hits saved: a hit is a rep answered from the cache."""
+    hits = misses = 0
+    saved = 0.0
+    for r in records:
+        for cached, cost in zip(r.get("cached", []), r.get("costs", []), strict=False):
+            if cached:
+                hits += 1
+                saved += cost or 0.0
+            else:
+                misses += 1
+    return {"hits": hits, "misses": misses, "saved_usd": saved}
 
 
 def _tokens(n: int) -> str:
