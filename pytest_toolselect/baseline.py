@@ -29,6 +29,8 @@ class Baseline:
     path: Path
     subject: dict[str, Any]
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: preference groups' entries (the probe's gate), by node id
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: False when the file did not exist (this run records it)
     existed: bool = True
 
@@ -54,7 +56,8 @@ def load(path: Path) -> Baseline | None:
             fix="restore it from version control, or delete it to record a new one",
         ) from None
     _validate(data, path)
-    return Baseline(path=path, subject=data["subject"], cases=data["cases"])
+    return Baseline(path=path, subject=data["subject"], cases=data["cases"],
+                    groups=data.get("groups", {}))
 
 
 def _validate(data: Any, path: Path) -> None:
@@ -136,7 +139,8 @@ def merged_history(old: Mapping[str, Any] | None, record: Mapping[str, Any],
 
 def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
           old: Baseline | None, gone: Iterable[str] = (), *,
-          history: int = DEFAULT_HISTORY) -> dict[str, Any]:
+          history: int = DEFAULT_HISTORY,
+          group_entries: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The new baseline document: this run's entries over the old ones.
 
     Cases that errored or were not run keep their old entries (nothing lost);
@@ -150,11 +154,16 @@ def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
         if rec.get("status") is not None:
             before = cases.get(rec["nodeid"])
             cases[rec["nodeid"]] = entry(rec, merged_history(before, rec, history))
-    return {
+    groups: dict[str, Any] = dict(old.groups) if old is not None else {}
+    groups.update(group_entries or {})
+    document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "subject": dict(subject),
         "cases": {k: cases[k] for k in sorted(cases)},
     }
+    if groups:
+        document["groups"] = {k: dict(groups[k]) for k in sorted(groups)}
+    return document
 
 
 def write(path: Path, document: Mapping[str, Any]) -> None:

@@ -7,14 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import gate
 from .errors import ToolselectError
 from .session import RUN_SESSION
-from .verdict import CaseFailed, conclude_case, setup_case
+from .verdict import ORDER, RECORD, CaseFailed, conclude_case, setup_case
 
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
     from .cases import Case
+    from .groups import Group
 
 
 def label_item(item: pytest.Item, case: Case) -> None:
@@ -62,3 +64,73 @@ class CaseItem(pytest.Item):
     def reportinfo(self) -> tuple[Any, int | None, str]:
         line = self.case.line - 1 if self.case.line else None
         return self.path, line, f"toolselect case {self.case.id}"
+
+
+class GroupsFile(pytest.File):
+    """A tool_preference_groups.v1 file: one GroupItem per group."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from .groups import load_groups_file
+
+        for group in load_groups_file(self.path):
+            yield GroupItem.from_parent(self, name=group.id, group=group)
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException]) -> str | TerminalRepr:
+        if isinstance(excinfo.value, ToolselectError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class GroupItem(pytest.Item):
+    """A preference group: all its cells x reps; fails only when a control starts over-calling."""
+
+    def __init__(self, *, group: Group, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.group = group
+        for label in ("preference", "control" if group.is_control else "pair", group.domain):
+            if label:
+                self.config.addinivalue_line("markers", f"{label}: toolselect group label")
+                self.add_marker(label)
+                self.extra_keyword_matches.add(label)
+
+    def setup(self) -> None:
+        from .probe import group_record
+
+        session = self.config.stash[RUN_SESSION]
+        session.prefetch(self)
+        calls = session.runner.result(self.nodeid, lambda: _group_job(session, self.group))
+        base = session.baseline_group(self.nodeid)
+        rec = group_record(self.nodeid, self.stash.get(ORDER, 0), self.path, self.group, calls, base)
+        self.stash[RECORD] = rec
+        if calls and all(c.get("skipped") for c in calls):
+            rec["verdict"] = gate.SKIPPED
+            pytest.skip(str(calls[0].get("error") or "cost cap reached"))
+        if calls and not rec["entry"]:
+            rec["verdict"] = gate.ERROR
+            errors = [c["error"] for c in calls if c.get("error")]
+            raise ToolselectError(f"no call of group {self.group.id} was scored "
+                                  f"({len(errors)} errors); first: {errors[0] if errors else '?'}")
+
+    def runtest(self) -> None:
+        from .probe import regression_text
+
+        rec = self.stash[RECORD]
+        session = self.config.stash[RUN_SESSION]
+        if rec["verdict"] == "regression" and not session.flag("update_baseline"):
+            raise CaseFailed(regression_text(rec, session.baseline_group(self.nodeid)))
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException],
+                     style: Any = None) -> str | TerminalRepr:
+        if isinstance(excinfo.value, (CaseFailed, ToolselectError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        line = self.group.line - 1 if self.group.line else None
+        return self.path, line, f"toolselect group {self.group.id}"
+
+
+def _group_job(session: Any, group: Group) -> Any:
+    from .probe import group_job
+
+    return group_job(session.runner, group)

@@ -97,6 +97,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("cache_mode", "str", None,
            "off, read-write (the default with --toolselect-cache), replay (a miss is an error), "
            "refresh (ask again and overwrite)"),
+    Option("seed", "int", 0, "seed of the preference probe's bootstrap (same seed, same CIs)",
+           _non_negative),
+    Option("min_effect_change", "float", None,
+           "preference probe: block when a factor effect or the position bias moved by at least "
+           "this much against the baseline, with a CI that excludes 0", _non_negative),
+    Option("json", "path", None, "write the results as JSON (tool_preference.v1 for groups)"),
+    Option("dry_run", "bool", False,
+           "count the items and calls per group and in total, estimate the cost, call nothing"),
     Option("config", "path", None,
            "toolselect config file (default: toolselect.yaml at the rootdir, "
            "else [tool.toolselect] in pyproject.toml)"),

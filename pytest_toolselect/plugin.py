@@ -21,6 +21,8 @@ from .session import RUN_SESSION, RunSession
 from .verdict import CASE, ORDER, RECORD, CaseFailed, conclude_case, setup_case
 
 CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
+#: tool_preference_groups.v1 files (kept in step with groups.GROUPS_FILE_SUFFIXES)
+GROUPS_SUFFIXES = (".groups.json", ".groups.yaml", ".groups.yml")
 COLLECTED_KEY = "toolselect_collected"
 
 
@@ -50,7 +52,20 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
         from .collect import CaseFile
 
         return CaseFile.from_parent(parent, path=file_path)
+    if file_path.name.endswith(GROUPS_SUFFIXES) and _declares_groups(file_path):
+        from .collect import GroupsFile
+
+        return GroupsFile.from_parent(parent, path=file_path)
     return None
+
+
+def _declares_groups(path: Path) -> bool:
+    """A *.groups.json may be anybody's file: collect only those that say they are groups."""
+    try:
+        with path.open("rb") as fh:
+            return b"tool_preference_groups.v1" in fh.read(4096)
+    except OSError:
+        return False
 
 
 @pytest.fixture
@@ -98,6 +113,8 @@ class SessionHooks:
         # the final order is the report's order, identical on every xdist worker
         for index, item in enumerate(session.items):
             item.stash[ORDER] = index
+        if self.session.flag("dry_run") and not self.session.is_worker:
+            self.session.dry_run(session.items)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -120,8 +137,8 @@ class SessionHooks:
             report.longrepr = str(call.excinfo.value)
         elif report.skipped and rec is not None and rec["verdict"] == gate.SKIPPED:
             # point the skip at the case, not at the plugin line that skipped it
-            report.longrepr = (str(item.path), (item.location[1] or 0) + 1,
-                               f"Skipped: {rec['error']}")
+            reason = call.excinfo.value.msg if call.excinfo is not None else rec.get("error")
+            report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"Skipped: {reason}")
         return report
 
     @pytest.hookimpl(trylast=True)
@@ -148,6 +165,9 @@ class SessionHooks:
             session.config.workeroutput[COLLECTED_KEY] = sorted(self.session.collected)  # type: ignore[attr-defined]
             return
         self.session.finish(session.config.args)
+        self.session.write_json()
+        if self.session.probe_blocks() and session.exitstatus == 0:
+            session.exitstatus = 1
         if self.session.cost_capped() and session.exitstatus in (0, 1):
             # calls were left unmade: the run is incomplete, whatever it found
             session.exitstatus = 2
@@ -165,10 +185,26 @@ class SessionHooks:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         run = self.session
-        if run.is_worker or not (run.records or run.baseline_written):
+        if run.is_worker:
             return
-        from .report.terminal import lines, summarize
+        if run.dry_run_lines:
+            terminalreporter.section("toolselect dry run")
+            for line in run.dry_run_lines:
+                terminalreporter.write_line(line)
+            return
+        if run.records or (run.baseline_written and not run.group_records):
+            from .report.terminal import lines, summarize
 
-        terminalreporter.section("toolselect")
-        for line in lines(summarize(run.summary_input())):
-            terminalreporter.write_line(line)
+            terminalreporter.section("toolselect")
+            for line in lines(summarize(run.summary_input())):
+                terminalreporter.write_line(line)
+        if run.group_records:
+            terminalreporter.section("toolselect preference probe")
+            for line in run.probe_lines():
+                terminalreporter.write_line(line)
+
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        # a dry run counts the calls and makes none
+        return True if self.session.flag("dry_run") else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .scheduler import RateLimiter, Scheduler
@@ -20,8 +20,11 @@ if TYPE_CHECKING:
     import pytest
 
     from .cases import Case
-    from .providers import Turn
+    from .providers import Turn, TurnRequest
     from .session import CaseRun, RunSession
+
+#: a coroutine factory: the work one item waits for
+Job = Callable[[], Awaitable[Any]]
 
 
 def _token_estimate(question: str, tools: Iterable[Any], system: str | None) -> int:
@@ -34,7 +37,7 @@ class CaseRunner:
     def __init__(self, session: RunSession) -> None:
         self.session = session
         self._scheduler: Scheduler | None = None
-        self._pending: dict[str, concurrent.futures.Future[CaseRun]] = {}
+        self._pending: dict[str, concurrent.futures.Future[Any]] = {}
 
     @property
     def scheduler(self) -> Scheduler:
@@ -44,43 +47,42 @@ class CaseRunner:
             self._scheduler = Scheduler(int(opt("concurrency").value), limiter)
         return self._scheduler
 
-    def prefetch(self, upcoming: Iterable[tuple[str, Case]]) -> None:
-        """Start the calls of cases not started yet (in the order given)."""
+    def prefetch(self, upcoming: Iterable[tuple[str, Job]]) -> None:
+        """Start the jobs of items not started yet (in the order given)."""
         if self._scheduler is not None and self._scheduler.stopped:
             return
-        for nodeid, case in upcoming:
+        for nodeid, job in upcoming:
             if nodeid not in self._pending:
-                self._pending[nodeid] = self.scheduler.submit(lambda c=case: self._job(c))
+                self._pending[nodeid] = self.scheduler.submit(job)
 
-    def result(self, nodeid: str, case: Case) -> CaseRun:
-        """This case's run: prefetched, or started now; its error raised here."""
+    def result(self, nodeid: str, job: Job) -> Any:
+        """This item's result: prefetched, or started now; its error raised here."""
         future = self._pending.pop(nodeid, None)
         if future is None:
-            future = self.scheduler.submit(lambda: self._job(case))
+            future = self.scheduler.submit(job)
         return future.result()
 
-    async def _job(self, case: Case) -> CaseRun:
+    async def case_job(self, case: Case) -> CaseRun:
         from .checks import score
+        from .providers import TurnRequest
         from .session import CaseRun
 
         session = self.session
         tools, system = await asyncio.to_thread(session.tools_for, case)
         run = CaseRun(case=case, tools=tools, system=system)
         tokens = _token_estimate(case.question, tools, system)
-        turns = await asyncio.gather(*(self._call(case, run, rep, tokens)
-                                       for rep in range(session.reps)))
+        requests = [TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep)
+                    for rep in range(session.reps)]
+        turns = await asyncio.gather(*(self.call(r, tokens) for r in requests))
         for turn in turns:
             run.turns.append(turn)
             run.scores.append(score(case, turn.calls, tools))
         return run
 
-    async def _call(self, case: Case, run: CaseRun, rep: int, tokens: int) -> Turn:
-        from .providers import TurnRequest
-
+    async def call(self, request: TurnRequest, tokens: int) -> Turn:
+        """One model call: a scheduler slot, the rate limit, the cost cap, then the call."""
         session = self.session
         provider = session.provider
-        request = TurnRequest(question=case.question, tools=run.tools,
-                              system=run.system or None, rep=rep)
         try:
             turn = await self.scheduler.call(lambda: provider.first_turn(request), tokens,
                                              before=session.budget.check)

@@ -100,12 +100,17 @@ class RunSession:
         self.is_worker = hasattr(config, "workerinput")
         #: nodeid -> record, gathered from reports (controller)
         self.records: dict[str, dict[str, Any]] = {}
+        #: nodeid -> a preference group's record (controller)
+        self.group_records: dict[str, dict[str, Any]] = {}
         #: node ids collected in this process (or, on the controller, by the workers)
         self.collected: set[str] = set()
         self.baseline_written: Path | None = None
         #: the subject of a baseline that --toolselect-update-baseline re-recorded
         self.replaced_subject: dict[str, Any] | None = None
         self.pytest_session: pytest.Session | None = None
+        #: what --toolselect-dry-run found (the run then makes no call)
+        self.dry_run_lines: list[str] = []
+        self._probe: tuple[list[str], dict[str, Any], dict[str, Any] | None] | None = None
 
     # settings -----------------------------------------------------------------
     def option(self, name: str) -> Resolved:
@@ -360,12 +365,19 @@ class RunSession:
             items = session.items
             start = items.index(current) if current in items else 0
             upcoming = items[start:]
-        cases = []
-        for item in upcoming:
-            case = case_of(item)
-            if case is not None:
-                cases.append((item.nodeid, case))
-        self.runner.prefetch(cases)
+        self.runner.prefetch(job for job in map(self.job_for, upcoming) if job is not None)
+
+    def job_for(self, item: pytest.Item) -> tuple[str, Any] | None:
+        """The work an item waits for (a case's reps or a group's cells), or None."""
+        group = getattr(item, "group", None)
+        if group is not None:
+            from .probe import group_job
+
+            return item.nodeid, lambda: group_job(self.runner, group)
+        case = case_of(item)
+        if case is not None:
+            return item.nodeid, lambda: self.runner.case_job(case)
+        return None
 
     def stop_calls(self) -> None:
         if "runner" in self.__dict__:
@@ -383,7 +395,7 @@ class RunSession:
 
         The calls may already be under way (prefetched); this waits for them.
         """
-        return self.runner.result(nodeid, case)
+        return self.runner.result(nodeid, lambda: self.runner.case_job(case))  # type: ignore[no-any-return]
 
     def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
                error: str | None = None, verdict: str = gate.ERROR) -> dict[str, Any]:
@@ -456,7 +468,17 @@ class RunSession:
 
     # controller ------------------------------------------------------------------------
     def add_record(self, rec: dict[str, Any]) -> None:
-        self.records[rec["nodeid"]] = rec
+        if rec.get("kind") == "group":
+            self.group_records[rec["nodeid"]] = rec
+        else:
+            self.records[rec["nodeid"]] = rec
+
+    def baseline_group(self, nodeid: str) -> dict[str, Any] | None:
+        base = self.baseline
+        return base.groups.get(nodeid) if base is not None else None
+
+    def ordered_group_records(self) -> list[dict[str, Any]]:
+        return sorted(self.group_records.values(), key=lambda r: (r["order"], r["nodeid"]))
 
     def ordered_records(self) -> list[dict[str, Any]]:
         return sorted(self.records.values(), key=lambda r: (r["order"], r["nodeid"]))
@@ -498,7 +520,8 @@ class RunSession:
         return saved
 
     def cost_capped(self) -> bool:
-        return any(r["verdict"] == gate.SKIPPED for r in self.records.values())
+        return (any(r["verdict"] == gate.SKIPPED for r in self.records.values())
+                or any(c.get("skipped") for r in self.group_records.values() for c in r["calls"]))
 
     def suite(self) -> dict[str, Any] | None:
         """The share of cases held now against the baseline (None: no baseline compared)."""
@@ -508,6 +531,80 @@ class RunSession:
         # --toolselect-update-baseline accepts the drop, as it accepts regressions
         blocking = self.flag("fail_on_suite_drop") and not self.flag("update_baseline")
         return gate.suite_change(self.ordered_records(), base.cases, fail_on_drop=blocking)
+
+    # the preference probe (controller) -------------------------------------------------
+    def probe(self) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
+        """The probe's summary lines, summary and baseline comparison (computed once)."""
+        if self._probe is None:
+            from .probe import summary_lines
+
+            stored = self.baseline.groups if self.baseline is not None else {}
+            mec = self.option("min_effect_change").value
+            self._probe = summary_lines(
+                self.ordered_group_records(), stored, seed=int(self.option("seed").value),
+                model=str(self.model.value), min_effect_change=mec,
+            )
+        return self._probe
+
+    def probe_lines(self) -> list[str]:
+        return self.probe()[0]
+
+    def probe_blocks(self) -> bool:
+        """Effect or position-bias changes block only under --toolselect-min-effect-change."""
+        if not self.group_records or self.flag("update_baseline"):
+            return False
+        comparison = self.probe()[2]
+        return bool(comparison and comparison.get("blocking"))
+
+    def write_json(self) -> None:
+        """--toolselect-json: the tool_preference.v1 document of this run's groups."""
+        resolved = self.option("json")
+        if resolved.value is None or self.is_worker or not self.group_records:
+            return
+        from .baseline import write
+        from .probe import load_groups
+        from .report.preference import build_document
+
+        records = self.ordered_group_records()
+        summary = self.probe()[1]
+        calls = [c for r in records for c in r["calls"]]
+        document = build_document(calls, summary, load_groups(records),
+                                  max_tokens=int(self.option("max_tokens").value), reps=self.reps,
+                                  subject=self.subject)
+        write(self.resolve_path(resolved), document)
+
+    def dry_run(self, items: Sequence[pytest.Item]) -> None:
+        """Count items and calls (and estimate the cost where the model is priced); no call."""
+        from .report.preference import dry_run_lines
+
+        groups = [item.group for item in items if getattr(item, "group", None) is not None]
+        cases = [item for item in items if case_of(item) is not None]
+        lines = [f"selection cases: {len(cases)} items, {len(cases) * self.reps} calls "
+                 f"({self.reps} reps)"]
+        if groups:
+            from .preference import dry_run
+            from .probe import resolve
+
+            prices = self._per_mtok_prices()
+            resolved = []
+            for group in groups:
+                try:
+                    resolved.append(resolve(self, group))
+                except ToolselectError:
+                    resolved.append(group)  # its references count at an estimated size
+            lines.extend(dry_run_lines(dry_run(resolved, self.reps, prices=prices)))
+        self.dry_run_lines = lines
+
+    def _per_mtok_prices(self) -> dict[str, float] | None:
+        model = str(self.model.value)
+        if model.startswith("local/"):
+            return {"input_per_mtok": 0.0, "output_per_mtok": 0.0}
+        from .providers import price_per_token
+
+        price = price_per_token(model, self.config.prices)
+        if price is None:
+            return None
+        return {"input_per_mtok": price["input"] * 1e6, "output_per_mtok": price["output"] * 1e6}
 
     def summary_input(self) -> dict[str, Any]:
         """Everything the terminal summary needs, as plain data."""
@@ -539,12 +636,14 @@ class RunSession:
         from .baseline import build, write
 
         path = self.baseline_path
-        if path is None or self.is_worker or not self.records:
+        if path is None or self.is_worker or not (self.records or self.group_records):
             return
         if self.baseline is not None and not self.flag("update_baseline"):
             return
         document = build(self.subject, self.ordered_records(), self.baseline,
                          self.gone_cases(args) if self.baseline is not None else (),
-                         history=int(self.option("history").value))
+                         history=int(self.option("history").value),
+                         group_entries={r["nodeid"]: r["entry"] for r in self.group_records.values()
+                                        if r.get("entry")})
         write(path, document)
         self.baseline_written = path
