@@ -512,7 +512,7 @@ def test_lines_have_the_reference_shape() -> None:
     assert "left out of the summary: 1 error" in text and "3 not run (cost cap)" in text
     assert "partial groups, summarized from the cells that ran" in text and "G09 (21/22 cells)" in text
     assert "by domain:" in text and "  docs: 10 pair groups, 0 controls" in text
-    assert "  chat: 0 pair groups, 1 control" in text
+    assert "domains with one group (not sliced): chat" in text
 
 
 def test_the_document_validates_against_its_schema() -> None:

@@ -94,7 +94,13 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
     domains = {d: part for d, part in (summary.get("by_domain") or {}).items() if part["n_scored"]}
     # one domain covering every group would only repeat the lines above
     if len(domains) > 1 or any(p["n_groups"] < summary["n_groups"] for p in domains.values()):
-        yield "by domain:"
+        # a CI over one group is no CI: those domains are named, not sliced
+        single = [d for d, part in domains.items() if part["n_groups"] < 2]
+        domains = {d: part for d, part in domains.items() if part["n_groups"] >= 2}
+        if domains:
+            yield "by domain:"
+        if single:
+            yield f"domains with one group (not sliced): {', '.join(single)}"
         for domain, part in domains.items():
             yield (f"  {domain}: {_plural(part['n_pair_groups'], 'pair group')}, "
                    f"{_plural(part['n_control_groups'], 'control')}")
