@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -21,14 +21,28 @@ if TYPE_CHECKING:
 
 def label_item(item: pytest.Item, case: Case) -> None:
     """category, intent and tags select with -k and (registered) -m markers."""
-    for label in (case.category, case.intent, *case.tags):
+    add_labels(item, (case.category, case.intent, *case.tags))
+
+
+def add_labels(item: pytest.Item, labels: Iterable[str | None]) -> None:
+    for label in labels:
         if label:
-            item.config.addinivalue_line("markers", f"{label}: toolselect case label")
+            item.config.addinivalue_line("markers", f"{label}: toolselect label")
             item.add_marker(label)
             item.extra_keyword_matches.add(label)
 
 
-class CaseFile(pytest.File):
+class _PlainErrors:
+    """The plugin's own errors show as their message: a traceback through it adds nothing."""
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException],
+                     style: Any = None) -> str | TerminalRepr:
+        if isinstance(excinfo.value, (CaseFailed, ToolselectError)):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)  # type: ignore[misc, no-any-return]
+
+
+class CaseFile(_PlainErrors, pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         from .cases import load_case_file
 
@@ -37,13 +51,9 @@ class CaseFile(pytest.File):
         for case in case_file.cases:
             yield CaseItem.from_parent(self, name=case.id, case=case)
 
-    def repr_failure(self, excinfo: ExceptionInfo[BaseException]) -> str | TerminalRepr:
-        if isinstance(excinfo.value, ToolselectError):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
 
 
-class CaseItem(pytest.Item):
+class CaseItem(_PlainErrors, pytest.Item):
     def __init__(self, *, case: Case, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
@@ -55,18 +65,13 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         conclude_case(self, self.case)
 
-    def repr_failure(self, excinfo: ExceptionInfo[BaseException],
-                     style: Any = None) -> str | TerminalRepr:
-        if isinstance(excinfo.value, (CaseFailed, ToolselectError)):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         line = self.case.line - 1 if self.case.line else None
         return self.path, line, f"toolselect case {self.case.id}"
 
 
-class GroupsFile(pytest.File):
+class GroupsFile(_PlainErrors, pytest.File):
     """A tool_preference_groups.v1 file: one GroupItem per group."""
 
     def collect(self) -> Iterator[pytest.Item]:
@@ -75,23 +80,15 @@ class GroupsFile(pytest.File):
         for group in load_groups_file(self.path):
             yield GroupItem.from_parent(self, name=group.id, group=group)
 
-    def repr_failure(self, excinfo: ExceptionInfo[BaseException]) -> str | TerminalRepr:
-        if isinstance(excinfo.value, ToolselectError):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
 
 
-class GroupItem(pytest.Item):
+class GroupItem(_PlainErrors, pytest.Item):
     """A preference group: all its cells x reps; fails only when a control starts over-calling."""
 
     def __init__(self, *, group: Group, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.group = group
-        for label in ("preference", "control" if group.is_control else "pair", group.domain):
-            if label:
-                self.config.addinivalue_line("markers", f"{label}: toolselect group label")
-                self.add_marker(label)
-                self.extra_keyword_matches.add(label)
+        add_labels(self, ("preference", "control" if group.is_control else "pair", group.domain))
 
     def setup(self) -> None:
         from .probe import group_record
@@ -119,11 +116,6 @@ class GroupItem(pytest.Item):
         if rec["verdict"] == "regression" and not session.flag("update_baseline"):
             raise CaseFailed(regression_text(rec, session.baseline_group(self.nodeid)))
 
-    def repr_failure(self, excinfo: ExceptionInfo[BaseException],
-                     style: Any = None) -> str | TerminalRepr:
-        if isinstance(excinfo.value, (CaseFailed, ToolselectError)):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
         line = self.group.line - 1 if self.group.line else None
