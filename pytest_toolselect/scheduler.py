@@ -12,12 +12,18 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import contextvars
+import heapq
+import itertools
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+
+#: the submitting order of the job a call belongs to (calls outside a job go last)
+_TICKET: contextvars.ContextVar[int] = contextvars.ContextVar("toolselect_ticket", default=1 << 62)
 
 
 class Stopped(Exception):
@@ -86,32 +92,60 @@ class Scheduler:
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="toolselect-calls", daemon=True)
+        self._free = self.concurrency
+        self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._order = itertools.count()
         self._thread.start()
         self._ready.wait()
-        self._slots = asyncio.run_coroutine_threadsafe(self._make_slots(), self._loop).result()
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
         self._loop.call_soon(self._ready.set)
         self._loop.run_forever()
 
-    async def _make_slots(self) -> asyncio.Semaphore:
-        return asyncio.Semaphore(self.concurrency)
-
     @property
     def stopped(self) -> bool:
         return self._stopped
 
     def submit(self, job: Callable[[], Awaitable[T]]) -> concurrent.futures.Future[T]:
-        """Run job() on the scheduler's loop; the future carries its result or error."""
-        future = asyncio.run_coroutine_threadsafe(self._guarded(job), self._loop)
+        """Run job() on the scheduler's loop; the future carries its result or error.
+
+        Jobs take call slots in the order they were submitted (pytest's item order),
+        whatever order their own preparation (tool discovery) finishes in: with -x the
+        calls made before the stop are those of the first items, not of random ones.
+        """
+        ticket = len(self._futures)
+        future = asyncio.run_coroutine_threadsafe(self._guarded(job, ticket), self._loop)
         self._futures.append(future)
         return future
 
-    async def _guarded(self, job: Callable[[], Awaitable[T]]) -> T:
+    async def _guarded(self, job: Callable[[], Awaitable[T]], ticket: int) -> T:
         if self._stopped:
             raise Stopped("the run stopped before this case started")
+        _TICKET.set(ticket)  # copied into the job's child tasks, read by call()
         return await job()
+
+    async def _acquire(self) -> None:
+        """Take a call slot; waiters are served lowest ticket first."""
+        if self._free > 0 and not self._waiting:
+            self._free -= 1
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiting, (_TICKET.get(), next(self._order), waiter))
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self._release()  # handed a slot as it was cancelled: pass it on
+            raise
+
+    def _release(self) -> None:
+        while self._waiting:
+            _, _, waiter = heapq.heappop(self._waiting)
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._free += 1
 
     async def call(self, make: Callable[[], Awaitable[T]], tokens: int = 0,
                    before: Callable[[], None] | None = None) -> T:
@@ -120,7 +154,8 @@ class Scheduler:
         `before` runs once the slot is taken (the cost cap check: calls that already
         hold a slot are in flight and finish; the rest never start).
         """
-        async with self._slots:
+        await self._acquire()
+        try:
             if self._stopped:
                 raise Stopped("the run stopped before this call started")
             await self.limiter.acquire(tokens)
@@ -133,6 +168,8 @@ class Scheduler:
                 return await make()
             finally:
                 self.in_flight -= 1
+        finally:
+            self._release()
 
     def stop(self) -> None:
         """Start no new call, and cancel the jobs still waiting (-x, Ctrl-C, session end)."""

@@ -121,3 +121,29 @@ def test_a_cap_check_that_refuses_stops_the_call_before_it_starts() -> None:
             scheduler.submit(job).result(5)
     finally:
         scheduler.close()
+
+
+def test_calls_take_slots_in_submission_order_whatever_finishes_preparing_first() -> None:
+    scheduler = Scheduler(concurrency=1)
+    started: list[int] = []
+    try:
+        async def job(n: int) -> None:
+            # later jobs finish their preparation first (as tool discovery may)
+            await asyncio.sleep(0.002 * (10 - n))
+
+            async def call() -> None:
+                started.append(n)
+                await asyncio.sleep(0.01)
+            await scheduler.call(call)
+
+        async def hold() -> None:
+            await scheduler.call(lambda: asyncio.sleep(0.1))  # every job queues behind this
+
+        first = scheduler.submit(hold)
+        futures = [scheduler.submit(lambda n=n: job(n)) for n in range(10)]
+        first.result(5)
+        for future in futures:
+            future.result(5)
+        assert started == list(range(10))
+    finally:
+        scheduler.close()
