@@ -110,6 +110,9 @@ class RunSession:
         self.pytest_session: pytest.Session | None = None
         #: what --toolselect-dry-run found (the run then makes no call)
         self.dry_run_lines: list[str] = []
+        #: items whose work was handed to the scheduler (each once)
+        self._prefetched: set[str] = set()
+        self._prefetched_all = False
         self._probe: tuple[list[str], dict[str, Any], dict[str, Any] | None] | None = None
 
     # settings -----------------------------------------------------------------
@@ -362,10 +365,16 @@ class RunSession:
         session = current.session
         upcoming = queued_items(self.pytest_config, session.items) if self.is_worker else None
         if upcoming is None:
+            # serial: every item from here on is due in this process; hand them over once
+            if self._prefetched_all:
+                return
+            self._prefetched_all = True
             items = session.items
             start = items.index(current) if current in items else 0
             upcoming = items[start:]
-        self.runner.prefetch(job for job in map(self.job_for, upcoming) if job is not None)
+        fresh = [item for item in upcoming if item.nodeid not in self._prefetched]
+        self._prefetched.update(item.nodeid for item in fresh)
+        self.runner.prefetch(job for job in map(self.job_for, fresh) if job is not None)
 
     def job_for(self, item: pytest.Item) -> tuple[str, Any] | None:
         """The work an item waits for (a case's reps or a group's cells), or None."""

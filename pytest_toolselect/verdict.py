@@ -68,12 +68,12 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
     rec = session.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
     item.stash[RECORD] = rec
     outcome = session.outcome(rec["verdict"])
-    text = "\n".join(describe(rec))
     if outcome == "failed":
-        raise CaseFailed(text)
+        raise CaseFailed("\n".join(describe(rec)))
     if outcome == "xfailed":
         pytest.xfail(_xfail_reason(rec))
     if outcome == "warned":
+        text = "\n".join(describe(rec))
         warnings.warn(ToolselectFlakyWarning(f"{item.nodeid}: {text}"), stacklevel=1)
 
 
