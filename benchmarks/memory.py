@@ -1,0 +1,98 @@
+"""Memory: peak RSS of the pytest process for 5,000 local/bm25 cases.
+
+Each run is a real ``python -m pytest -q`` subprocess, started from a small
+intermediate process that reports ``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``
+once it has exited (so each figure is that run's own peak, not the largest so
+far). For scale, the same is measured for 5,000 trivial pytest tests and for a
+one-case run. Target: under 400 MB for the 5,000 cases.
+
+    python benchmarks/memory.py [--cases 5000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from _common import (
+    QUIET_PLUGINS,
+    bench_env,
+    load_line,
+    table,
+    tempdir,
+    verdict,
+    write_cases,
+    write_config,
+    write_tools_file,
+)
+
+TARGET_MB = 400.0
+PER_FILE = 250
+
+#: runs pytest and prints its peak RSS in KiB (ru_maxrss is KiB on Linux, bytes on macOS)
+PEAK = """
+import resource, subprocess, sys
+proc = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+if sys.platform == "darwin":
+    peak //= 1024
+sys.stderr.write(proc.stdout[-3000:] if proc.returncode else "")
+print(proc.returncode, peak, proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "")
+"""
+
+
+def peak_mb(root: Path) -> tuple[float, str]:
+    cmd = [sys.executable, "-c", PEAK, sys.executable, "-m", "pytest", *QUIET_PLUGINS, "-q",
+           "-p", "no:cacheprovider"]
+    out = subprocess.run(cmd, cwd=root, env=bench_env(), capture_output=True, text=True, check=True)
+    rc, kib, last = out.stdout.strip().split(" ", 2)
+    if rc != "0":
+        raise SystemExit(f"pytest exited {rc} in {root}: {last}\n{out.stderr}")
+    return int(kib) / 1024, last
+
+
+def make_cases(root: Path, n: int) -> None:
+    tools = write_tools_file(root)
+    write_config(root, f"servers:\n  registry: {{tools_file: {tools}}}\nmodel: local/bm25\n")
+    write_cases(root, n, per_file=min(n, PER_FILE))
+
+
+def make_tests(root: Path, n: int) -> None:
+    for start in range(0, n, PER_FILE):
+        body = "".join(f"def test_{i:05d}():\n    pass\n\n\n" for i in range(start, min(n, start + PER_FILE)))
+        (root / f"test_plain_{start // PER_FILE:03d}.py").write_text(body, encoding="utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=5000)
+    opts = parser.parse_args()
+    n = opts.cases
+    rows = []
+    figures = {}
+    with tempdir("memory") as tmp:
+        base = Path(tmp)
+        for label, make, size in [("1 local/bm25 case", make_cases, 1),
+                                  (f"{n:,} local/bm25 cases", make_cases, n),
+                                  (f"{n:,} trivial tests", make_tests, n)]:
+            root = base / label.replace(" ", "_").replace(",", "").replace("/", "_")
+            root.mkdir()
+            make(root, size)
+            mb, last = peak_mb(root)
+            figures[label] = round(mb, 1)
+            rows.append([label, f"{mb:.0f}", last])
+    main_mb = figures[f"{n:,} local/bm25 cases"]
+    print(f"memory: peak RSS of the pytest process (MB = MiB), {n:,} cases with local/bm25")
+    print(load_line())
+    print(table(rows, ["run", "peak RSS MB", "pytest's last line"]))
+    print(f"{n:,} cases: {main_mb:.0f} MB  target < {TARGET_MB:.0f} MB  {verdict(main_mb < TARGET_MB)}")
+    per_case_kb = (main_mb - figures["1 local/bm25 case"]) * 1024 / (n - 1)
+    print(f"growth per case beyond the one-case run: {per_case_kb:.1f} KB")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()

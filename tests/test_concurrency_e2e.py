@@ -1,0 +1,124 @@
+"""Calls run ahead of their items on a bounded scheduler: behaviour end to end, not timing.
+
+A real SDK (anthropic) is pointed at the fake API, which holds each reply for a
+while and counts the calls in flight. The SDK is imported here, before pytester
+snapshots sys.modules: its in-process runs may not import it afresh.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from typing import Any
+
+import anthropic  # noqa: F401
+import pytest
+from conftest import FIND, OFFICERS, Project, case
+from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
+
+KEY = "sk-ant-api03-concurrency-0000000000000000"
+MODEL = "anthropic/claude-test"
+PRICES = {MODEL: {"input_per_mtok": 1.0, "output_per_mtok": 2.0}}
+
+
+def _question(body: Any) -> str:
+    return json.dumps(body.get("messages")) if isinstance(body, dict) else ""
+
+
+def _right(body: Any, delay: float = 0.0) -> Reply:
+    """The right first turn for FIND and OFFICERS questions."""
+    if "directors" in _question(body):
+        return Reply(tool_calls=[("list_officers", {"company_number": "01234567"})], delay=delay)
+    return Reply(tool_calls=[("find_company", {"name": "Acme Widgets"})], delay=delay)
+
+
+@pytest.fixture
+def api_project(project: Project, fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> Project:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    project.config(model=MODEL, api_base=fake_api.url, retry_backoff=0, prices=PRICES)
+    return project
+
+
+def test_never_more_than_n_calls_in_flight(api_project: Project, fake_api: FakeAPI) -> None:
+    fake_api.handler = lambda body: _right(body, delay=0.2)
+    api_project.cases([case(f"c{n:02d}", FIND[1], FIND[2]) for n in range(20)])
+    result = api_project.pytester.runpytest("--toolselect-concurrency=4")
+    result.assert_outcomes(passed=20)
+    assert len(fake_api.requests) == 20
+    # the calls did overlap (run ahead of the items), and never beyond the bound
+    assert fake_api.max_in_flight == 4
+
+
+def test_exitfirst_stops_new_calls(api_project: Project, fake_api: FakeAPI) -> None:
+    def answer(body: Any) -> Reply:
+        if "directors" in _question(body):  # the first case: a wrong first turn
+            return Reply(tool_calls=[("find_company", {"name": "Acme"})], delay=0.2)
+        return _right(body, delay=0.2)
+
+    fake_api.handler = answer
+    cases = [case("first", OFFICERS[1], OFFICERS[2])]
+    cases += [case(f"c{n:02d}", FIND[1], FIND[2]) for n in range(29)]
+    api_project.cases(cases)
+    started = time.monotonic()
+    result = api_project.pytester.runpytest("-x", "--toolselect-concurrency=2")
+    elapsed = time.monotonic() - started
+    result.assert_outcomes(failed=1)
+    assert result.ret == 1
+    # the first call fails the run; only the calls already in flight (or taking their
+    # slot as it ended) reach the server, not the 30 a run to the end would make
+    assert len(fake_api.requests) <= 6, len(fake_api.requests)
+    # 30 calls two at a time would take 3 s; stopping promptly takes a fraction of that
+    assert elapsed < 2.5, elapsed
+
+
+def test_items_report_in_pytest_order_when_later_calls_answer_first(
+        api_project: Project, fake_api: FakeAPI) -> None:
+    n = 8
+    answered: list[str] = []
+    lock = threading.Lock()
+
+    def answer(body: Any) -> Reply:
+        index = int(re.search(r"number (\d+)", _question(body)).group(1))  # type: ignore[union-attr]
+        time.sleep(0.1 + 0.15 * (n - index))  # earlier questions are slower
+        with lock:
+            answered.append(f"c{index}")
+        return _right(body)
+
+    fake_api.handler = answer
+    ids = [f"c{i}" for i in range(n)]
+    api_project.cases([case(f"c{i}", f"Find the company register number {i} for Acme Widgets",
+                            ["find_company"]) for i in range(n)])
+    result = api_project.pytester.runpytest("-v", "-p", "no:randomly", f"--toolselect-concurrency={n}")
+    result.assert_outcomes(passed=n)
+    # the server answered the later cases first ...
+    assert answered == list(reversed(ids))
+    # ... and pytest still reports the items in the case file's order
+    reported = re.findall(r"registry\.toolselect\.yaml::(c\d+) PASSED", result.stdout.str())
+    assert reported == ids
+
+
+def test_two_workers_share_one_response_cache(api_project: Project, fake_api: FakeAPI) -> None:
+    fake_api.handler = lambda body: _right(body, delay=0.05)
+    cases = []
+    for n in range(12):
+        cases += [case(f"find{n}", f"{FIND[1]} number {n}", FIND[2]),
+                  case(f"officers{n}", f"{OFFICERS[1]} (ask {n})", OFFICERS[2])]
+    api_project.cases(cases)
+    args = ("-n", "2", "--toolselect-cache=responses.sqlite", "--toolselect-concurrency=4")
+
+    first = api_project.pytester.runpytest_subprocess(*args)
+    first.assert_outcomes(passed=24)
+    assert "2 workers" in first.stdout.str()
+    first.stdout.fnmatch_lines(["*response cache: 0 hits, 24 misses*"])
+    # each question reached the server exactly once, whichever worker asked it
+    asked = sorted(_question(r.body) for r in fake_api.requests)
+    assert len(asked) == 24 and len(set(asked)) == 24
+
+    # both workers read what both wrote: nothing is asked again
+    fake_api.requests.clear()
+    second = api_project.pytester.runpytest_subprocess(*args)
+    second.assert_outcomes(passed=24)
+    second.stdout.fnmatch_lines(["*response cache: 24 hits, 0 misses*"])
+    assert fake_api.requests == []
