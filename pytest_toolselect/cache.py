@@ -26,6 +26,7 @@ import json
 import os
 import re
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
@@ -71,6 +72,10 @@ def check_mode(mode: str) -> str:
     hint = f"did you mean {guess!r}? " if guess else ""
     raise ToolselectError(f"unknown cache mode {mode!r}",
                           fix=f"{hint}the cache modes are: {', '.join(MODES)}")
+
+
+class _Busy(ToolselectError):
+    """Another process holds the cache file's lock (opening is tried again for a while)."""
 
 
 class CacheMiss(ToolselectError):
@@ -197,7 +202,6 @@ class ResponseCache:
         self._conn = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        import sqlite3
 
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -205,6 +209,20 @@ class ResponseCache:
             raise ToolselectError(
                 f"cannot create the cache's folder {self.path.parent}: {exc.strerror or exc}",
                 file=self.path, fix="choose a writable cache path") from None
+        # several xdist workers opening a new file at once: switching it to WAL needs a lock
+        # the busy timeout does not wait for, so a busy open is tried again for a while
+        deadline = time.monotonic() + _BUSY_TIMEOUT_S
+        while True:
+            try:
+                return self._connect()
+            except _Busy:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+
+    def _connect(self) -> sqlite3.Connection:
+        import sqlite3
+
         conn = None
         try:
             # autocommit (isolation_level=None): each statement is its own short transaction,
@@ -216,7 +234,8 @@ class ResponseCache:
                 # WAL: readers never wait for a writer, and writers from other processes
                 # queue on busy_timeout instead of failing; replay never writes, so it
                 # leaves the file's journal mode as recorded
-                conn.execute("PRAGMA journal_mode = WAL")
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")  # safe under WAL, and fast
                 conn.execute("CREATE TABLE IF NOT EXISTS responses ("
                              "key TEXT PRIMARY KEY, model TEXT NOT NULL, turn TEXT NOT NULL, "
@@ -226,7 +245,11 @@ class ResponseCache:
         except sqlite3.Error as exc:
             if conn is not None:
                 conn.close()
-            raise self._error(exc) from None
+            error = self._error(exc)
+            low = str(exc).lower()
+            if "locked" in low or "busy" in low:
+                raise _Busy(error.message, file=error.file, fix=error.fix) from None
+            raise error from None
         return conn
 
     def _error(self, exc: Exception) -> ToolselectError:

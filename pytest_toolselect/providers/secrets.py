@@ -15,7 +15,13 @@ _SECRET_SHAPES = re.compile(r"\b(sk|rk|pk)-[A-Za-z0-9_\-]{6,}|(?<=Bearer )[A-Za-
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """The text with every key we know of (and anything shaped like one) masked."""
     known = [s for s in secrets if s and len(s) >= 6]
-    known += [v for k, v in os.environ.items() if _SECRET_ENV.search(k.upper()) and len(v) >= 6]
+    # list() then get(): pytest's main thread sets and deletes variables (PYTEST_CURRENT_TEST)
+    # while calls run on the scheduler's thread, and iterating items() would race with it
+    for name in list(os.environ):
+        if _SECRET_ENV.search(name.upper()):
+            value = os.environ.get(name)
+            if value and len(value) >= 6:
+                known.append(value)
     for secret in sorted(set(known), key=len, reverse=True):
         text = text.replace(secret, "***")
     return _SECRET_SHAPES.sub("***", text)
