@@ -155,6 +155,16 @@ class SessionHooks:
         self.session.pytest_session = session
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        # only for plain `-n` (dist load) in a run that uses toolselect: keep each worker's
+        # queue about twice its call concurrency deep so its calls can run ahead
+        if config.getvalue("dist") != "load" or not self.session.in_use():
+            return None
+        from .xdist_schedule import DeepLoadScheduling
+
+        return DeepLoadScheduling(config, log, depth=2 * int(self.session.option("concurrency").value))
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self.session.collected.update(node.workeroutput.get(COLLECTED_KEY, []))
 

@@ -122,3 +122,15 @@ def test_two_workers_share_one_response_cache(api_project: Project, fake_api: Fa
     second.assert_outcomes(passed=24)
     second.stdout.fnmatch_lines(["*response cache: 24 hits, 0 misses*"])
     assert fake_api.requests == []
+
+
+def test_each_xdist_worker_gets_enough_items_to_fill_its_calls(api_project: Project,
+                                                              fake_api: FakeAPI) -> None:
+    # xdist's own scheduler would hand each worker 2 of these 20 items at first, and
+    # refill slowly: the plugin's scheduler keeps each worker's queue deep enough
+    fake_api.handler = lambda body: _right(body, delay=0.4)
+    api_project.cases([case(f"c{n:02d}", FIND[1], FIND[2]) for n in range(20)])
+    result = api_project.pytester.runpytest_subprocess("-n", "2", "--toolselect-concurrency=4")
+    result.assert_outcomes(passed=20)
+    assert len(fake_api.requests) == 20
+    assert fake_api.max_in_flight == 8
