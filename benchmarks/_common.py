@@ -24,22 +24,8 @@ TESTS = REPO / "tests"
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))  # fakeapi.py and servers/ live there
 
-#: a small registry of tools (the same shapes as the test suite's)
-TOOLS: list[dict[str, Any]] = [
-    {"name": "find_company",
-     "description": "Search the company register by company name; returns matching companies "
-                    "with their company numbers.",
-     "inputSchema": {"type": "object", "properties": {"name": {"type": "string"}},
-                     "required": ["name"]}},
-    {"name": "list_officers",
-     "description": "List the officers of a company (directors and secretaries) by company number.",
-     "inputSchema": {"type": "object", "properties": {"company_number": {"type": "string"}},
-                     "required": ["company_number"]}},
-    {"name": "lookup_vat",
-     "description": "Check a VAT registration number and return the business registered under it.",
-     "inputSchema": {"type": "object", "properties": {"vat_number": {"type": "string"}},
-                     "required": ["vat_number"]}},
-]
+#: a small registry of tools: the test suite's own
+from conftest import REGISTRY_TOOLS as TOOLS  # noqa: E402
 
 #: questions local/bm25 answers with find_company / list_officers / nothing
 QUESTIONS = [
