@@ -156,3 +156,10 @@ def table(rows: Sequence[Sequence[Any]], header: Sequence[str]) -> str:
 
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
+
+
+def make_tests(root: Path, n: int, per_file: int = 100) -> None:
+    """n trivial tests, per_file to a file: the yardstick beside n cases."""
+    for start in range(0, n, per_file):
+        body = "".join(f"def test_{i:05d}():\n    pass\n\n\n" for i in range(start, min(n, start + per_file)))
+        (root / f"test_plain_{start // per_file:03d}.py").write_text(body, encoding="utf-8")

@@ -23,6 +23,7 @@ from _common import (
     bench_env,
     check,
     load_line,
+    make_tests,
     median,
     run_pytest,
     table,
@@ -42,12 +43,6 @@ def make_cases(root: Path, n: int) -> None:
     # the default model is local/bm25; naming it keeps the run explicit
     write_config(root, f"servers:\n  registry: {{tools_file: {tools}}}\nmodel: local/bm25\n")
     write_cases(root, n, per_file=PER_FILE)
-
-
-def make_tests(root: Path, n: int) -> None:
-    for start in range(0, n, PER_FILE):
-        body = "".join(f"def test_{i:05d}():\n    pass\n\n\n" for i in range(start, min(n, start + PER_FILE)))
-        (root / f"test_plain_{start // PER_FILE:03d}.py").write_text(body, encoding="utf-8")
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ from _common import (
     QUIET_PLUGINS,
     bench_env,
     load_line,
+    make_tests,
     table,
     tempdir,
     verdict,
@@ -60,10 +61,8 @@ def make_cases(root: Path, n: int) -> None:
     write_cases(root, n, per_file=min(n, PER_FILE))
 
 
-def make_tests(root: Path, n: int) -> None:
-    for start in range(0, n, PER_FILE):
-        body = "".join(f"def test_{i:05d}():\n    pass\n\n\n" for i in range(start, min(n, start + PER_FILE)))
-        (root / f"test_plain_{start // PER_FILE:03d}.py").write_text(body, encoding="utf-8")
+def make_trivial(root: Path, n: int) -> None:
+    make_tests(root, n, per_file=PER_FILE)
 
 
 def main() -> None:
@@ -77,7 +76,7 @@ def main() -> None:
         base = Path(tmp)
         for label, make, size in [("1 local/bm25 case", make_cases, 1),
                                   (f"{n:,} local/bm25 cases", make_cases, n),
-                                  (f"{n:,} trivial tests", make_tests, n)]:
+                                  (f"{n:,} trivial tests", make_trivial, n)]:
             root = base / label.replace(" ", "_").replace(",", "").replace("/", "_")
             root.mkdir()
             make(root, size)

@@ -111,6 +111,30 @@ OUT_OF_SCOPE = ("weather", "What will the weather be like in Paris tomorrow?", [
 WRONG = ("wrong", "Find the company register entry with the people running Acme", ["list_officers"])
 
 
+#: a conftest for pytester runs: a model that follows plan.json, for each question the
+#: tool it calls on each rep (rep n uses entry n modulo the plan's length)
+PLANNED = '''
+import json
+from pathlib import Path
+from pytest_toolselect.providers import Turn
+from pytest_toolselect.tools import ToolCall
+
+class Planned:
+    model = "script/planned"
+
+    def subject(self):
+        return {"provider": "script", "model": self.model}
+
+    async def first_turn(self, request):
+        plan = json.loads(Path("plan.json").read_text())[request.question]
+        return Turn(calls=(ToolCall(plan[request.rep % len(plan)], {}),))
+
+def pytest_toolselect_provider(model, config):
+    if model == "script/planned":
+        return Planned()
+'''
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
     # hypothesis's plugin imports all of hypothesis in every inner run's summary (~2 s)

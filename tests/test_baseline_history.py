@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIND, Project, case
+from conftest import FIND, PLANNED, Project, case
 
 from pytest_toolselect.baseline import Baseline, build, load, merged_history, write
 from pytest_toolselect.errors import ToolselectError
@@ -143,26 +143,6 @@ def test_a_malformed_history_is_refused(tmp_path: Path, history: list[Any], mess
 # -- end to end ----------------------------------------------------------------------------------
 
 # a model that follows a plan file: for each question, the tool it calls on each rep
-PLANNED = '''
-import json
-from pathlib import Path
-from pytest_toolselect.providers import Turn
-from pytest_toolselect.tools import ToolCall
-
-class Planned:
-    model = "script/planned"
-
-    def subject(self):
-        return {"provider": "script", "model": self.model}
-
-    async def first_turn(self, request):
-        plan = json.loads(Path("plan.json").read_text())[request.question]
-        return Turn(calls=(ToolCall(plan[request.rep % len(plan)], {}),))
-
-def pytest_toolselect_provider(model, config):
-    if model == "script/planned":
-        return Planned()
-'''
 
 RIGHT, WRONG_TOOL = "find_company", "list_officers"
 

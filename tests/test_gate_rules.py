@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIND, Project, case
+from conftest import FIND, PLANNED, Project, case
 
 from pytest_toolselect import gate
 from pytest_toolselect.options import BY_NAME
@@ -172,26 +172,6 @@ def test_a_suite_drop_blocks_only_under_the_flag() -> None:
 
 # -- end to end ------------------------------------------------------------------------------------
 
-PLANNED = '''
-import json
-from pathlib import Path
-from pytest_toolselect.providers import Turn
-from pytest_toolselect.tools import ToolCall
-
-class Planned:
-    model = "script/planned"
-
-    def subject(self):
-        return {"provider": "script", "model": self.model}
-
-    async def first_turn(self, request):
-        plan = json.loads(Path("plan.json").read_text())[request.question]
-        return Turn(calls=(ToolCall(plan[request.rep % len(plan)], {}),))
-
-def pytest_toolselect_provider(model, config):
-    if model == "script/planned":
-        return Planned()
-'''
 SUBJECT = {"provider": "script", "model": "script/planned", "system_hash": None}
 
 
