@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .atomic import write_text
 from .errors import ToolselectError
 from .gate import DEFAULT_HISTORY
 
@@ -35,32 +33,91 @@ class Baseline:
     existed: bool = True
 
 
+#: a baseline is written by the plugin, so it may be far larger than a hand-written file
+#: (about 600 bytes per case); past this it is refused before it is read
+MAX_BYTES = 256 * 1024 * 1024
+#: counts no run of the gate comes near; larger ones are hand edits or corruption
+MAX_REPS = 1_000_000
+_RESTORE = "restore it from version control, or delete it to record a new one"
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of two equal keys; in a baseline that hides a corrupted merge
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
 def load(path: Path) -> Baseline | None:
     """The baseline at path, or None when there is no file yet.
 
     A file that exists but cannot be read as a complete baseline is refused, never
     re-recorded over: losing a team's baseline silently would un-gate every case.
     """
+    from .sourcemap import read_text
+
     try:
-        raw = path.read_bytes()
+        path.stat()
     except FileNotFoundError:
         return None
     except OSError as e:
-        raise ToolselectError(f"cannot read the baseline: {e.strerror}", file=path) from None
+        raise ToolselectError(f"cannot read the baseline: {e.strerror or e}", file=path,
+                              fix="check that it is a readable file") from None
     try:
-        data = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        text = read_text(path, what="baseline", max_bytes=MAX_BYTES)
+    except ToolselectError as e:
+        # binary, not UTF-8, unreadable or huge: the same story as broken JSON
+        raise ToolselectError(f"{e.message}; it may be corrupted", file=path, line=e.line,
+                              fix=_RESTORE) from None
+    try:
+        # the C parser: a baseline of thousands of cases loads in milliseconds
+        data = json.loads(text, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as e:
+        msg = e.msg.removesuffix(" at")  # "Invalid control character at"
         raise ToolselectError(
-            f"the baseline is not valid JSON ({e}); it may be truncated or corrupted",
-            file=path,
-            fix="restore it from version control, or delete it to record a new one",
+            f"the baseline is not valid JSON ({msg} at line {e.lineno}, column {e.colno}); "
+            "it may be truncated or corrupted", file=path, fix=_RESTORE,
         ) from None
-    _validate(data, path)
+    except _DuplicateKey as e:
+        # the line-aware parser finds the same duplicate, with its line and place
+        raise _malformed(path, text, None, f"the key {e.args[0]!r} appears twice in one object",
+                         adopt=True) from None
+    except RecursionError:
+        # the line-aware parser stops at its depth cap, and says where
+        raise _malformed(path, text, None, "it is nested too deep", adopt=True) from None
+    _validate(data, path, text)
     return Baseline(path=path, subject=data["subject"], cases=data["cases"],
                     groups=data.get("groups", {}))
 
 
-def _validate(data: Any, path: Path) -> None:
+def _malformed(path: Path, text: str, where: tuple[str | int, ...] | None, message: str,
+               adopt: bool = False) -> ToolselectError:
+    """A malformed-baseline error at a JSON path, with its line, found by a second,
+    line-aware parse (slow, but only ever run on a broken file). With ``adopt``, the fault
+    is one that parse stops at too (a duplicate key, deep nesting): its message and line
+    are taken as they are more precise."""
+    from .sourcemap import format_path, parse_text
+
+    line = None
+    try:
+        line = parse_text(text, file=str(path), json_syntax=True).line_of(where or ())
+    except ToolselectError as e:
+        line = e.line
+        if adopt:
+            where = None
+            message = e.message + (f" (at {e.place})" if e.place else "")
+    return ToolselectError(f"the baseline is malformed: {message}", file=path, line=line,
+                           place=format_path(where) if where else None, fix=_RESTORE)
+
+
+def _validate(data: Any, path: Path, text: str) -> None:
     from importlib.resources import files
 
     import jsonschema
@@ -68,27 +125,32 @@ def _validate(data: Any, path: Path) -> None:
     schema = json.loads(files("pytest_toolselect").joinpath("schemas/toolselect_baseline.v1.json")
                         .read_text())
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
-        found = data.get("schema_version") if isinstance(data, dict) else type(data).__name__
+        from .sourcemap import describe
+
+        if not isinstance(data, dict):
+            found = f"its top is {describe(data)}, not a mapping"
+        elif "schema_version" not in data:
+            found = "it has no schema_version"
+        else:
+            found = f"its schema_version is {describe(data['schema_version'])}"
         raise ToolselectError(
-            f"not a {SCHEMA_VERSION} file (schema_version: {found!r})", file=path,
+            f"not a {SCHEMA_VERSION} file: {found}", file=path,
+            place="schema_version" if isinstance(data, dict) else "(top level)",
             fix="point --toolselect-baseline at a baseline this plugin wrote",
         )
     error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
     if error is not None:
-        where = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        raise ToolselectError(
-            f"the baseline is malformed: {error.message}", file=path, place=where.lstrip(".") or None,
-            fix="restore it from version control, or delete it to record a new one",
-        )
+        raise _malformed(path, text, tuple(error.absolute_path), error.message)
     for nodeid, case in data["cases"].items():
         # the schema cannot compare two items; the gate's statistics need passes <= reps
-        for i, (passes, reps) in enumerate(case.get("history", ())):
+        runs = [(("cases", nodeid), case["passes"], case["reps"])]
+        runs += [(("cases", nodeid, "history", i), p, r)
+                 for i, (p, r) in enumerate(case.get("history", ()))]
+        for where, passes, reps in runs:
             if passes > reps:
-                raise ToolselectError(
-                    f"the baseline is malformed: {passes} passes out of {reps} reps",
-                    file=path, place=f"cases.{nodeid}.history[{i}]",
-                    fix="restore it from version control, or delete it to record a new one",
-                )
+                raise _malformed(path, text, where, f"{passes} passes out of {reps} reps")
+            if reps > MAX_REPS:
+                raise _malformed(path, text, where, f"{reps} reps in one run (at most {MAX_REPS})")
 
 
 def subject_mismatch(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
@@ -167,21 +229,7 @@ def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
 
 
 def write(path: Path, document: Mapping[str, Any]) -> None:
-    """Write atomically: a temp file in the same folder, fsync, then os.replace.
-
-    Killed at any point, the file is either the old baseline or the complete new one.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
+    """Write atomically (see atomic.write_text): killed at any point, the file is either
+    the old baseline or the complete new one; two runs writing at once leave one of their
+    two documents; the file keeps the permissions it had."""
+    write_text(path, json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
