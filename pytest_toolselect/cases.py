@@ -5,10 +5,10 @@ from __future__ import annotations
 import fnmatch
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # sourcemap imports only the standard library; yaml and jsonschema load inside its functions
 from .sourcemap import (
@@ -20,6 +20,9 @@ from .sourcemap import (
     load_schema,
     validate,
 )
+
+if TYPE_CHECKING:
+    from .tools import Tool
 
 
 @dataclass(frozen=True)
@@ -303,3 +306,133 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
         source=src.file,
         line=src.line_of(path),
     )
+
+
+# -- against the offered tools ---------------------------------------------------------
+
+
+def check_offered(case: Case, tools: Sequence[Tool]) -> None:
+    """What a case file cannot check alone: the tools it names and the argument paths it
+    matches must exist among the tools its servers offer, else the case can never pass
+    (an expected tool that is not offered) or a check can never fail (a misspelled
+    forbidden tool). Raises ToolselectError naming the case and the fix."""
+    from .errors import ToolselectError, nearest
+
+    offered = {t.name: t for t in tools}
+    names = ", ".join(offered) or "none"
+
+    def error(place: str, message: str, fix: str) -> ToolselectError:
+        return ToolselectError(message, file=case.source or None, line=case.line,
+                               place=f"case {case.id!r}, {place}", fix=fix)
+
+    for i, name in enumerate(case.expect_tool or ()):
+        if name not in offered:
+            near = nearest(name, offered)
+            raise error(
+                f"expect_tool[{i}]",
+                f"expect_tool names {name!r}, which the case's servers do not offer, so the case "
+                "can never pass" + (f"; did you mean {near!r}?" if near else ""),
+                f"write one of the offered tools: {names}",
+            )
+    for i, name in enumerate(case.forbid_tools):
+        # a forbidden name that is not offered may be deliberate (a tool a model might invent);
+        # one a letter away from an offered tool is a typo that disables the check
+        near = nearest(name, offered) if name not in offered else None
+        if near:
+            raise error(f"forbid_tools[{i}]",
+                        f"forbid_tools names {name!r}, which is not offered; did you mean {near!r}?",
+                        f"rename it to {near}")
+    targets = [offered[n] for n in case.expect_tool or () if n in offered]
+    for j, m in enumerate(case.expect_args):
+        path = m.get("path")
+        # absent: true on an undeclared argument is a real guard against invented arguments
+        if not targets or not isinstance(path, str) or path == "any" or "absent" in m:
+            continue
+        problems = [_path_problem(t.input_schema, path.split("."), t.input_schema) for t in targets]
+        if all(problems):
+            reason, near = next(p for p in problems if p)
+            tools = ", ".join(t.name for t in targets)
+            raise error(
+                f"expect_args[{j}].path",
+                f"path {path!r} leads to no argument of {tools}: {reason}, so this matcher can never "
+                "hold" + (f"; did you mean {near!r}?" if near else ""),
+                f"write path: {near}" if near else "match an argument the tool declares, or use path: any",
+            )
+
+
+def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ...] = (),
+                  depth: int = 0) -> tuple[str, str | None] | None:
+    """Why a schema-conforming call can never have an argument at ``segments`` (with a
+    likely intended path), or None when it can or the schema cannot tell ($ref cycles,
+    open objects). An argument the schema does not declare is ruled out only when the
+    object is closed (additionalProperties: false) or a declared name is a near miss
+    (company.number for company_number): a matcher on an undeclared argument may be a
+    deliberate check of one a model might invent."""
+    from .matchers import _deref
+
+    if not segments:
+        return None
+    node = _deref(node, root)
+    if node is None or depth > 12:
+        return None
+    lists = [node.get(k) for k in ("anyOf", "oneOf", "allOf")]
+    branches = [b for branch_list in lists if isinstance(branch_list, list) for b in branch_list]
+    if branches:
+        found = [_path_problem(b, segments, root, done, depth + 1) for b in branches]
+        return None if not all(found) else next(f for f in found if f)
+    here = ".".join(done) or "the arguments"
+    props = node.get("properties")
+    problem: tuple[str, str | None] | None = None
+    if isinstance(props, Mapping):
+        # a key may itself hold dots (matchers try the longest key first)
+        for k in range(len(segments), 0, -1):
+            key = ".".join(segments[:k])
+            if key in props:
+                problem = _path_problem(props[key], segments[k:], root, (*done, key), depth + 1)
+                if problem is None:
+                    return None
+        if problem:
+            return problem
+    kind = node.get("type")
+    kinds = {k for k in (kind if isinstance(kind, list) else [kind]) if isinstance(k, str)}
+    if segments[0].isdigit() and ("items" in node or "prefixItems" in node or kinds == {"array"}):
+        index = int(segments[0])
+        prefix, items = node.get("prefixItems"), node.get("items")
+        if isinstance(prefix, list) and index < len(prefix):
+            return _path_problem(prefix[index], segments[1:], root, (*done, segments[0]), depth + 1)
+        if items is False:
+            return f"{here} holds at most {len(prefix or [])} items", None
+        if isinstance(items, list):
+            item = items[index] if index < len(items) else None
+            return _path_problem(item, segments[1:], root, (*done, segments[0]), depth + 1)
+        return _path_problem(items, segments[1:], root, (*done, segments[0]), depth + 1)
+    if kinds and kinds <= {"string", "number", "integer", "boolean", "null"}:
+        return f"{here} is a {' or '.join(sorted(kinds))}, with nothing inside", None
+    if kinds == {"array"}:
+        return f"{here} is a list: its items are reached by index, e.g. {'.'.join((*done, '0'))}", None
+    if not isinstance(props, Mapping) or not props:
+        return None
+    if node.get("additionalProperties") not in (None, False) or node.get("patternProperties") \
+            or node.get("unevaluatedProperties") not in (None, False):
+        return None
+    near = _near_path(segments, [str(p) for p in props])
+    if near:
+        return f"{here} declares no {segments[0]!r}", ".".join((*done, near))
+    if node.get("additionalProperties") is False:
+        return f"{here} declares no {segments[0]!r} and allows no other keys", None
+    return None
+
+
+def _near_path(segments: list[str], names: list[str]) -> str | None:
+    """The declared name the path most likely meant, with the rest of the path kept:
+    company.number -> company_number (one name misread as two), mayb.x -> maybe.x."""
+    import difflib
+
+    from .errors import nearest
+
+    rest = ".".join(segments)
+    whole, first = nearest(rest, names), nearest(segments[0], names)
+    if whole and (not first or difflib.SequenceMatcher(None, rest, whole).ratio()
+                  >= difflib.SequenceMatcher(None, segments[0], first).ratio()):
+        return whole
+    return ".".join((first, *segments[1:])) if first else None

@@ -10,15 +10,18 @@ from typing import Any
 
 from .cases import IdentifierSettings, merge_identifiers
 from .errors import ToolselectError, nearest
-from .options import OPTIONS
+from .options import DEFAULT_DISCOVERY_TIMEOUT, OPTIONS
 from .sourcemap import (
+    MAX_DEPTH,
     PathT,
     Sourced,
     compile_schema,
     describe,
     load_file,
     load_schema,
+    nesting_depth,
     read_text,
+    too_deep,
     validate,
 )
 
@@ -36,8 +39,20 @@ class ServerSpec:
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()
     tools_file: str | None = None
-    #: seconds for start + initialize + tools/list
-    timeout: float = 30.0
+    #: seconds for start + initialize + tools/list (None: --toolselect-discovery-timeout's)
+    timeout: float | None = None
+
+    @property
+    def limit(self) -> float:
+        """The discovery deadline in seconds."""
+        return self.timeout if self.timeout is not None else DEFAULT_DISCOVERY_TIMEOUT
+
+    @property
+    def secrets(self) -> tuple[str, ...]:
+        """The values of its `env:` and `headers:` that hold secrets (masked in its messages)."""
+        from .providers.secrets import declared_secrets
+
+        return declared_secrets((*self.env, *self.headers))
 
     @property
     def kind(self) -> str:
@@ -135,6 +150,9 @@ def _load_pyproject(path: Path, *, required: bool) -> Config | None:
     text = read_text(path, what="config file")
     try:
         doc = tomllib.loads(text)
+    except RecursionError:
+        # tomllib parses nested arrays and inline tables recursively
+        raise too_deep(str(path), _deep_toml_line(text)) from None
     except tomllib.TOMLDecodeError as exc:
         msg = str(exc)
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
@@ -157,6 +175,9 @@ def _load_pyproject(path: Path, *, required: bool) -> Config | None:
     if not isinstance(table, dict):
         raise src.error((), f"tool.toolselect must be a table; got {describe(table)}",
                         "write it as a [tool.toolselect] table")
+    if nesting_depth(table) > MAX_DEPTH:
+        # the YAML and JSON readers cap depth while parsing; TOML's is checked here
+        raise too_deep(str(path), _deep_toml_line(text))
     return _build_config(src, path)
 
 
@@ -184,7 +205,8 @@ def _build_config(src: Sourced, path: Path) -> Config:
             value = _typed(opt.kind, data[opt.name])
             problem = opt.check(value) if opt.check else None
             if problem:
-                raise src.error((opt.name,), f"{opt.name} {problem}; got {value!r}")
+                raise src.error((opt.name,), f"{opt.name} {problem}; got {value!r}",
+                                f"change the value; {opt.name} sets {opt.help}")
             options[opt.name] = value
     return Config(
         path=path.absolute(),
@@ -220,7 +242,7 @@ def _server(name: str, spec: dict[str, Any]) -> ServerSpec:
         url=spec.get("url"),
         headers=tuple(spec.get("headers", {}).items()),
         tools_file=spec.get("tools_file"),
-        timeout=float(spec.get("timeout", ServerSpec.timeout)),
+        timeout=float(spec["timeout"]) if "timeout" in spec else None,
     )
 
 
@@ -304,3 +326,23 @@ def _toml_lines(text: str) -> dict[PathT, int]:
                     lines.setdefault(full[2:], n)
         in_string = quotes % 2 == 1
     return lines
+
+
+def _deep_toml_line(text: str) -> int | None:
+    """The line where brackets first nest past MAX_DEPTH (strings skipped roughly)."""
+    depth, quote, line = 0, "", 1
+    for i, c in enumerate(text):
+        if c == "\n":
+            line += 1
+        elif quote:
+            if c == quote and text[i - 1] != "\\":
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return line
+        elif c in "]}":
+            depth -= 1
+    return None

@@ -15,6 +15,7 @@ matter. Mapping keys are always taken as written (``on:`` is the key "on").
 from __future__ import annotations
 
 import bisect
+import datetime
 import functools
 import json
 import math
@@ -113,14 +114,35 @@ def _err(
     )
 
 
-def _too_deep(file: str, line: int | None) -> ToolselectError:
+def too_deep(file: str, line: int | None) -> ToolselectError:
     return _err(
         file, line, f"nested more than {MAX_DEPTH} levels deep",
         "flatten the structure; the formats read here nest only a few levels",
     )
 
 
-def read_text(path: Path, *, what: str = "file", split_hint: str | None = None) -> str:
+def nesting_depth(value: Any) -> int:
+    """How deep lists and mappings nest in already-parsed data (iteratively: no recursion)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            children: Any = node.values()
+        elif isinstance(node, (list, tuple)):
+            children = node
+        else:
+            continue
+        depth += 1
+        deepest = max(deepest, depth)
+        if deepest > MAX_DEPTH:
+            break  # deep enough to refuse; no need to walk the rest
+        stack.extend((child, depth) for child in children)
+    return deepest
+
+
+def read_text(path: Path, *, what: str = "file", split_hint: str | None = None,
+              max_bytes: int = MAX_BYTES) -> str:
     """A file's text, refusing missing, huge, binary and non-UTF-8 files with a clear message."""
     file = str(path)
     try:
@@ -130,11 +152,11 @@ def read_text(path: Path, *, what: str = "file", split_hint: str | None = None) 
     except OSError as exc:
         raise _err(file, None, f"cannot read {what}: {exc.strerror or exc}",
                    "check that it is a readable file") from None
-    if size > MAX_BYTES:
+    if size > max_bytes:
         # checked before reading, so a huge file costs nothing
         raise _err(
             file, None,
-            f"{what} is {size / 1024 / 1024:.1f} MB; files over {MAX_BYTES // 1024 // 1024} MB "
+            f"{what} is {size / 1024 / 1024:.1f} MB; files over {max_bytes // 1024 // 1024} MB "
             "are refused",
             split_hint or "split it into smaller files",
         )
@@ -327,7 +349,7 @@ def _parse_yaml(text: str, file: str) -> Sourced:
                 if event.tag not in (None, "!", _TAG + "map", _TAG + "seq"):
                     raise _unsupported_tag(event.tag, file, line)
                 if len(stack) >= MAX_DEPTH:
-                    raise _too_deep(file, line)
+                    raise too_deep(file, line)
                 container: dict[str, Any] | list[Any] = (
                     {} if isinstance(event, yaml.MappingStartEvent) else []
                 )
@@ -339,7 +361,14 @@ def _parse_yaml(text: str, file: str) -> Sourced:
         mark = exc.problem_mark or exc.context_mark
         if "nesting depth" in (exc.problem or ""):
             # libyaml's own cap (about 1000 levels) fires before ours could be reached
-            raise _too_deep(file, mark.line + 1 if mark else None) from None
+            raise too_deep(file, mark.line + 1 if mark else None) from None
+        if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+            raise _err(
+                file, mark.line + 1,
+                f"invalid YAML: a tab character at column {mark.column + 1}; YAML indents "
+                "with spaces only",
+                "replace the tab with spaces (set the editor to insert spaces for YAML)",
+            ) from None
         problem = exc.problem or exc.context or "syntax error"
         context = f" ({exc.context})" if exc.context and exc.problem else ""
         raise _err(
@@ -360,6 +389,17 @@ def _parse_yaml(text: str, file: str) -> Sourced:
     except yaml.YAMLError as exc:  # anything else the parser raises
         raise _err(file, None, f"invalid YAML: {exc}", "fix the YAML syntax") from None
     return Sourced(file=file, data=root if have_root else None, lines=lines)
+
+
+def _char_at(text: str, line: int, column: int) -> str:
+    """The character at a 0-based line and column ("" past the end)."""
+    start = 0
+    for _ in range(line):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return ""
+    pos = start + column
+    return text[pos] if pos < len(text) and "\n" not in text[start:pos] else ""
 
 
 # -- JSON ------------------------------------------------------------------------------
@@ -467,7 +507,7 @@ def _parse_json(text: str, file: str) -> Sourced:
         opened = False
         if c in "{[":
             if len(stack) >= MAX_DEPTH:
-                raise _too_deep(file, line_at(pos))
+                raise too_deep(file, line_at(pos))
             value = {} if c == "{" else []
             opened = True
             pos += 1
@@ -597,6 +637,9 @@ def describe(value: Any) -> str:
         return f"a list of {len(value)} item" + ("" if len(value) == 1 else "s")
     if isinstance(value, Mapping):
         return "a mapping"
+    if isinstance(value, (datetime.date, datetime.time)):
+        # TOML reads an unquoted 2024-01-31 as a date
+        return f"the {type(value).__name__} {value.isoformat()} (not a string: quote it)"
     return f"a Python {type(value).__name__}"
 
 

@@ -8,11 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import bm25s  # noqa: F401  (imported once here: numpy cannot be re-imported after
-import pytest  # pytester's in-process runs restore sys.modules)
+import mcp.client.stdio  # noqa: F401  (pytester's in-process runs restore sys.modules, and the
+import pytest  # SDK would be imported again in every run that starts a server)
 import yaml
 
 HERE = Path(__file__).parent
 TOOLS_SERVER = HERE / "servers" / "tools_server.py"
+
+#: the bad-input corpus is data for test_bad_input.py: collected, each of its case and
+#: groups files would be a collection error in every run of the suite
+collect_ignore = ["badinput"]
 
 #: a small registry whose tools local/bm25 tells apart on plain questions
 REGISTRY_TOOLS = [
@@ -45,9 +50,10 @@ def dump(data: Any) -> str:
 class Project:
     """Writes the files of a user's project into pytester's folder."""
 
-    def __init__(self, pytester: pytest.Pytester) -> None:
-        self.pytester = pytester
-        self.path = pytester.path
+    def __init__(self, pytester: pytest.Pytester | None, path: Path | None = None) -> None:
+        # without pytester (a module-scoped project run in a subprocess), give the folder
+        self.pytester = pytester  # type: ignore[assignment]
+        self.path = pytester.path if pytester is not None else path  # type: ignore[assignment]
 
     def tools_file(self, name: str = "registry", tools: list[dict[str, Any]] | None = None) -> str:
         path = self.path / f"{name}.tools.json"

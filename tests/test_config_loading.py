@@ -406,3 +406,13 @@ def test_pyproject_table_not_a_table(tmp_path: Path) -> None:
     path = write(tmp_path, "pyproject.toml", '[tool]\ntoolselect = "yes"\n')
     check(error_of(tmp_path), path, line=2, place="tool.toolselect",
           has=("must be a table",), fix=("[tool.toolselect]",))
+
+
+def test_a_server_timeout_written_as_the_default_still_wins(tmp_path: Path) -> None:
+    # `timeout: 30` is the user's choice, not the default: --toolselect-discovery-timeout must
+    # not override it, while a server with no timeout takes the option's value
+    write(tmp_path, "toolselect.yaml",
+          "servers:\n  a:\n    tools_file: t\n    timeout: 30\n  b:\n    tools_file: t\n")
+    servers = load_config(tmp_path).servers
+    assert (servers["a"].timeout, servers["a"].limit) == (30.0, 30.0)
+    assert servers["b"].timeout is None and servers["b"].limit == 30.0

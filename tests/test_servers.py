@@ -438,9 +438,9 @@ def test_tools_file_as_a_server_resolves_against_root(tmp_path: Path) -> None:
     ("content", "expected"),
     [
         ('{"name": "x"}', r"a mapping needs a 'tools' list"),
-        ('"just text"', r"expected a list of tools.*got str"),
+        ('"just text"', r"expected a list of tools.*got the string 'just text'"),
         ('{"tools": {"name": "x"}}', r"at tools: expected a list of tools"),
-        ('[{"name": "a"}, "b"]', r"at entry 1: a tool must be a mapping, got str"),
+        ('[{"name": "a"}, "b"]', r"at entry 1: a tool must be a mapping, got the string 'b'"),
         ('{"tools": [{"description": "d"}]}', r"at tools\[0\]: missing 'name'"),
         ('[{"name": ""}]', r"at entry 0: 'name' must be a non-empty string"),
         ('[{"name": "a", "description": 3}]', r"tool 'a': 'description' must be a string"),
@@ -451,7 +451,7 @@ def test_tools_file_as_a_server_resolves_against_root(tmp_path: Path) -> None:
         ('[{"type": "tool", "function": {"name": "a"}}]', r"type must be 'function'"),
         ('[{"type": "function", "function": "a"}]', r"'function' must be a mapping"),
         ('[{"name": "a"}, {"name": "b"}, {"name": "a"}]', r"entry 2: duplicate tool name 'a'.*0"),
-        ('[{"name": "a"},\n {"name": ]', r":2: not valid JSON"),
+        ('[{"name": "a"},\n {"name": ]', r":2: invalid JSON"),
     ],
 )
 def test_bad_tools_file(tmp_path: Path, content: str, expected: str) -> None:
@@ -464,7 +464,7 @@ def test_bad_tools_file(tmp_path: Path, content: str, expected: str) -> None:
 
 def test_bad_yaml_and_missing_file_through_a_server(tmp_path: Path) -> None:
     (tmp_path / "tools.yaml").write_text("tools:\n  - name: a\n  - name: [b\n", encoding="utf-8")
-    with pytest.raises(ServerError, match=r"tools.yaml:\d+: server 'builtins': not valid YAML"):
+    with pytest.raises(ServerError, match=r"tools.yaml:\d+: server 'builtins': invalid YAML"):
         discover(ServerSpec(name="builtins", tools_file="tools.yaml"), tmp_path)
     with pytest.raises(ServerError, match=r"missing.yaml: server 'gone': tools file not found"):
         discover(ServerSpec(name="gone", tools_file="missing.yaml"), tmp_path)
