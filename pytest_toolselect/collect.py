@@ -37,7 +37,9 @@ class _PlainErrors:
 
     def repr_failure(self, excinfo: ExceptionInfo[BaseException],
                      style: Any = None) -> str | TerminalRepr:
-        if isinstance(excinfo.value, (CaseFailed, ToolselectError)):
+        # an xfail's long report is thrown away by pytest: building its traceback (which
+        # parses the source of the plugin's modules) only costs time
+        if isinstance(excinfo.value, (CaseFailed, ToolselectError, pytest.xfail.Exception)):
             return str(excinfo.value)
         return super().repr_failure(excinfo)  # type: ignore[misc, no-any-return]
 

@@ -10,12 +10,15 @@ imported when the plugin loads, and a run that offers only static tools never pa
 
 from __future__ import annotations
 
+import importlib
 import json
+import logging
 import os
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Iterator, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
 
     from .config import ServerSpec
 
-__all__ = ["ServerTools", "clear_cache", "discover", "load_tools_file", "offered_tools"]
+__all__ = ["ServerTools", "clear_cache", "discover", "load_tools_file", "offered_tools", "schema_problem"]
 
 #: a server that keeps answering with a next cursor is broken, not big
 MAX_PAGES = 1000
@@ -96,7 +99,9 @@ def _discover_uncached(spec: ServerSpec, root: Path) -> ServerTools:
                     f"server '{spec.name}' has no command, url or tools_file",
                     fix="give it exactly one of them in the servers: section of the config",
                 )
-            tools = _load_tools_file(_resolve(root, spec.tools_file), spec.name)
+            path = _resolve(root, spec.tools_file)
+            tools = _load_tools_file(path, spec.name)
+            _check_schemas(tools, spec, path)
             return ServerTools(spec.name, tools, None)
         result = _run_async(spec, root)
     except ServerError:
@@ -104,6 +109,7 @@ def _discover_uncached(spec: ServerSpec, root: Path) -> ServerTools:
     except Exception as exc:  # the promise: nothing but ServerError leaves discover()
         raise ServerError(f"{_describe(spec)} failed: {_reason(exc)}", fix=_fix(spec)) from exc
     _check_unique(result.tools, spec.name)
+    _check_schemas(result.tools, spec)
     return result
 
 
@@ -122,11 +128,64 @@ class _Probe:
         self.phase = "starting the server"
         self.stream_errors: list[Exception] = []
         self.stderr: IO[str] | None = None
+        self.noise: Any = None  # an anyio.Event, made inside the event loop
 
     async def on_message(self, message: Any) -> None:
         # Transport faults (e.g. a print() on the server's stdout) arrive here as values.
-        if isinstance(message, Exception) and len(self.stream_errors) < 5:
-            self.stream_errors.append(message)
+        if isinstance(message, Exception):
+            if len(self.stream_errors) < 5:
+                self.stream_errors.append(message)
+            if self.noise is not None:
+                self.noise.set()
+
+
+_discovering: ContextVar[bool] = ContextVar("toolselect_discovering", default=False)
+_quiet_installed = False
+
+
+class _QuietParseErrors(logging.Filter):
+    """Drops the SDK's traceback for a stdout line that is not JSON-RPC while discovering:
+    the ServerError quotes the line, and the traceback would follow it in every report."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (_discovering.get() and str(record.msg).startswith("Failed to parse JSONRPC"))
+
+
+def _quiet_parse_errors() -> None:
+    global _quiet_installed
+    with _cache_lock:
+        if not _quiet_installed:
+            logging.getLogger("mcp.client.stdio").addFilter(_QuietParseErrors())
+            _quiet_installed = True
+
+
+class _NotJsonRpc(Exception):
+    """The server sent something that is not a JSON-RPC message."""
+
+
+async def _guarded(probe: _Probe, work: Awaitable[ServerTools]) -> ServerTools:
+    """Runs the requests, stopped at the first message that is not JSON-RPC.
+
+    The SDK skips such a line, but the MCP spec forbids it, and a line that glued a log
+    to a response has swallowed that response: waiting on would end only at the timeout.
+    """
+    import anyio
+    import anyio.lowlevel
+
+    async def watch() -> None:
+        await probe.noise.wait()
+        raise _NotJsonRpc()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(watch)
+        result = await work
+        # The SDK hands a bad line to the handler in a task of its own: let it run, so a
+        # line that came before the last answer is never missed.
+        await anyio.lowlevel.checkpoint()
+        if probe.stream_errors:
+            raise _NotJsonRpc()
+        tg.cancel_scope.cancel()
+    return result
 
 
 def _run_async(spec: ServerSpec, root: Path) -> ServerTools:
@@ -179,9 +238,15 @@ def _in_thread(fn: Any) -> ServerTools:
 async def _discover_async(spec: ServerSpec, root: Path, probe: _Probe) -> ServerTools:
     import anyio
 
+    # The SDK is imported before the deadline starts: the server's timeout is its own
+    # time, not the first import of the mcp package (seconds on a loaded machine).
+    importlib.import_module("mcp.client.stdio" if spec.command else "mcp.client.streamable_http")
+    _quiet_parse_errors()
+    _discovering.set(True)  # the SDK's tasks, started from this one, inherit it
+    probe.noise = anyio.Event()
     # One deadline for start + initialize + every tools/list page. The SDK's shutdown of a
     # stdio server is shielded from it and bounded on its own (a few seconds at most).
-    with anyio.fail_after(spec.timeout):
+    with anyio.fail_after(spec.limit):
         if spec.command:
             return await _discover_stdio(spec, root, probe)
         return await _discover_http(spec, probe)
@@ -210,7 +275,7 @@ async def _discover_stdio(spec: ServerSpec, root: Path, probe: _Probe) -> Server
         stdio_client(params, errlog=probe.stderr) as (read, write),
         ClientSession(read, write, message_handler=probe.on_message) as session,
     ):
-        return await _list(spec, session, probe)
+        return await _guarded(probe, _list(spec, session, probe))
 
 
 async def _discover_http(spec: ServerSpec, probe: _Probe) -> ServerTools:
@@ -227,7 +292,7 @@ async def _discover_http(spec: ServerSpec, probe: _Probe) -> ServerTools:
         streamable_http_client(spec.url, http_client=client) as (read, write),
         ClientSession(read, write, message_handler=probe.on_message) as session,
     ):
-        return await _list(spec, session, probe)
+        return await _guarded(probe, _list(spec, session, probe))
 
 
 async def _list(spec: ServerSpec, session: ClientSession, probe: _Probe) -> ServerTools:
@@ -263,8 +328,9 @@ async def _list(spec: ServerSpec, session: ClientSession, probe: _Probe) -> Serv
             )
         seen.add(cursor)
     raise ServerError(
-        f"{_describe(spec)} was still paginating tools/list after {MAX_PAGES} pages",
-        fix="fix the server's tools/list paging",
+        f"{_describe(spec)} was still paginating tools/list after {MAX_PAGES} pages"
+        f" ({len(tools)} tools so far): every answer carried a nextCursor",
+        fix="fix the server's tools/list paging: the last page must have no nextCursor",
     )
 
 
@@ -333,12 +399,34 @@ def _fail(spec: ServerSpec, probe: _Probe, exc: BaseException) -> NoReturn:
         raise cause.with_traceback(None) from None
     what = _describe(spec)
     fix = _fix(spec)
-    if isinstance(cause, TimeoutError):
+    if isinstance(cause, _NotJsonRpc) and probe.stream_errors:
+        where = "on stdout " if spec.command else ""
         reason = (
-            f"did not finish start, initialize and tools/list within {spec.timeout:g} s"
+            f"during {probe.phase}, it wrote a line {where}that is not JSON-RPC:"
+            f" {_stream_error(probe.stream_errors[0])}"
+        )
+        fix = (
+            "an MCP stdio server must write only JSON-RPC messages to stdout; send its logs to stderr"
+            if spec.command
+            else "fix what the server sends"
+        )
+    elif _is_validation_error(cause):
+        reason = f"answered {probe.phase} with a result that breaks the MCP schema: {_invalid_fields(cause)}"
+        fix = (
+            "fix the server's tool definitions: each inputSchema must be a JSON Schema object"
+            " with type 'object'"
+            if probe.phase.startswith("tools/list")
+            else f"fix the server's answer to {probe.phase}"
+        )
+    elif isinstance(cause, TimeoutError):
+        reason = (
+            f"did not finish start, initialize and tools/list within {spec.limit:g} s"
             f" (timeout; it was at: {probe.phase})"
         )
-        fix = f"raise servers.{spec.name}.timeout if the server is slow to start, or check it"
+        fix = (
+            f"if the server is just slow to start, raise servers.{spec.name}.timeout"
+            " (or --toolselect-discovery-timeout for every server); else check it"
+        )
     elif isinstance(cause, FileNotFoundError) and spec.command and probe.phase == "starting the server":
         reason = f"command {spec.command!r} not found"
         fix = f"check servers.{spec.name}.command: a name on PATH, or a path relative to the rootdir"
@@ -355,14 +443,38 @@ def _fail(spec: ServerSpec, probe: _Probe, exc: BaseException) -> NoReturn:
         fix = f"check the path in servers.{spec.name}.url (the mcp SDK serves streamable HTTP at /mcp)"
     else:
         reason = f"failed during {probe.phase}: {_reason(cause)}"
-    if probe.stream_errors:
+    if probe.stream_errors and not isinstance(cause, _NotJsonRpc):
         reason += f"; it wrote something that is not JSON-RPC: {_stream_error(probe.stream_errors[0])}"
+    from .providers.secrets import redact
+
     tail = _stderr_tail(probe.stderr)
     if tail:
         # The fix goes before the stderr lines, where it cannot be read as one of them.
         message = f"{what}: {reason} ({fix})\nlast lines of its stderr:\n{tail}"
-        raise ServerError(message) from cause
-    raise ServerError(f"{what}: {reason}", fix=fix) from cause
+        # a server may log the credentials it was given in `env:` (or any key) as it fails
+        raise ServerError(redact(message, spec.secrets)) from cause
+    raise ServerError(redact(f"{what}: {reason}", spec.secrets), fix=fix) from cause
+
+
+def _is_validation_error(exc: BaseException) -> bool:
+    # pydantic's, raised by the SDK when an answer does not fit its MCP types
+    return type(exc).__name__ == "ValidationError" and callable(getattr(exc, "errors", None))
+
+
+def _invalid_fields(exc: BaseException) -> str:
+    """'tools[2].inputSchema.type: Input should be 'object' (got 12)', for the first few errors."""
+    try:
+        errors = exc.errors()  # type: ignore[attr-defined]
+    except Exception:
+        return str(exc).splitlines()[0]
+    parts = []
+    for error in errors[:3]:
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.get("loc", ()))
+        got = repr(error.get("input"))
+        got = got if len(got) <= 80 else got[:77] + "..."
+        parts.append(f"{path.lstrip('.') or 'the result'}: {error.get('msg', 'invalid')} (got {got})")
+    more = f"; and {len(errors) - 3} more" if len(errors) > 3 else ""
+    return "; ".join(parts) + more
 
 
 def _is_connect_error(exc: BaseException) -> bool:
@@ -425,114 +537,138 @@ def load_tools_file(path: Path) -> tuple[Tool, ...]:
     return _load_tools_file(Path(path), "")
 
 
+_SHAPE_FIX = ("write a list of tools, or a mapping with a tools: list; each tool is a mapping "
+              "with at least name: (and description:, inputSchema:)")
+
+
 def _load_tools_file(path: Path, server: str) -> tuple[Tool, ...]:
+    # sourcemap reads the file as the case and config loaders do: size, binary and UTF-8
+    # checks, no YAML aliases, a depth cap, duplicate keys refused, and a line for every place
+    from .errors import ToolselectError
+    from .sourcemap import describe, load_file
+
     who = f"server '{server}': " if server else ""
-
-    def bad(message: str, place: str | None = None, line: int | None = None) -> NoReturn:
-        raise ServerError(f"{who}{message}", file=path, place=place, line=line)
-
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        bad("tools file not found")
-    except (OSError, UnicodeDecodeError) as exc:
-        bad(f"cannot read the tools file: {exc}")
+        src = load_file(path, what="tools file",
+                        split_hint="split the tools across several servers, each with its own tools_file")
+    except ToolselectError as exc:
+        raise ServerError(f"{who}{exc.message}", file=exc.file, line=exc.line, place=exc.place,
+                          fix=exc.fix) from None
 
-    data: Any
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            bad(f"not valid JSON: {exc.msg}", line=exc.lineno)
-    else:
-        import yaml
+    def bad(message: str, at: tuple[str | int, ...], fix: str, place: str | None = None) -> NoReturn:
+        # from None: the message is the whole story, not the _EntryError it may come from
+        raise ServerError(f"{who}{message}", file=path, line=src.line_of(at), place=place,
+                          fix=fix) from None
 
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            problem = getattr(exc, "problem", None) or str(exc)
-            bad(f"not valid YAML: {problem}", line=mark.line + 1 if mark is not None else None)
-
+    data = src.data
+    if data is None:
+        bad("the tools file is empty", (), _SHAPE_FIX)
+    prefix: tuple[str, ...] = ()
     if isinstance(data, Mapping):
         if "tools" not in data:
-            bad("a mapping needs a 'tools' list")
-        entries, prefix = data["tools"], "tools"
+            keys = ", ".join(map(repr, list(data)[:5]))
+            bad(f"a mapping needs a 'tools' list (it has {keys or 'no keys'})", (), _SHAPE_FIX)
+        entries, prefix = data["tools"], ("tools",)
     else:
-        entries, prefix = data, ""
+        entries = data
     if not isinstance(entries, list):
-        bad(
-            f"expected a list of tools, or a mapping with a 'tools' list; got {type(entries).__name__}",
-            place=prefix or None,
-        )
+        bad(f"expected a list of tools, or a mapping with a 'tools' list; got {describe(entries)}",
+            prefix, _SHAPE_FIX, place="tools" if prefix else None)
 
     tools: list[Tool] = []
     first_index: dict[str, int] = {}
     for i, entry in enumerate(entries):
-        place = f"{prefix}[{i}]" if prefix else f"entry {i}"
+        place = f"tools[{i}]" if prefix else f"entry {i}"
         try:
             tool = _parse_entry(entry)
         except _EntryError as exc:
-            bad(str(exc), place=place)
+            bad(str(exc), (*prefix, i, *exc.key), exc.fix, place)
         if tool.name in first_index:
-            bad(f"duplicate tool name {tool.name!r} (also at index {first_index[tool.name]})", place)
+            j = first_index[tool.name]
+            bad(f"duplicate tool name {tool.name!r} (also at index {j}, line "
+                f"{src.line_of((*prefix, j))})", (*prefix, i), "give every tool a unique name", place)
         first_index[tool.name] = i
         tools.append(replace(tool, server=server))
     return tuple(tools)
 
 
 class _EntryError(Exception):
-    """What is wrong with one tools-file entry; the caller adds the file and index."""
+    """What is wrong with one tools-file entry; the caller adds the file, index and line."""
+
+    def __init__(self, message: str, fix: str, key: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.fix = fix
+        #: where in the entry, for the line
+        self.key = key
 
 
 def _parse_entry(entry: Any) -> Tool:
+    from .sourcemap import describe
+
     if not isinstance(entry, Mapping):
-        raise _EntryError(f"a tool must be a mapping, got {type(entry).__name__}")
+        raise _EntryError(f"a tool must be a mapping, got {describe(entry)}",
+                          "write each tool as a mapping with at least name: and description:")
     for key in entry:
         if key not in _KNOWN_KEYS:
-            near = nearest(str(key), _KNOWN_KEYS)
+            # inputschema is inputSchema with the case lost, before it is anything else
+            near = next((k for k in _KNOWN_KEYS if k.lower() == str(key).lower()), None) \
+                or nearest(str(key), _KNOWN_KEYS)
             if near:
-                raise _EntryError(f"unknown key {key!r} (did you mean {near!r}?)")
+                raise _EntryError(f"unknown key {key!r} (did you mean {near!r}?)",
+                                  f"rename it to {near}", (str(key),))
 
     body: Mapping[str, Any] = entry
+    at: tuple[str, ...] = ()
     schema_keys: tuple[str, ...] = ("inputSchema", "input_schema")
     if "type" in entry or "function" in entry:
         # OpenAI function tool: nested ({"type": "function", "function": {...}}) as in Chat
         # Completions, or flat ({"type": "function", "name": ...}) as in the Responses API.
         if entry.get("type") != "function":
-            raise _EntryError(f"type must be 'function' for an OpenAI tool, got {entry.get('type')!r}")
+            raise _EntryError(
+                f"type must be 'function' for an OpenAI tool, got {describe(entry.get('type'))}",
+                "write type: function for OpenAI's shape, or leave type: out for MCP's "
+                "{name, description, inputSchema}", ("type",))
         if "function" in entry:
-            body = entry["function"]
+            body, at = entry["function"], ("function",)
             if not isinstance(body, Mapping):
-                raise _EntryError(f"'function' must be a mapping, got {type(body).__name__}")
+                raise _EntryError(f"'function' must be a mapping, got {describe(body)}",
+                                  "write function: as a mapping with name:, description: and "
+                                  "parameters:", at)
         schema_keys = ("parameters",)
 
     name = body.get("name")
     if name is None:
-        raise _EntryError("missing 'name'")
+        raise _EntryError("missing 'name'" if "name" not in body else "'name' is empty",
+                          "add name: with the tool's name, as the model is to call it", at)
     if not isinstance(name, str) or not name.strip():
-        raise _EntryError(f"'name' must be a non-empty string, got {name!r}")
+        raise _EntryError(f"'name' must be a non-empty string, got {describe(name)}",
+                          "give the tool its name as a string", (*at, "name"))
     description = body.get("description")
     if description is None:
         description = ""
     if not isinstance(description, str):
-        raise _EntryError(f"tool {name!r}: 'description' must be a string, got {type(description).__name__}")
+        raise _EntryError(f"tool {name!r}: 'description' must be a string, got {describe(description)}",
+                          "write the description as text (quote it in YAML), or leave it out",
+                          (*at, "description"))
 
     present = [k for k in schema_keys if k in body]
     if len(present) > 1:
-        raise _EntryError(f"tool {name!r}: give only one of {' and '.join(map(repr, present))}")
+        raise _EntryError(f"tool {name!r}: give only one of {' and '.join(map(repr, present))}",
+                          "keep one of them: they are two spellings of the input schema",
+                          (*at, present[1]))
     schema = body[present[0]] if present else None
     if schema is None:
         schema = _empty_schema()
     if not isinstance(schema, Mapping):
         raise _EntryError(
             f"tool {name!r}: {present[0]!r} must be a mapping (a JSON Schema object),"
-            f" got {type(schema).__name__}"
-        )
+            f" got {describe(schema)}",
+            "write it as a JSON Schema object, e.g. {type: object, properties: {id: {type: string}}}, "
+            "or leave it out for a tool that takes no arguments", (*at, present[0]))
     if schema.get("type", "object") != "object":
         raise _EntryError(
-            f"tool {name!r}: the input schema's type must be 'object', got {schema.get('type')!r}"
-        )
+            f"tool {name!r}: the input schema's type must be 'object', got {describe(schema.get('type'))}",
+            "write type: object and put the arguments under properties:", (*at, present[0], "type"))
     return Tool(name=name, description=description, input_schema=dict(schema))
 
 
@@ -548,6 +684,105 @@ def _check_unique(tools: Sequence[Tool], server: str) -> None:
                 fix="tool names must be unique within a server",
             )
         seen.add(tool.name)
+
+
+def _check_schemas(tools: Sequence[Tool], spec: ServerSpec, file: Path | None = None) -> None:
+    """Every input schema must be a valid JSON Schema: a model API refuses the whole request
+    over one bad schema, and an offline model would not notice it at all."""
+    for tool in tools:
+        problem = schema_problem(tool.input_schema)
+        if problem:
+            raise ServerError(
+                f"{_describe(spec)}: the input schema of tool {tool.name!r} is not valid JSON Schema:"
+                f" {problem}",
+                file=file,
+                fix=f"fix the tool's {'input schema in the file' if file else 'inputSchema in the server'}:"
+                " models receive it as it is",
+            )
+
+
+# Keywords whose value every JSON Schema draft since 4 types the same way. Checking just
+# these catches the mistakes that make a model API refuse a request ({"type": 12},
+# "required": "id", a property that is not a schema) in microseconds per tool, where a
+# metaschema validation with jsonschema takes over a millisecond (seconds at 5,000 tools).
+_SIMPLE_TYPES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+_TYPE_LIST = ", ".join(sorted(_SIMPLE_TYPES))
+_SCHEMA_KEYS = frozenset({
+    "additionalProperties", "additionalItems", "contains", "propertyNames", "not", "if", "then",
+    "else", "unevaluatedItems", "unevaluatedProperties",
+})
+_SCHEMA_MAP_KEYS = frozenset({"properties", "patternProperties", "definitions", "$defs", "dependentSchemas"})
+_SCHEMA_LIST_KEYS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+_COUNT_KEYS = frozenset({"minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties"})
+_NUMBER_KEYS = frozenset({"minimum", "maximum", "multipleOf"})
+_STRING_KEYS = frozenset({"title", "description", "pattern", "format", "$ref", "$id", "$schema"})
+
+
+def schema_problem(schema: Any, path: str = "") -> str | None:
+    """What makes ``schema`` an invalid JSON Schema, as 'at <path>: <problem>', or None.
+
+    A structural check of the keywords above, recursively; other keywords pass unchecked.
+    """
+    here = f"at {path}: " if path else ""
+    if isinstance(schema, bool):
+        return None
+    if not isinstance(schema, Mapping):
+        return f"{here}a schema must be an object or a boolean, got {_shown(schema)}"
+
+    def sub(key: str) -> str:
+        return f"{path}.{key}" if path else key
+
+    for key, value in schema.items():
+        problem: str | None = None
+        if key == "type":
+            types_ = value if isinstance(value, list) and value else [value]
+            bad = [t for t in types_ if not isinstance(t, str) or t not in _SIMPLE_TYPES]
+            if bad:
+                problem = f"{_shown(bad[0])} is not a JSON Schema type (one of {_TYPE_LIST})"
+        elif key == "required":
+            # (a boolean here is draft 3, which MCP does not speak)
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                problem = f"must be a list of property names, got {_shown(value)}"
+        elif key == "enum":
+            if not isinstance(value, list):
+                problem = f"must be a list, got {_shown(value)}"
+        elif key in _COUNT_KEYS:
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                problem = f"must be a non-negative integer, got {_shown(value)}"
+        elif key in _NUMBER_KEYS:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                problem = f"must be a number, got {_shown(value)}"
+        elif key in _STRING_KEYS:
+            if not isinstance(value, str):
+                problem = f"must be a string, got {_shown(value)}"
+        elif key in _SCHEMA_KEYS or (key == "items" and not isinstance(value, list)):
+            found = schema_problem(value, sub(key))
+            if found:
+                return found
+        elif key in _SCHEMA_MAP_KEYS:
+            if not isinstance(value, Mapping):
+                problem = f"must map names to schemas, got {_shown(value)}"
+            else:
+                for name, inner in value.items():
+                    found = schema_problem(inner, f"{sub(key)}.{name}")
+                    if found:
+                        return found
+        elif key in _SCHEMA_LIST_KEYS or key == "items":  # items as a list: drafts before 2020-12
+            if not isinstance(value, list) or (key != "prefixItems" and key != "items" and not value):
+                problem = f"must be a non-empty list of schemas, got {_shown(value)}"
+            else:
+                for i, inner in enumerate(value):
+                    found = schema_problem(inner, f"{sub(key)}[{i}]")
+                    if found:
+                        return found
+        if problem:
+            return f"at {sub(key)}: {problem}"
+    return None
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value, default=repr) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def offered_tools(

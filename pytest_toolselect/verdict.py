@@ -49,7 +49,10 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     except ToolselectError as e:
         item.stash[RECORD] = session.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
                                             error=str(e))
-        raise
+        # The message is the report (plugin.py replaces the longrepr with it), but pytest
+        # formats the traceback of a setup error first, chained causes included: through
+        # anyio and the mcp SDK that costs about a second of CPU per item of a dead server.
+        raise e.with_traceback(None) from None
     except Exception as e:
         item.stash[RECORD] = session.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
                                             error=f"{type(e).__name__}: {e}")
