@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cases import Case
+from .clip import clip_text
 from .identifiers import (
     Identifier,
     decoy_grounding,
@@ -61,7 +62,8 @@ def _at(call: ToolCall, index: int) -> str:
     return f"{call.name} (call {index + 1})"
 
 
-def check_tool_choice(case: Case, calls: Sequence[ToolCall]) -> CheckResult:
+def check_tool_choice(case: Case, calls: Sequence[ToolCall],
+                      tools: Sequence[Tool] = ()) -> CheckResult:
     expect = case.expect_tool
     if expect is None:
         return CheckResult(True, "no tool expectation")
@@ -72,11 +74,15 @@ def check_tool_choice(case: Case, calls: Sequence[ToolCall]) -> CheckResult:
             return CheckResult(True, "no tool was called, which this case allows")
         return CheckResult(False, f"no tool was called; expected one of: {_names(expect)}")
     first = calls[0].name
+    shown = clip_text(first)
+    if tools and all(t.name != first for t in tools):
+        # a name the model made up: say so, or it reads like a real tool that was wrongly chosen
+        shown += " (not one of the tools offered)"
     if not expect:
-        return CheckResult(False, f"{first} was called; expected no tool call")
+        return CheckResult(False, f"{shown} was called; expected no tool call")
     if first in expect:
         return CheckResult(True, f"first call is {first}, as expected")
-    return CheckResult(False, f"first call is {first}; expected one of: {_names(expect)}")
+    return CheckResult(False, f"first call is {shown}; expected one of: {_names(expect)}")
 
 
 def check_no_forbidden_tools(case: Case, calls: Sequence[ToolCall]) -> CheckResult:
@@ -124,10 +130,17 @@ def _schema(name: str, tools: Sequence[Tool]) -> Mapping[str, Any] | None:
     return None
 
 
+#: offenders an identifier check names; the rest are counted (huge arguments stay readable)
+MAX_OFFENDERS = 10
+
+
 def _identifiers_check(idents: Sequence[Identifier], offenders: list[str], what: str,
                        ok: str) -> CheckResult:
     if offenders:
-        return CheckResult(False, f"{what}: {'; '.join(offenders)}")
+        shown = [clip_text(o) for o in offenders[:MAX_OFFENDERS]]
+        if len(offenders) > MAX_OFFENDERS:
+            shown.append(f"and {len(offenders) - MAX_OFFENDERS:,} more")
+        return CheckResult(False, f"{what}: {'; '.join(shown)}")
     if not idents:
         return CheckResult(True, "no identifier was passed")
     return CheckResult(True, ok.format(n=len(idents)))
@@ -174,7 +187,7 @@ def score(case: Case, calls: Sequence[ToolCall], tools: Sequence[Tool] = ()) -> 
     calls = list(calls)
     checks: dict[str, CheckResult] = {}
     if case.expect_tool is not None:
-        checks["tool_choice"] = check_tool_choice(case, calls)
+        checks["tool_choice"] = check_tool_choice(case, calls, tools)
     if case.forbid_tools:
         checks["no_forbidden_tools"] = check_no_forbidden_tools(case, calls)
     if case.expect_args:

@@ -112,6 +112,9 @@ def spans(text: str, *, upper_prefix_only: bool = False) -> list[Span]:
     (``GB 745``, not ``in 2024``); used on argument values, where lower-case short
     words before a number are prose rather than a claimed prefix.
     """
+    if _DIGIT.search(text) is None:
+        # every span holds a digit: a long text without one (a huge argument) costs no tokenizing
+        return []
     comps = _compounds(text, upper_prefix_only)
     out: list[Span] = []
 

@@ -8,8 +8,12 @@ the way a real one would.
 
 Scripted per test: a queue of `Reply`s is served in order, then `handler`
 (request JSON -> Reply) if set, then `default`. Every request is recorded
-(path, headers, JSON body), and the number of calls in flight is tracked so a
-test can assert on concurrency.
+(path, headers, JSON body, when it came and when its reply ended), and the
+number of calls in flight is tracked so a test can assert on concurrency.
+
+Faults below HTTP: `drop` (closed before any reply), `cut` (reset mid-body),
+`trickle` and `stall` (a reply that never ends); `refused_url` is a base URL
+where nothing listens.
 
     from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401  (the `fake_api` fixture)
 
@@ -22,6 +26,8 @@ test can assert on concurrency.
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -75,6 +81,13 @@ class Reply:
     raw: bytes | str | None = None
     #: close the connection without answering (a connection error for the client)
     drop: bool = False
+    #: send the headers and the first `cut` bytes of the body, then reset the connection (RST)
+    cut: int | None = None
+    #: send the headers, then the body one byte every `trickle` seconds, all but its last byte,
+    #: then nothing: a reply that never ends (until the client hangs up or the server stops)
+    trickle: float | None = None
+    #: send the headers, then nothing at all until the client hangs up or the server stops
+    stall: bool = False
 
 
 @dataclass
@@ -82,6 +95,10 @@ class Recorded:
     path: str
     headers: dict[str, str]
     body: Any
+    #: time.monotonic() when the request was read
+    at: float = 0.0
+    #: time.monotonic() when the reply was sent in full, or cut, or the client hung up
+    ended: float | None = None
 
 
 class FakeAPI:
@@ -95,6 +112,8 @@ class FakeAPI:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
+        #: set at stop(): replies that never end (trickle, stall) end then
+        self.stopping = threading.Event()
         self._server = _Server(("127.0.0.1", 0), _make_handler(self))
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
         # a short poll interval: shutdown() waits up to one interval, at every test's teardown
@@ -133,6 +152,7 @@ class FakeAPI:
         return self
 
     def stop(self) -> None:
+        self.stopping.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)
@@ -201,11 +221,13 @@ def _make_handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 body: Any = json.loads(data) if data else None
             except ValueError:
                 body = data.decode("utf-8", "replace")
-            rec = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            rec = Recorded(self.path, {k.lower(): v for k, v in self.headers.items()}, body,
+                           time.monotonic())
             api._enter(rec)
             try:
                 self._answer(api._next(body), body)
             finally:
+                rec.ended = time.monotonic()
                 api._leave()
 
         def _answer(self, r: Reply, request: Any) -> None:
@@ -236,9 +258,41 @@ def _make_handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 for k, v in r.headers.items():
                     self.send_header(k, v)
                 self.end_headers()
-                self.wfile.write(payload)
+                if r.cut is not None:
+                    self._reset(payload[:r.cut])
+                elif r.trickle is not None or r.stall:
+                    self._never_end(payload[:-1] if r.trickle is not None else b"", r.trickle or 0.0)
+                else:
+                    self.wfile.write(payload)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (a timeout test): nothing to answer to
+
+        def _reset(self, part: bytes) -> None:
+            """Send part of the body, then an RST (not a clean FIN): a connection reset mid-body."""
+            self.wfile.write(part)
+            self.wfile.flush()
+            # a zero linger makes close() abort the connection
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.close_connection = True
+            # the socket really closes (and the RST goes out) when the handler closes its files
+            self.connection.close()
+
+        def _never_end(self, part: bytes, interval: float) -> None:
+            """Send `part` a byte at a time, then hold the connection open, sending nothing."""
+            self.close_connection = True
+            for i in range(len(part)):
+                if api.stopping.wait(interval):
+                    return
+                self.wfile.write(part[i:i + 1])
+                self.wfile.flush()
+            # a read here ends when the client closes its side (b"") or the server stops
+            self.connection.settimeout(0.05)
+            while not api.stopping.is_set():
+                try:
+                    if not self.connection.recv(1):
+                        return
+                except TimeoutError:
+                    continue
 
     return Handler
 
@@ -253,3 +307,17 @@ def fake_api_fixture() -> Iterator[FakeAPI]:
         yield api
     finally:
         api.stop()
+
+
+@pytest.fixture(name="refused_url")
+def refused_url_fixture() -> Iterator[str]:
+    """A loopback base URL where nothing listens: a connect is refused at once.
+
+    The port is held bound but never listening, so no other process can take it meanwhile.
+    """
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        sock.close()

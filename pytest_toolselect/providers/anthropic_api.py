@@ -19,6 +19,7 @@ from .retry import (
     Fault,
     FaultError,
     Sleep,
+    connection_fault,
     error_body_fault,
     retry_after,
     should_retry_header,
@@ -194,9 +195,7 @@ def _classify(e: BaseException) -> Fault:
     if isinstance(e, anthropic.APITimeoutError):
         return Fault("the request timed out", retryable=True)
     if isinstance(e, anthropic.APIConnectionError):
-        cause = e.__cause__ or e.__context__
-        detail = f": {type(cause).__name__}: {cause}" if cause else ""
-        return Fault(f"connection error{detail}", retryable=True)
+        return connection_fault(e)
     # anything else (a credential the SDK could not resolve, a bad argument) will not mend itself
     fix = None
     if "authentication" in str(e).lower():

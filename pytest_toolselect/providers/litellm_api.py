@@ -17,7 +17,16 @@ from typing import Any
 from ..tools import ToolCall
 from . import ProviderSettings, Turn, TurnRequest, finish_turn
 from .pricing import check_prices
-from .retry import Fault, FaultError, Sleep, retry_after, status_retryable, with_retries
+from .retry import (
+    Fault,
+    FaultError,
+    Sleep,
+    connection_fault,
+    exception_chain,
+    retry_after,
+    status_retryable,
+    with_retries,
+)
 from .secrets import key_from_env
 from .wire import NameMap, as_int, make_usage, parse_arguments, wire_tools
 
@@ -159,8 +168,8 @@ def _classify(e: BaseException) -> Fault:
     message = _LITELLM_PREFIX.sub("", str(getattr(e, "message", None) or e), count=1)
     if isinstance(e, Timeout):
         return Fault(f"the request timed out: {message}", retryable=True, status=status)
-    if isinstance(e, APIConnectionError):
-        return Fault(f"connection error: {message}", retryable=True, status=status)
+    if isinstance(e, APIConnectionError) or (status in (None, 500) and _no_reply(e)):
+        return connection_fault(e, message)
     if "Empty or invalid response from LLM endpoint" in message:
         # litellm calls a non-JSON body a 500; it is a misrouted api_base, and retrying will not help
         return Fault(message, retryable=False, status=status,
@@ -174,3 +183,13 @@ def _classify(e: BaseException) -> Fault:
     label = f"HTTP {status}: " if status is not None else ""
     return Fault(f"{label}{type(e).__name__}: {message}", retryable=status_retryable(status),
                  status=status, retry_after=retry_after(headers), fix=fix)
+
+
+def _no_reply(e: BaseException) -> bool:
+    """Whether the call failed before any reply: litellm reports some of those as an HTTP 500.
+
+    (Its OpenAI path turns the SDK's APIConnectionError into an InternalServerError, so a
+    refused or reset connection would read as a server fault with a status it never sent.)
+    """
+    return any(type(x).__name__ == "APIConnectionError" or isinstance(x, ConnectionError)
+               for x in exception_chain(e)[1:])

@@ -114,7 +114,7 @@ async def with_retries(
             # server that trickles bytes would otherwise hold a call far past `timeout`
             return await asyncio.wait_for(attempt(), timeout=settings.timeout), attempts
         except asyncio.TimeoutError:
-            fault = Fault(f"no reply within {settings.timeout:g} s (timeout)", retryable=True)
+            fault = Fault(f"no complete reply within {settings.timeout:g} s (timeout)", retryable=True)
         except FaultError as e:
             fault = e.fault
         except Exception as e:
@@ -127,6 +127,46 @@ async def with_retries(
                 attempts=attempts, status=fault.status, fix=fault.fix,
             ) from None
         await sleep(backoff(attempts - 1, settings.backoff_base, fault.retry_after))
+
+
+CONNECTION_FIX = "check api_base, and that the API or proxy there is up"
+
+
+def exception_chain(e: BaseException) -> list[BaseException]:
+    """e and what caused it, outermost first (each exception once)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = e
+    while current is not None and all(current is not seen for seen in chain):
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def transport_cause(e: BaseException) -> str | None:
+    """The socket-level cause under an SDK's connection error, said in one line, or None.
+
+    The SDKs wrap it two to five layers deep ("Connection error." over httpx over
+    httpcore over anyio); the innermost OS error (refused, reset, unreachable) or,
+    failing one, the innermost exception with a message, is what a user can act on.
+    """
+    chain = exception_chain(e)[1:]
+    os_errors = [x for x in chain if isinstance(x, OSError) and type(x).__module__ == "builtins" and str(x)]
+    worded = [x for x in chain if _text(x)]
+    pick = os_errors[-1] if os_errors else (worded[-1] if worded else None)
+    return f"{type(pick).__name__}: {_text(pick)}" if pick is not None else None
+
+
+def _text(e: BaseException) -> str:
+    # aiohttp's errors put "400, message:" before their own message: take the message
+    message = getattr(e, "message", None)
+    text = message if isinstance(message, str) and message else str(e)
+    return " ".join(text.split())
+
+
+def connection_fault(e: BaseException, said: str = "") -> Fault:
+    """A connection that failed before a whole reply came (refused, reset, cut mid-body)."""
+    cause = transport_cause(e) or said or type(e).__name__
+    return Fault(f"connection error: {cause}", retryable=True, fix=CONNECTION_FIX)
 
 
 def error_body_fault(body: Any) -> Fault | None:

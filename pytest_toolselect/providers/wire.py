@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from ..clip import clip_text
 from ..tools import Tool
 
 #: Anthropic's and OpenAI's rule for tool names
@@ -54,8 +55,9 @@ class NameMap:
         return self.to_wire.get(name, name)
 
     def real(self, wire: str) -> str:
-        # a name the model made up maps to itself: the report shows what it called
-        return self.to_real.get(wire, wire)
+        # a name the model made up maps to itself, bounded: the report shows what it called
+        real = self.to_real.get(wire)
+        return real if real is not None else clip_text(wire)
 
 
 def clean_schema(tool: Tool) -> tuple[dict[str, Any], list[str]]:
@@ -81,7 +83,7 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
             return {}, None
         try:
             value = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested past json's depth limit
             return {}, raw
         return (value, None) if isinstance(value, dict) else ({}, raw)
     return {}, json.dumps(raw, default=str)
