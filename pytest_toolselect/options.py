@@ -16,6 +16,8 @@ import pytest
 from .gate import DEFAULT_HISTORY, DEFAULT_RULE, RULES, rule_problem
 
 DEFAULT_MODEL = "local/bm25"
+#: seconds an MCP server gets to start and list its tools, unless told otherwise
+DEFAULT_DISCOVERY_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
@@ -68,8 +70,8 @@ OPTIONS: tuple[Option, ...] = (
            "also fail when the share of cases held fell against the baseline, beyond its 95% interval"),
     Option("bm25_threshold", "float", 1.0,
            "local/bm25: the lowest score at which the top tool is called", _non_negative),
-    Option("discovery_timeout", "float", 30.0,
-           "seconds an MCP server gets to start and list its tools", _non_negative),
+    Option("discovery_timeout", "float", DEFAULT_DISCOVERY_TIMEOUT,
+           "seconds an MCP server gets to start and list its tools", _positive_float),
     Option("max_tokens", "int", 1024, "max_tokens sent with every call", _positive),
     Option("temperature", "float", None,
            "sampling temperature (default: the provider's own, and none is sent)", _non_negative),
@@ -102,7 +104,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("min_effect_change", "float", None,
            "preference probe: block when a factor effect or the position bias moved by at least "
            "this much against the baseline, with a CI that excludes 0", _non_negative),
-    Option("json", "path", None, "write the results as JSON (tool_preference.v1 for groups)"),
+    Option("json", "path", None,
+           "write the results as JSON (tool_selection.v1; the preference probe's tool_preference.v1 "
+           "inside it)"),
+    Option("markdown", "path", None,
+           "write the pull-request comment as markdown: the verdict first, then what changed"),
+    Option("html", "path", None,
+           "write a self-contained HTML report: confusion matrix, categories, forest plot, cases"),
     Option("dry_run", "bool", False,
            "count the items and calls per group and in total, estimate the cost, call nothing"),
     Option("config", "path", None,

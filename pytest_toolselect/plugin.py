@@ -60,10 +60,14 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def _declares_groups(path: Path) -> bool:
-    """A *.groups.json may be anybody's file: collect only those that say they are groups."""
+    """A *.groups.json may be anybody's file: collect only those that say they are groups.
+
+    Any version counts (``tool_preference_groups.v2``, a typo in the digit): the loader
+    then refuses it with a clear error instead of the file being passed over in silence.
+    """
     try:
         with path.open("rb") as fh:
-            return b"tool_preference_groups.v1" in fh.read(4096)
+            return b"tool_preference_groups" in fh.read(4096)
     except OSError:
         return False
 
@@ -175,7 +179,6 @@ class SessionHooks:
             session.config.workeroutput[COLLECTED_KEY] = sorted(self.session.collected)  # type: ignore[attr-defined]
             return
         self.session.finish(session.config.args)
-        self.session.write_json()
         if self.session.probe_blocks() and session.exitstatus == 0:
             session.exitstatus = 1
         if self.session.cost_capped() and session.exitstatus in (0, 1):
@@ -185,6 +188,9 @@ class SessionHooks:
         if suite is not None and suite["blocks"]:
             # --toolselect-fail-on-suite-drop: every case passed, but the suite as a whole fell
             session.exitstatus = 1
+        self.session.write_reports(int(session.exitstatus))
+        if self.session.report_problems and session.exitstatus == 0:
+            session.exitstatus = 1  # a report CI expects is missing
 
     def pytest_unconfigure(self) -> None:
         # discovery is cached for one run; a run in the same process (pytester, an IDE)
@@ -212,6 +218,8 @@ class SessionHooks:
             terminalreporter.section("toolselect preference probe")
             for line in run.probe_lines():
                 terminalreporter.write_line(line)
+        for problem in run.report_problems:
+            terminalreporter.write_line(f"toolselect: {problem}", red=True)
 
 
     @pytest.hookimpl(tryfirst=True)

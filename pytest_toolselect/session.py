@@ -110,6 +110,8 @@ class RunSession:
         self.pytest_session: pytest.Session | None = None
         #: what --toolselect-dry-run found (the run then makes no call)
         self.dry_run_lines: list[str] = []
+        #: reports asked for that could not be written (said in the summary; the run fails)
+        self.report_problems: list[str] = []
         #: items whose work was handed to the scheduler (each once)
         self._prefetched: set[str] = set()
         self._prefetched_all = False
@@ -323,7 +325,6 @@ class RunSession:
 
     def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
         """The tools the case offers (its servers' union) and the system prompt it sends."""
-        from .config import ServerSpec
         from .servers import offered_tools
 
         names = self.servers_for(case)
@@ -344,9 +345,11 @@ class RunSession:
             specs.append(spec)
         # a server's own `timeout:` wins; the option sets it for the others
         timeout = float(self.option("discovery_timeout").value)
-        default = ServerSpec.timeout
-        specs = [s if s.timeout != default else replace(s, timeout=timeout) for s in specs]
+        specs = [s if s.timeout is not None else replace(s, timeout=timeout) for s in specs]
         tools, instructions = offered_tools(specs, self.config.root, self.config.tool_name_format)
+        from .cases import check_offered
+
+        check_offered(case, tools)  # a tool or argument path no server offers: a clear error
         system = case.system if case.system is not None else self.config.system
         if system is None:
             system = instructions
@@ -410,6 +413,7 @@ class RunSession:
                error: str | None = None, verdict: str = gate.ERROR) -> dict[str, Any]:
         """The JSON-able record of one case, the unit the controller gathers."""
         from .baseline import fingerprint
+        from .clip import clip_call
 
         rec: dict[str, Any] = {
             "nodeid": nodeid,
@@ -454,9 +458,13 @@ class RunSession:
             dropped_schema_keys=sorted({k for t in run.turns
                                         for k in getattr(t, "dropped_schema_keys", ())}),
             first_tool=modal,
-            calls=[[c.to_dict() for c in t.calls] for t in run.turns],
+            # bounded: a record travels to the controller and into every report
+            calls=[[clip_call(c) for c in t.calls] for t in run.turns],
             failing_checks=sorted(failing),
             failing_detail=failing,
+            # every check of every rep, for the results document
+            checks=[[{"name": name, "passed": c.passed, "detail": c.detail}
+                     for name, c in s.checks.items()] for s in run.scores],
             tools_fingerprint=tools_fp,
             # a report can say the tools (or the system prompt) moved under the case
             tools_changed=base is not None and base.get("tools_fingerprint") not in (None, tools_fp),
@@ -565,22 +573,59 @@ class RunSession:
         comparison = self.probe()[2]
         return bool(comparison and comparison.get("blocking"))
 
-    def write_json(self) -> None:
-        """--toolselect-json: the tool_preference.v1 document of this run's groups."""
-        resolved = self.option("json")
-        if resolved.value is None or self.is_worker or not self.group_records:
-            return
-        from .baseline import write
+    def preference_document(self) -> dict[str, Any] | None:
+        """The probe's tool_preference.v1 document (None: no group ran)."""
+        if not self.group_records:
+            return None
         from .probe import load_groups
         from .report.preference import build_document
 
         records = self.ordered_group_records()
-        summary = self.probe()[1]
         calls = [c for r in records for c in r["calls"]]
-        document = build_document(calls, summary, load_groups(records),
-                                  max_tokens=int(self.option("max_tokens").value), reps=self.reps,
-                                  subject=self.subject)
-        write(self.resolve_path(resolved), document)
+        return build_document(calls, self.probe()[1], load_groups(records),
+                              max_tokens=int(self.option("max_tokens").value), reps=self.reps,
+                              subject=self.subject)
+
+    def results_input(self, exitstatus: int | None = None) -> dict[str, Any]:
+        """Everything the results document needs, as plain data (report.results.build)."""
+        from .provenance import provenance
+
+        summary = self.summary_input()
+        settings = {name: self.option(name).value for name in (
+            "reps", "rule", "history", "max_tokens", "temperature", "fail_on_flaky",
+            "fail_on_still_failing", "fail_on_suite_drop", "update_baseline", "min_effect_change")}
+        base = self.baseline
+        return {
+            "provenance": provenance(self.rootdir, self.pytest_config.invocation_params.args,
+                                     exitstatus),
+            "subject": self.subject,
+            "settings": settings,
+            "records": summary["records"],
+            "baseline_cases": base.cases if base is not None else {},
+            "baseline_path": summary["baseline"],
+            "baseline_mode": summary["baseline_mode"],
+            "baseline_written": summary["baseline_written"],
+            "gone": summary["gone"],
+            "suite": summary["suite"],
+            "cache_savings": summary["cache_savings"],
+            "cost_cap": summary["cost_cap"],
+            "capped": self.cost_capped(),
+            "probe_blocks": self.probe_blocks(),
+            "preference": self.preference_document(),
+        }
+
+    def write_reports(self, exitstatus: int | None = None) -> None:
+        """--toolselect-json, -markdown and -html: the results document and its renderings."""
+        wanted = {name: self.option(name) for name in ("json", "markdown", "html")}
+        wanted = {name: r for name, r in wanted.items() if r.value is not None}
+        if not wanted or self.is_worker or not (self.records or self.group_records):
+            return
+        from .report.files import write_reports
+        from .report.results import build
+
+        document = build(self.results_input(exitstatus))
+        self.report_problems = write_reports(
+            document, {name: self.resolve_path(r) for name, r in wanted.items()})
 
     def dry_run(self, items: Sequence[pytest.Item]) -> None:
         """Count items and calls (and estimate the cost where the model is priced); no call."""
@@ -640,6 +685,12 @@ class RunSession:
             "suite": self.suite(),
         }
 
+    def interrupted(self) -> bool:
+        """The run stopped before its end: Ctrl-C, pytest.exit() or an internal error."""
+        session = self.pytest_session
+        return session is not None and session.exitstatus in (pytest.ExitCode.INTERRUPTED,
+                                                              pytest.ExitCode.INTERNAL_ERROR)
+
     def finish(self, args: Sequence[str]) -> None:
         """Write the baseline (controller only): recorded when absent, or on request."""
         from .baseline import build, write
@@ -648,6 +699,10 @@ class RunSession:
         if path is None or self.is_worker or not (self.records or self.group_records):
             return
         if self.baseline is not None and not self.flag("update_baseline"):
+            return
+        if self.interrupted():
+            # Ctrl-C or a crash mid-run: the cases not reached would be recorded as absent
+            # (or, on update, half the suite as of now): the old file stays as it was
             return
         document = build(self.subject, self.ordered_records(), self.baseline,
                          self.gone_cases(args) if self.baseline is not None else (),

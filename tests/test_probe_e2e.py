@@ -64,7 +64,10 @@ def test_position_bias_of_a_first_listed_policy(probe: Project, fake_api: FakeAP
         "*assertive     +0.00*", "*long_desc     +0.00*",
         "*controls, any tool called: assertive 1.0, baseline 1.0*",
     ])
-    doc = json.loads((probe.path / "pref.json").read_text())
+    results = json.loads((probe.path / "pref.json").read_text())
+    # the probe's own document sits in the results, whole
+    assert results["schema_version"] == "tool_selection.v1" and results["cases"] == []
+    doc = results["preference"]
     assert doc["summary"]["first_twin_share_baseline"]["mean"] == pytest.approx(1.0)
     assert len(doc["results"]) == len(fake_api.requests)
     assert KEY not in (probe.path / "pref.json").read_text()
@@ -74,6 +77,7 @@ def test_position_bias_of_a_first_listed_policy(probe: Project, fake_api: FakeAP
     from pytest_toolselect.sourcemap import load_schema
 
     jsonschema.validate(doc, load_schema("tool_preference.v1"))
+    jsonschema.validate(results, load_schema("tool_selection.v1"))
 
 
 def test_assertive_cue_policy_moves_the_share_by_half(probe: Project, fake_api: FakeAPI) -> None:

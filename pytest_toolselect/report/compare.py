@@ -1,0 +1,207 @@
+"""Several runs side by side (say, several models on one suite): pure, documents in, text out.
+
+The input is ``tool_selection.v1`` documents, each with the name of the file it came
+from. The output is a table of held/scored per category and per run, then the cases
+where the runs disagree (status, first tool or verdict), then the cases only some runs
+hold. Plain text (aligned columns) or markdown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+NO_CATEGORY = "(none)"
+NOTHING = "(nothing)"
+ABSENT = "(absent)"
+#: what a case's value shows; a case differs when any of these differ between runs
+COMPARED = ("status", "first_tool", "verdict")
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run: its column header, the file it came from and its document."""
+
+    label: str
+    source: str
+    document: Mapping[str, Any]
+
+    @property
+    def cases(self) -> dict[str, Mapping[str, Any]]:
+        return {c["nodeid"]: c for c in self.document["cases"]}
+
+
+def labels(models: Sequence[str], sources: Sequence[str]) -> list[str]:
+    """Column headers: each run's model, with its file name where two runs share a model."""
+    from pathlib import PurePath
+
+    out = list(models)
+    for attempt in (lambda i: f"{models[i]} ({PurePath(sources[i]).name})",
+                    lambda i: f"{models[i]} ({sources[i]})",
+                    lambda i: f"{models[i]} ({sources[i]} #{i + 1})"):
+        clashing = [i for i, name in enumerate(out) if out.count(name) > 1]
+        if not clashing:
+            break
+        # only the clashing ones get longer: a unique model stays a short header
+        for i in clashing:
+            out[i] = attempt(i)
+    return out
+
+
+def runs(named: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Run]:
+    """Runs from (source, document) pairs, in the order given."""
+    models = [str((doc.get("subject") or {}).get("model") or "(no model)") for _, doc in named]
+    sources = [source for source, _ in named]
+    return [Run(label, source, doc)
+            for label, (source, doc) in zip(labels(models, sources), named, strict=True)]
+
+
+# -- the comparison ---------------------------------------------------------------------------------
+
+def category_counts(run: Run) -> dict[str, tuple[int, int]]:
+    """(held, scored) per category, from the run's cases (not scored: an error or capped)."""
+    out: dict[str, tuple[int, int]] = {}
+    for c in run.document["cases"]:
+        held, scored = out.get(c["category"] or NO_CATEGORY, (0, 0))
+        if c["status"] is not None:
+            scored += 1
+            held += c["status"] == "held"
+        out[c["category"] or NO_CATEGORY] = (held, scored)
+    return out
+
+
+def category_table(all_runs: Sequence[Run]) -> tuple[list[str], list[list[str]]]:
+    """Header and rows: one row per category (sorted), then the total row."""
+    counts = [category_counts(r) for r in all_runs]
+    names = sorted({name for c in counts for name in c})
+    rows = [[name, *(_ratio(*c[name]) if name in c else "-" for c in counts)] for name in names]
+    rows.append(["total", *(_ratio(sum(h for h, _ in c.values()), sum(s for _, s in c.values()))
+                            for c in counts)])
+    return ["category", *(r.label for r in all_runs)], rows
+
+
+def _ratio(held: int, scored: int) -> str:
+    return f"{held}/{scored} ({held / scored:.0%})" if scored else f"{held}/{scored}"
+
+
+def case_value(case: Mapping[str, Any]) -> str:
+    """A case in one run: status (passes/reps), first tool chosen, verdict."""
+    scored = case["status"] is not None
+    status = f"{case['status']} {case['passes']}/{case['reps']}" if scored else "not scored"
+    first = case["first_tool"] if case["first_tool"] is not None else NOTHING
+    return f"{status}, {first}, {case['verdict']}"
+
+
+def _order(all_runs: Sequence[Run]) -> list[str]:
+    """Every node id once, in the order the runs list them (collection order)."""
+    return list(dict.fromkeys(c["nodeid"] for r in all_runs for c in r.document["cases"]))
+
+
+def differing(all_runs: Sequence[Run]) -> list[tuple[str, list[str]]]:
+    """Cases every run holds whose status, first tool or verdict is not the same in all."""
+    cases = [r.cases for r in all_runs]
+    out = []
+    for nodeid in _order(all_runs):
+        if not all(nodeid in c for c in cases):
+            continue
+        seen = {tuple(c[nodeid][k] for k in COMPARED) for c in cases}
+        if len(seen) > 1:
+            out.append((nodeid, [case_value(c[nodeid]) for c in cases]))
+    return out
+
+
+def partial(all_runs: Sequence[Run]) -> list[tuple[str, list[str]]]:
+    """Cases some runs hold and others do not (another suite, or a case added since)."""
+    cases = [r.cases for r in all_runs]
+    return [(nodeid, [case_value(c[nodeid]) if nodeid in c else ABSENT for c in cases])
+            for nodeid in _order(all_runs) if not all(nodeid in c for c in cases)]
+
+
+# -- rendering --------------------------------------------------------------------------------------
+
+def lines(named: Sequence[tuple[str, Mapping[str, Any]]], *, markdown: bool = False) -> Iterator[str]:
+    """The comparison of the runs, line by line."""
+    all_runs = runs(named)
+    table = _markdown_table if markdown else _text_table
+    heading = (lambda level, text: f"{'#' * level} {text}") if markdown else (lambda _, text: text)
+
+    yield heading(2, f"toolselect: {len(all_runs)} runs compared")
+    yield ""
+    yield from table(["run", "file", "cases", "created", "gate"],
+                     [[r.label, r.source, str(len(r.document["cases"])),
+                       str(r.document["provenance"].get("created") or "-"),
+                       "blocks" if r.document["verdict"]["blocking"] else "passes"]
+                      for r in all_runs], code=())
+    yield ""
+    yield heading(3, "Held / scored, by category")
+    yield ""
+    header, rows = category_table(all_runs)
+    yield from table(header, rows, right=range(1, len(header)), bold_last=True, code=())
+    diff = differing(all_runs)
+    yield ""
+    yield heading(3, f"Cases that differ ({len(diff)}): status passes/reps, first tool, verdict")
+    yield ""
+    if diff:
+        yield from table(["case", *(r.label for r in all_runs)],
+                         [[nodeid, *values] for nodeid, values in diff])
+    else:
+        yield "none: every case common to the runs has the same status, first tool and verdict"
+    some = partial(all_runs)
+    if some:
+        yield ""
+        yield heading(3, f"Cases in only some runs ({len(some)})")
+        yield ""
+        yield from table(["case", *(r.label for r in all_runs)],
+                         [[nodeid, *values] for nodeid, values in some])
+
+
+def render(named: Sequence[tuple[str, Mapping[str, Any]]], *, markdown: bool = False) -> str:
+    """The comparison as one text, ending in a newline."""
+    return "\n".join(lines(named, markdown=markdown)) + "\n"
+
+
+def _text_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, right: Sequence[int] = (),
+                bold_last: bool = False, code: Sequence[int] = (0,)) -> Iterator[str]:
+    widths = [max(len(str(row[i])) for row in (header, *rows)) for i in range(len(header))]
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    yield line(header)
+    yield line(["-" * w for w in widths])
+    for row in rows:
+        yield line(row)
+
+
+def _markdown_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, right: Sequence[int] = (),
+                    bold_last: bool = False, code: Sequence[int] = (0,)) -> Iterator[str]:
+    def cell(text: str, i: int, bold: bool) -> str:
+        text = _code(text) if i in code else _escape(text)
+        return f"**{text}**" if bold and text else text
+
+    yield "| " + " | ".join(_escape(h) for h in header) + " |"
+    yield "|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|"
+    for n, row in enumerate(rows):
+        bold = bold_last and n == len(rows) - 1
+        yield "| " + " | ".join(cell(c, i, bold) for i, c in enumerate(row)) + " |"
+
+
+def _escape(text: str) -> str:
+    """Plain text safe in a table cell: a pipe would end the cell, markup would render."""
+    out = re.sub(r"([\\|*`\[\]<>])", r"\\\1", text)
+    # an underscore inside a word never emphasizes (GFM): list_charges stays readable
+    out = re.sub(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])", r"\_", out)
+    return out.replace("\n", " ")
+
+
+def _code(text: str) -> str:
+    """A code span in a table cell: pipes still escaped (GFM), fences longer than any backtick run."""
+    text = text.replace("|", "\\|").replace("\n", " ")
+    ticks = 1
+    while "`" * ticks in text:
+        ticks += 1
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{'`' * ticks}{pad}{text}{pad}{'`' * ticks}"

@@ -1,0 +1,638 @@
+"""The HTML report: one self-contained page for looking at a run (data in, text out).
+
+Rendered from the ``tool_selection.v1`` document alone. Everything is inline (CSS, one
+script, the SVG charts of :mod:`.charts`): the page loads nothing, and its
+Content-Security-Policy forbids it to, so it can be attached to a CI run and opened
+anywhere.
+
+Every string from the document (tool names, questions, model-produced arguments, check
+details, errors) is untrusted: it is escaped where it is written into markup, and the
+filter's index is JSON with ``<``, ``>``, ``&`` and the JavaScript line separators
+escaped, so no value can close the script tag. The script only reads strings and sets
+``hidden`` and ``textContent``. Same document, same bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from .. import gate
+from .charts import categories_svg, confusion_svg, forest_svg, pct, short
+from .charts import esc as _e
+from .results import NOTHING, expected_label
+
+#: characters of one value shown in the page (the filter still searches all of it)
+CLIP = 300
+#: characters of one tool call shown (a narrow column; arguments can be long)
+CALL_CLIP = 160
+#: characters of one case's text the filter index keeps
+INDEX_CLIP = 5000
+
+_VERDICT_COLOURS = {
+    gate.REGRESSION: "#b91c1c", gate.FAILED: "#b91c1c", gate.ERROR: "#7e22ce",
+    gate.SKIPPED: "#6b7280", gate.FIXED: "#0f766e", gate.NEW_FAILING: "#c2410c",
+    gate.STILL_FAILING: "#b45309", gate.FLAKY: "#a16207", gate.NEW: "#1d4ed8",
+    gate.HELD: "#15803d", gate.PASSED: "#15803d",
+}
+_OUTCOMES = ("passed", "failed", "xfailed", "warned", "error", "skipped")
+
+_NONE = '<span class="none">none</span>'
+
+
+def _clip(text: str, limit: int = CLIP) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… ({len(text)} chars)"
+
+
+def script_json(value: Any) -> str:
+    """JSON that is safe inside a <script> element: nothing in it can end the element."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    for raw, escaped in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
+                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
+        text = text.replace(raw, escaped)
+    return text
+
+
+def _money(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    return f"${x:.2f}" if x >= 0.1 or x == 0 else f"${x:.4f}"
+
+
+# -- page ------------------------------------------------------------------------------------
+
+_CSS = """
+:root{--ink:#1f2933;--muted:#5f6b7a;--line:#e3e6ea;--bg:#f5f6f8;--card:#fff}
+*{box-sizing:border-box}
+[hidden]{display:none!important}
+body{margin:0;background:var(--bg);color:var(--ink);font:14px/1.45 system-ui,-apple-system,"Segoe UI",
+Roboto,"DejaVu Sans",sans-serif}
+main{max-width:1280px;margin:0 auto;padding:20px 24px 40px}
+h1{font-size:20px;margin:0}
+h2{font-size:16px;margin:0 0 4px}
+.card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:16px 18px;margin:0 0 16px}
+.sub,.note{color:var(--muted);font-size:13px}
+.note{margin:6px 0 0}
+code,.mono{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:12px}
+.banner{display:flex;align-items:center;gap:14px;flex-wrap:wrap;margin:0 0 10px}
+.badge{display:inline-block;padding:4px 12px;border-radius:999px;color:#fff;font-weight:700;font-size:13px;
+letter-spacing:.03em}
+.blocking{background:#b91c1c}.clear{background:#15803d}
+ul.reasons{margin:6px 0 0;padding-left:20px;color:#b91c1c;font-weight:600}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:3px 14px;margin:12px 0 0;font-size:13px}
+dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
+.chips{display:flex;flex-wrap:wrap;gap:6px;margin:10px 0 0}
+.chip{display:inline-block;padding:1px 8px;border-radius:999px;color:#fff;font-size:12px;font-weight:600;
+white-space:nowrap}
+.tag{display:inline-block;padding:0 6px;border-radius:4px;background:#eef0f3;color:var(--muted);
+font-size:11px}
+.grid{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:16px;margin:0 0 16px;
+align-items:start}
+@media (max-width:1000px){.grid{grid-template-columns:1fr}}
+.grid .card{margin:0}
+.chart{overflow-x:auto;margin-top:8px}
+svg{display:block;max-width:100%;height:auto}
+svg text{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"DejaVu Sans",sans-serif;font-size:12px;
+fill:#1f2933}
+svg text.mono{font-family:ui-monospace,"DejaVu Sans Mono",Menlo,Consolas,monospace;font-size:11px}
+svg text.muted{fill:#5f6b7a}
+svg .cm-cell{cursor:pointer}
+svg .cm-cell:hover rect,svg .cm-cell:focus rect{stroke:#111827;stroke-width:2}
+.legend{display:flex;flex-wrap:wrap;gap:14px;font-size:12px;color:var(--muted);margin-top:6px}
+.sw{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:5px;vertical-align:-1px}
+.sw-ok{background:#3f9a67}.sw-bad{background:#d9692e}.sw-now{background:#2563eb}.sw-base{background:#a3aab5}
+.sw-acc{border:1.5px dashed #167a45;background:#fff}
+.filters{display:flex;flex-wrap:wrap;gap:10px;align-items:center;margin:10px 0}
+.filters input,.filters select,.filters button{font:inherit;font-size:13px;padding:5px 8px;
+border:1px solid #c8cdd3;border-radius:6px;background:#fff}
+.filters input{min-width:340px}
+.pairing{font-size:13px;color:var(--ink);background:#fff7ed;border:1px solid #fed7aa;border-radius:6px;
+padding:3px 8px}
+table{border-collapse:collapse;width:100%;font-size:13px;table-layout:fixed}
+col.c-case{width:31%}col.c-cat{width:9%}col.c-verdict{width:12%}col.c-exp{width:12%}
+col.c-called{width:15%}col.c-fail{width:21%}
+th{background:#f0f2f5;text-align:left;font-weight:600;padding:6px 8px;border-bottom:1px solid var(--line)}
+td{padding:7px 8px;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
+tr.case:hover td{background:#fafbfc}
+tr.case td:first-child{border-left:3px solid transparent}
+tr.severe td:first-child{border-left-color:#b91c1c}tr.warn td:first-child{border-left-color:#e0a13a}
+.line{display:block}
+.nodefile{color:var(--muted);font-size:11px}
+.nodecase{font-weight:700}
+.question{margin-top:2px}
+.why{color:var(--muted);font-size:12px;margin-top:2px}
+.call{display:block;margin:0 0 3px}
+.times{color:var(--muted);font-size:11px;margin-left:4px}
+.fail{display:block;margin:0 0 3px}
+.fail b{color:#b91c1c;font-weight:600}
+.err{color:#7e22ce}
+.none{color:var(--muted);font-style:italic}
+.v-other{background:#6b7280}
+""" + "".join(f".v-{v}{{background:{c}}}" for v, c in _VERDICT_COLOURS.items()) + "\n"
+
+_SCRIPT = """
+(function () {
+  "use strict";
+  var index = JSON.parse(document.getElementById("ts-index").textContent);
+  var rows = document.querySelectorAll("#cases tbody tr.case");
+  var text = document.getElementById("f-text");
+  var verdict = document.getElementById("f-verdict");
+  var outcome = document.getElementById("f-outcome");
+  var category = document.getElementById("f-category");
+  var count = document.getElementById("f-count");
+  var pairing = document.getElementById("f-pair");
+  var pairText = document.getElementById("f-pair-text");
+  var pair = null;
+  function apply() {
+    var words = text.value.toLowerCase().split(/\\s+/).filter(function (w) { return w; });
+    var shown = 0;
+    for (var i = 0; i < rows.length; i++) {
+      var row = index[i];
+      var ok = words.every(function (w) { return row.text.indexOf(w) !== -1; }) &&
+        (!verdict.value || row.verdict === verdict.value) &&
+        (!outcome.value || row.outcome === outcome.value) &&
+        (!category.value || row.category === category.value) &&
+        (pair === null || row.pairs.indexOf(pair) !== -1);
+      rows[i].hidden = !ok;
+      if (ok) { shown++; }
+    }
+    count.textContent = shown + " of " + rows.length + " cases";
+  }
+  function choosePair(cell) {
+    var expected = cell.getAttribute("data-expected"), chosen = cell.getAttribute("data-chosen");
+    pair = expected + "\\u0000" + chosen;
+    pairText.textContent = "expected " + expected + ", chose " + chosen;
+    pairing.hidden = false;
+    apply();
+    document.getElementById("cases-card").scrollIntoView();
+  }
+  [text, verdict, outcome, category].forEach(function (el) {
+    el.addEventListener("input", apply);
+    el.addEventListener("change", apply);
+  });
+  document.getElementById("f-pair-clear").addEventListener("click", function () {
+    pair = null;
+    pairing.hidden = true;
+    apply();
+  });
+  document.querySelectorAll("svg .cm-cell").forEach(function (cell) {
+    cell.addEventListener("click", function () { choosePair(cell); });
+    cell.addEventListener("keydown", function (ev) {
+      if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); choosePair(cell); }
+    });
+  });
+  apply();
+})();
+"""
+
+
+def _sha256(text: str) -> str:
+    return "sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+
+
+#: nothing may be fetched; only this page's own style and script run (by hash, not by
+#: 'unsafe-inline', so markup that slipped through escaping still could not run a script)
+CSP = (f"default-src 'none'; script-src '{_sha256(_SCRIPT)}'; style-src '{_sha256(_CSS)}'; "
+       "img-src data:; base-uri 'none'; form-action 'none'")
+
+
+def render(document: Mapping[str, Any]) -> str:
+    """The page for one results document."""
+    cases = _by_severity(document.get("cases") or [])
+    subject = document.get("subject") or {}
+    blocking = bool((document.get("verdict") or {}).get("blocking"))
+    title = f"toolselect: {subject.get('model') or 'run'} ({'blocking' if blocking else 'not blocking'})"
+    parts = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<meta name="referrer" content="no-referrer">',
+        '<link rel="icon" href="data:,">',
+        f"<title>{_e(title)}</title>",
+        f"<style>{_CSS}</style>",
+        "</head>",
+        "<body>",
+        "<main>",
+        *_header(document),
+        '<div class="grid">',
+        *_confusion_card(document["summary"]),
+        *_categories_card(document["summary"]),
+        "</div>",
+        *_preference_card(document.get("preference")),
+        *_cases_card(cases),
+        "</main>",
+        f'<script type="application/json" id="ts-index">{script_json(_index(cases))}</script>',
+        f"<script>{_SCRIPT}</script>",
+        "</body>",
+        "</html>",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+# -- header ----------------------------------------------------------------------------------
+
+
+def _chip(text: str, verdict: str) -> str:
+    known = verdict if verdict in _VERDICT_COLOURS else "other"
+    return f'<span class="chip v-{known}">{_e(text)}</span>'
+
+
+def _header(doc: Mapping[str, Any]) -> Iterator[str]:
+    verdict = doc.get("verdict") or {}
+    subject = doc.get("subject") or {}
+    prov = doc.get("provenance") or {}
+    summary = doc["summary"]
+    blocking = bool(verdict.get("blocking"))
+    yield '<header class="card" id="summary">'
+    yield '<div class="banner">'
+    yield "<h1>Tool selection report</h1>"
+    yield (f'<span class="badge {"blocking" if blocking else "clear"}" id="verdict">'
+           f'{"BLOCKING" if blocking else "NOT BLOCKING"}</span>')
+    yield f'<span class="sub">{_e(_counts_line(summary))}</span>'
+    yield "</div>"
+    reasons = list(verdict.get("reasons") or [])
+    if reasons:
+        yield '<ul class="reasons">' + "".join(f"<li>{_e(_clip(str(r)))}</li>" for r in reasons) + "</ul>"
+    else:
+        yield '<p class="note">No regression, error or other blocking finding.</p>'
+    verdicts = summary.get("verdicts") or {}
+    ordered = [v for v in gate.VERDICT_ORDER if verdicts.get(v)] + sorted(
+        v for v in verdicts if v not in gate.VERDICT_ORDER and verdicts.get(v))
+    if ordered:
+        yield '<div class="chips" id="verdict-counts">' + "".join(
+            _chip(f"{verdicts[v]} {v.replace('_', ' ')}", v)
+            for v in ordered) + "</div>"
+    yield '<dl class="facts">'
+    for label, value in _facts(doc, subject, prov):
+        yield f"<dt>{_e(label)}</dt><dd>{value}</dd>"
+    yield "</dl>"
+    yield "</header>"
+
+
+def _counts_line(summary: Mapping[str, Any]) -> str:
+    total = int(summary.get("total") or 0)
+    suite = summary.get("suite") or {}
+    line = f"{total} selection case{'' if total == 1 else 's'}"
+    if suite.get("cases"):
+        line += f", {suite.get('held_now', 0)} held ({_rate(suite.get('rate_now'))})"
+    return line
+
+
+def _rate(x: Any) -> str:
+    return "n/a" if x is None else f"{100 * float(x):.1f}%"
+
+
+def _facts(doc: Mapping[str, Any], subject: Mapping[str, Any],
+           prov: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    model = subject.get("model")
+    provider = subject.get("provider")
+    shown = f"<code>{_e(_clip(str(model)))}</code>" if model else _NONE
+    yield "model", shown + (f' <span class="sub">via {_e(provider)}</span>' if provider else "")
+    git = prov.get("git")
+    if git:
+        commit = str(git.get("commit", ""))
+        dirty = ' <span class="tag">uncommitted changes</span>' if git.get("dirty") else ""
+        yield "commit", f'<code title="{_e(commit)}">{_e(commit[:10])}</code>{dirty}'
+    else:
+        yield "commit", '<span class="none">not a git repository</span>'
+    yield "created", _e(prov.get("created", "n/a"))
+    versions = [f"pytest-toolselect {prov.get('plugin_version') or '?'}"]
+    if prov.get("pytest_version"):
+        versions.append(f"pytest {prov['pytest_version']}")
+    if prov.get("python_version"):
+        versions.append(f"Python {prov['python_version']}")
+    yield "versions", _e(", ".join(versions))
+    settings = doc.get("settings") or {}
+    yield "settings", _e(f"{settings.get('reps', '?')} rep(s) per case, "
+                         f"gate rule {settings.get('rule', '?')}")
+    base = doc.get("baseline") or {}
+    if base.get("path"):
+        what = f"{base.get('mode') or 'read'}{', written' if base.get('written') else ''}"
+        yield "baseline", f"<code>{_e(_clip(str(base['path'])))}</code> ({_e(what)})"
+    else:
+        yield "baseline", '<span class="none">none (cases are plain tests)</span>'
+    gone = list(base.get("gone") or [])
+    if gone:
+        yield "gone", (_e(_clip(", ".join(map(str, gone))))
+                       + ' <span class="sub">(on the baseline, no longer cases)</span>')
+    suite = (doc["summary"].get("suite") or {})
+    if suite.get("cases") and suite.get("rate_baseline") is not None:
+        yield "suite", _e(_suite_line(suite))
+    yield "cost", _e(_cost_line(doc.get("cost") or {}))
+
+
+def _suite_line(suite: Mapping[str, Any]) -> str:
+    change, low, high = suite.get("change"), suite.get("low"), suite.get("high")
+    line = f"{_rate(suite.get('rate_now'))} held now, {_rate(suite.get('rate_baseline'))} on the baseline"
+    if change is not None and low is not None and high is not None:
+        level = suite.get("level")
+        level_text = f"{100 * float(level):.0f}% CI " if level is not None else "CI "
+        line += (f"; change {100 * change:+.1f} pts ({level_text}{100 * low:+.1f} to {100 * high:+.1f})")
+    if suite.get("dropped"):
+        line += "; the pass rate fell"
+    return line
+
+
+def _cost_line(cost: Mapping[str, Any]) -> str:
+    line = f"{_money(cost.get('total_usd'))} in total"
+    if cost.get("probe_usd"):
+        line += f" ({_money(cost.get('cases_usd'))} cases, {_money(cost.get('probe_usd'))} preference probe)"
+    models = cost.get("by_model") or {}
+    if models:
+        line += "; " + ", ".join(
+            f"{m}: {r.get('calls', 0)} calls"
+            + (f", {r['unpriced_calls']} unpriced" if r.get("unpriced_calls") else "")
+            for m, r in models.items())
+    saved = sum(float(v) for v in (cost.get("cache_savings_usd") or {}).values())
+    if saved:
+        line += f"; {_money(saved)} saved by the response cache"
+    if cost.get("cap_usd") is not None:
+        line += f"; cap {_money(cost.get('cap_usd'))}"
+    if cost.get("capped"):
+        line += " (reached: some calls were not made)"
+    return line
+
+
+# -- confusion matrix ------------------------------------------------------------------------
+
+
+def _confusion_card(summary: Mapping[str, Any]) -> Iterator[str]:
+    cells = list(summary.get("confusion") or [])
+    yield '<section class="card" id="confusion-card">'
+    yield "<h2>Expected tool vs chosen tool</h2>"
+    if not cells:
+        yield '<p class="note">No selection case was scored, so there is no matrix.</p>'
+        yield "</section>"
+        return
+    total = sum(int(c["count"]) for c in cells)
+    wrong = sum(int(c["count"]) for c in cells if not c["correct"])
+    yield (f'<p class="sub">First tool called, one count per rep: {total} reps, {wrong} off target '
+           f"({pct(wrong, total)}). Rows: acceptable first tools; columns: what was called. "
+           "Click a cell to list its cases.</p>")
+    yield '<div class="chart">' + confusion_svg(cells) + "</div>"
+    yield ('<div class="legend"><span><i class="sw sw-ok"></i>acceptable choice</span>'
+           '<span><i class="sw sw-bad"></i>off target</span>'
+           '<span><i class="sw sw-acc"></i>acceptable, never chosen</span>'
+           "<span>darker = more reps</span></div>")
+    disagree = summary.get("intent_disagreements") or {}
+    if disagree:
+        items = "".join(
+            f"<li><b>{_e(_clip(str(intent)))}</b>: "
+            + ", ".join(f"<code>{_e(_clip(str(t)))}</code> ×{int(n)}" for t, n in tools.items()) + "</li>"
+            for intent, tools in disagree.items())
+        yield (f'<p class="note">Phrasings of one intent that chose different tools:</p>'
+               f'<ul class="note" id="intents">{items}</ul>')
+    yield "</section>"
+
+
+# -- pass rate by category -------------------------------------------------------------------
+
+
+def _categories_card(summary: Mapping[str, Any]) -> Iterator[str]:
+    cats = summary.get("categories") or {}
+    yield '<section class="card" id="categories-card">'
+    yield "<h2>Held by category, now vs baseline</h2>"
+    if not cats:
+        yield '<p class="note">No selection case ran, so there are no categories.</p>'
+        yield "</section>"
+        return
+    yield '<p class="sub">Share of scored cases that held (every rep passed).</p>'
+    yield '<div class="chart">' + categories_svg(cats) + "</div>"
+    yield ('<div class="legend"><span><i class="sw sw-now"></i>this run</span>'
+           '<span><i class="sw sw-base"></i>baseline</span></div>')
+    yield "</section>"
+
+
+# -- preference probe ------------------------------------------------------------------------
+
+
+def _preference_card(pref: Mapping[str, Any] | None) -> Iterator[str]:
+    yield '<section class="card" id="preference-card">'
+    yield "<h2>Preference probe: what moves the choice between twin tools</h2>"
+    summary = (pref or {}).get("summary") if pref else None
+    if not summary:
+        yield '<p class="note">No preference groups ran in this run, so there is no forest plot.</p>'
+        yield "</section>"
+        return
+    effects = summary.get("factor_effects") or {}
+    first = summary.get("first_twin_share_baseline")
+    yield f'<p class="sub">{_e(_probe_line(summary))}</p>'
+    if not effects and not first:
+        yield '<p class="note">No pair group was scored, so no effect was measured.</p>'
+    else:
+        yield '<div class="chart">' + forest_svg(effects, first) + "</div>"
+        yield ('<p class="note">Effect of a factor: the treated twin\'s share of calls minus the same '
+               "tool's share at the same position on the baseline, averaged over pair groups; lines are "
+               "95% bootstrap intervals over groups. Position bias is drawn on its own axis: the share "
+               "of baseline calls that went to the twin listed first (0.5 = no preference; a call of "
+               "neither twin counts 0).</p>")
+    yield "</section>"
+
+
+def _probe_line(summary: Mapping[str, Any]) -> str:
+    def plural(n: Any, word: str) -> str:
+        return f"{n} {word}{'' if n == 1 else 's'}"
+
+    line = (f"{plural(summary.get('n_pair_groups', 0), 'pair group')}, "
+            f"{plural(summary.get('n_control_groups', 0), 'control group')}, "
+            f"{plural(summary.get('reps', 0), 'rep')}, {plural(summary.get('n_calls', 0), 'call')}")
+    po = summary.get("pair_outcomes") or {}
+    if summary.get("n_pair_calls") and po.get("none") is not None:
+        line += f"; pair calls with no tool called: {100 * float(po['none']):.0f}%"
+    over = summary.get("control_over_call") or {}
+    if over:
+        worst = max(float(v) for v in over.values() if v is not None) if any(
+            v is not None for v in over.values()) else None
+        if worst is not None:
+            line += f"; controls calling a tool: at most {100 * worst:.0f}% per factor"
+    left_out = int(summary.get("n_errors") or 0) + int(summary.get("n_skipped") or 0)
+    if left_out:
+        line += f"; {left_out} calls left out (errors or not run)"
+    return line
+
+
+# -- cases -----------------------------------------------------------------------------------
+
+
+def _rep_calls(rep: Sequence[Mapping[str, Any]]) -> list[str]:
+    shown = []
+    for call in rep:
+        args = call.get("arguments")
+        if args is None and call.get("raw_arguments") is not None:
+            text = str(call["raw_arguments"])
+        elif not args:
+            text = ""
+        else:
+            text = json.dumps(args, ensure_ascii=False, sort_keys=True)
+        shown.append(f"{call.get('name', '?')}({text})")
+    return shown
+
+
+def _distinct_reps(calls: Sequence[Sequence[Mapping[str, Any]]]) -> list[tuple[list[str], int]]:
+    """Each distinct first turn (its calls with their arguments) with how many reps made it."""
+    counts = Counter(tuple(_rep_calls(rep)) for rep in calls)
+    # most frequent first, then in the order the reps made them
+    order = {key: i for i, key in reversed(list(enumerate(tuple(_rep_calls(rep)) for rep in calls)))}
+    return [(list(key), n) for key, n in sorted(counts.items(), key=lambda p: (-p[1], order[p[0]]))]
+
+
+def _called_cell(case: Mapping[str, Any]) -> str:
+    calls = list(case.get("calls") or [])
+    if not calls:
+        return f'<span class="none">{"not run" if case.get("status") is None else "no rep"}</span>'
+    parts = []
+    for turn, n in _distinct_reps(calls):
+        times = f'<span class="times">×{n}</span>' if len(calls) > 1 else ""
+        if not turn:
+            parts.append(f'<span class="call none">no tool called{times}</span>')
+            continue
+        shown = "<br>".join(f"<code>{_e(_clip(c, CALL_CLIP))}</code>" for c in turn)
+        parts.append(f'<span class="call">{shown}{times}</span>')
+    return "".join(parts)
+
+
+def _failing_cell(case: Mapping[str, Any]) -> str:
+    parts = []
+    if case.get("error"):
+        parts.append(f'<span class="fail err"><b>error</b>: {_e(_clip(str(case["error"])))}</span>')
+    detail = case.get("failing_detail") or {}
+    for name in case.get("failing_checks") or []:
+        text = detail.get(name)
+        parts.append(f'<span class="fail"><b>{_e(name)}</b>' + (f": {_e(_clip(str(text)))}" if text else "")
+                     + "</span>")
+    return "".join(parts) or '<span class="none">none</span>'
+
+
+def _expected_text(case: Mapping[str, Any]) -> str:
+    expect = case.get("expect_tool")
+    if expect is None:
+        return "(any tool)"
+    return expected_label(expect, bool(case.get("allow_no_tool")))
+
+
+def _verdict_cell(case: Mapping[str, Any]) -> str:
+    v = str(case.get("verdict", "?"))
+    lines = [_chip(v.replace("_", " "), v)]
+    outcome = str(case.get("outcome", "?"))
+    if case.get("reps"):
+        outcome += f", {int(case.get('passes') or 0)}/{int(case['reps'])} passed"
+    lines.append(f'<span class="sub">{_e(outcome)}</span>')
+    base = case.get("baseline")
+    if base and base.get("status"):
+        lines.append(f'<span class="sub">baseline {_e(base["status"])}</span>')
+    lines += [f'<span class="tag">{t}</span>' for t, on in (("tools changed", case.get("tools_changed")),
+                                                         ("case changed", case.get("case_changed"))) if on]
+    return "".join(f'<span class="line">{x}</span>' for x in lines)
+
+
+def _case_cell(case: Mapping[str, Any]) -> str:
+    nodeid = _clip(str(case.get("nodeid", "")))
+    # the file part and the case part on their own lines: a long path never hides the case name
+    head, sep, tail = nodeid.rpartition("::")
+    out = (f'<span class="line nodefile mono">{_e(head + sep)}</span>' if sep else "") + (
+        f'<span class="line nodecase mono">{_e(tail)}</span>')
+    out += f'<span class="line question">{_e(_clip(str(case.get("question", ""))))}</span>'
+    why = case.get("why")
+    if why:
+        out += f'<span class="line why">why: {_e(_clip(str(why)))}</span>'
+    return out
+
+
+def _case_row(i: int, case: Mapping[str, Any]) -> str:
+    category = case.get("category")
+    verdict = case.get("verdict")
+    mark = " severe" if verdict in _SEVERE else (" warn" if verdict in _WARN else "")
+    return (f'<tr class="case{mark}" data-i="{i}">'
+            f'<td>{_case_cell(case)}</td>'
+            f"<td>{_e(_clip(str(category))) if category else _NONE}</td>"
+            f"<td>{_verdict_cell(case)}</td>"
+            f'<td><code>{_e(_clip(_expected_text(case)))}</code></td>'
+            f"<td>{_called_cell(case)}</td>"
+            f"<td>{_failing_cell(case)}</td>"
+            "</tr>")
+
+
+def _options(values: Iterable[str], every: str) -> str:
+    return f'<option value="">{_e(every)}</option>' + "".join(
+        f'<option value="{_e(v)}">{_e(short(v, 40))}</option>' for v in values)
+
+
+def _cases_card(cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    yield '<section class="card" id="cases-card">'
+    yield "<h2>Cases</h2>"
+    yield ('<p class="sub">The most serious verdict first. A red edge marks a case that blocks, an amber '
+           "one a failure that does not block by default.</p>")
+    verdicts = sorted({str(c.get("verdict")) for c in cases},
+                      key=lambda v: (gate.VERDICT_ORDER.index(v) if v in gate.VERDICT_ORDER else 99, v))
+    outcomes = sorted({str(c.get("outcome")) for c in cases},
+                      key=lambda o: (_OUTCOMES.index(o) if o in _OUTCOMES else 99, o))
+    categories = sorted({_category(c) for c in cases})
+    # the filters exist even with no case, so the script finds every element it wires up
+    yield ('<div class="filters">'
+           '<input id="f-text" type="search" placeholder="Filter: case id, question, tool, argument…" '
+           'aria-label="filter cases by text" autocomplete="off">'
+           f'<select id="f-verdict" aria-label="verdict">{_options(verdicts, "every verdict")}</select>'
+           f'<select id="f-outcome" aria-label="pytest outcome">'
+           f'{_options(outcomes, "every outcome")}</select>'
+           f'<select id="f-category" aria-label="category">{_options(categories, "every category")}</select>'
+           '<span class="pairing" id="f-pair" hidden><span id="f-pair-text"></span> '
+           '<button type="button" id="f-pair-clear">clear</button></span>'
+           f'<span class="sub" id="f-count">{len(cases)} cases</span>'
+           "</div>")
+    if not cases:
+        yield '<p class="note" id="no-cases">No selection case ran in this run.</p>'
+    yield ('<div class="chart"><table id="cases"><colgroup><col class="c-case"><col class="c-cat">'
+           '<col class="c-verdict"><col class="c-exp"><col class="c-called"><col class="c-fail"></colgroup>'
+           "<thead><tr><th>case: question, why</th><th>category</th><th>verdict</th><th>expected</th>"
+           "<th>called (distinct turns)</th><th>failing checks</th></tr></thead><tbody>")
+    for i, case in enumerate(cases):
+        yield _case_row(i, case)
+    yield "</tbody></table></div>"
+    yield "</section>"
+
+
+#: verdicts that block whatever the flags, and those that are failures but not blocking by default
+_SEVERE = {gate.REGRESSION, gate.FAILED, gate.ERROR}
+_WARN = {gate.NEW_FAILING, gate.STILL_FAILING, gate.FLAKY, gate.SKIPPED}
+
+
+def _by_severity(cases: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Cases with the most serious verdict first, in the document's order within a verdict."""
+    rank = {v: i for i, v in enumerate(gate.VERDICT_ORDER)}
+    return sorted(cases, key=lambda c: rank.get(str(c.get("verdict")), len(rank)))
+
+
+def _category(case: Mapping[str, Any]) -> str:
+    return str(case.get("category") or "(none)")
+
+
+def _index(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per case, what the filter matches: all its text (lower case) and its confusion cells."""
+    rows = []
+    for case in cases:
+        calls = list(case.get("calls") or [])
+        words = [str(case.get(k) or "") for k in ("nodeid", "case_id", "category", "intent", "question",
+                                                   "why", "error", "verdict", "outcome")]
+        words.append(_expected_text(case))
+        words += [c for rep in calls for c in _rep_calls(rep)]
+        words += [f"{k}: {v}" for k, v in (case.get("failing_detail") or {}).items()]
+        text = "\n".join(w for w in words if w).lower()
+        pairs: list[str] = []
+        if case.get("expect_tool") is not None and case.get("status") is not None:
+            want = _expected_text(case)
+            for first in case.get("first_tools") or []:
+                key = f"{want}\u0000{first if first is not None else NOTHING}"
+                if key not in pairs:
+                    pairs.append(key)
+        rows.append({"text": text[:INDEX_CLIP], "verdict": str(case.get("verdict")),
+                     "outcome": str(case.get("outcome")), "category": _category(case), "pairs": pairs})
+    return rows

@@ -1,0 +1,299 @@
+"""The pull-request comment: a ``tool_selection.v1`` document in, markdown out (no I/O).
+
+The verdict comes first, then what blocks (regressions, failures, errors) in full, then
+what a reviewer may want to look at in collapsed sections, then the categories
+against the baseline and the cost. The same document gives the same bytes. Text
+from the run (questions, tool names, the model's arguments, error messages) is
+escaped so it renders as text: it cannot close a ``<details>``, start a code block,
+break a table or inject HTML. The comment is capped below GitHub's 65,536
+characters, and says what it cut.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from .. import gate
+from .results import NOTHING, expected_label
+
+#: GitHub refuses comments over 65,536 characters; leave room for a wrapper's own text
+LIMIT = 60_000
+#: the longest piece of run text shown in one place
+TEXT_LIMIT = 300
+
+_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+
+#: sections shown in full, in this order (each blocks the merge)
+OPEN_SECTIONS = (
+    (gate.REGRESSION, "Regressions", "held on the baseline, fail now"),
+    (gate.FAILED, "Failing", "no baseline: ordinary test failures"),
+    (gate.ERROR, "Errors", "not scored; their baseline entries are kept"),
+)
+#: sections a reviewer opens when curious
+COLLAPSED_SECTIONS = (
+    (gate.FIXED, "Fixed", "failed on the baseline, hold now"),
+    (gate.NEW_FAILING, "New failing", "not in the baseline"),
+    (gate.FLAKY, "Flaky", "reps disagree"),
+    (gate.STILL_FAILING, "Still failing", "failed on the baseline too"),
+    (gate.SKIPPED, "Not run", "the cost cap stopped new calls"),
+)
+
+
+def text(value: Any, limit: int = TEXT_LIMIT) -> str:
+    """Run text as inert markdown: one line, HTML escaped, markdown punctuation escaped."""
+    s = " ".join(str(value).split())
+    if len(s) > limit:
+        s = f"{s[:limit]}… ({len(s):,} characters)"
+    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    return _PUNCT.sub(r"\\\1", s)
+
+
+def code(value: Any, limit: int = TEXT_LIMIT) -> str:
+    """Run text in a code font, as inert as :func:`text` (a code span could be closed by a backtick)."""
+    return f"<code>{text(value, limit)}</code>"
+
+
+def _call(call: Mapping[str, Any]) -> str:
+    if call.get("raw_arguments") is not None:
+        inner = f"<not JSON: {call['raw_arguments']!r}>"
+    else:
+        inner = ", ".join(f"{k}={v!r}" for k, v in (call.get("arguments") or {}).items())
+    return f"{call['name']}({inner})"
+
+
+def _called(case: Mapping[str, Any]) -> list[str]:
+    """The distinct first turns of the reps, with how many reps made each."""
+    calls: list[Any] = case["calls"]
+    distinct: list[Any] = []
+    for turn in calls:
+        if turn not in distinct:
+            distinct.append(turn)
+    out = []
+    for turn in distinct:
+        shown = code("; ".join(_call(c) for c in turn)) if turn else text(NOTHING)
+        if len(calls) > 1:
+            shown += f" (×{calls.count(turn)} of {len(calls)} reps)"
+        out.append(shown)
+    return out
+
+
+def _case_block(case: Mapping[str, Any]) -> list[str]:
+    tag = f" \\[{text(case['category'])}\\]" if case.get("category") else ""
+    out = [f"**{code(case['nodeid'])}**{tag}", "", f"- question: {text(case['question'])}"]
+    expect = case.get("expect_tool")
+    out.append(f"- expected: {code(expected_label(expect, case['allow_no_tool']))}"
+               if expect is not None else "- expected: any tool")
+    if case.get("error"):
+        out.append(f"- error: {text(case['error'])}")
+    out.extend(f"- called: {c}" for c in _called(case))
+    for name, detail in case["failing_detail"].items():
+        out.append(f"- failing: {code(name)}: {text(detail)}")
+    if case["status"] is not None and case["reps"] > 1:
+        out.append(f"- passes: {case['passes']}/{case['reps']} reps" + _baseline_passes(case))
+    if case.get("why"):
+        out.append(f"- why: {text(case['why'])}")
+    changed = [w for w, k in (("the tools offered or the system prompt", "tools_changed"),
+                              ("the case itself", "case_changed")) if case.get(k)]
+    if changed:
+        out.append(f"- note: since the baseline, {' and '.join(changed)} changed")
+    return [*out, ""]
+
+
+def _baseline_passes(case: Mapping[str, Any]) -> str:
+    base = case.get("baseline")
+    if not base or base.get("reps") is None:
+        return ""
+    return f" (baseline {base['passes']}/{base['reps']})"
+
+
+def _flaky_block(case: Mapping[str, Any]) -> list[str]:
+    firsts = ", ".join(f"{code(t if t is not None else NOTHING)} ×{n}"
+                       for t, n in _counts(case["first_tools"]))
+    return [f"- {code(case['nodeid'])}: {case['passes']}/{case['reps']} reps held; first tools: {firsts}"]
+
+
+def _counts(values: Iterable[Any]) -> list[tuple[Any, int]]:
+    seen: dict[Any, int] = {}
+    for v in values:
+        seen[v] = seen.get(v, 0) + 1
+    return sorted(seen.items(), key=lambda p: (-p[1], str(p[0])))
+
+
+def _pct(held: int, scored: int) -> str:
+    return f"{held}/{scored} ({held / scored:.0%})" if scored else "–"
+
+
+def _category_table(categories: Mapping[str, Mapping[str, int]]) -> list[str]:
+    out = ["| category | held now | baseline | change |", "|---|---:|---:|---:|"]
+    for cat, row in categories.items():
+        now, base = row["scored"], row["baseline_scored"]
+        change = "–"
+        if now and base:
+            change = f"{(row['held'] / now - row['baseline_held'] / base) * 100:+.0f} pts"
+        out.append(f"| {text(cat)} | {_pct(row['held'], now)} | {_pct(row['baseline_held'], base)} "
+                   f"| {change} |")
+    return [*out, ""]
+
+
+def _money(x: float) -> str:
+    return f"${x:.2f}" if x >= 0.1 else f"${x:.4f}"
+
+
+def _cost(cost: Mapping[str, Any]) -> list[str]:
+    models = {m: r for m, r in cost["by_model"].items() if r["usage"] or r["priced_usd"]
+              or r["unpriced_calls"]}
+    if not models and not cost["probe_usd"]:
+        return []
+    cap = f" of a ${cost['cap_usd']:g} cap" if cost.get("cap_usd") is not None else ""
+    out = ["### Cost", "", f"{_money(cost['total_usd'])}{cap}" + (
+        " (the cap stopped the run)" if cost["capped"] else ""), ""]
+    for model, r in models.items():
+        usage = r["usage"]
+        line = (f"- {code(model)}: {_money(r['priced_usd'])} over {r['calls']} calls, "
+                f"{usage.get('input_tokens', 0):,} tokens in, {usage.get('output_tokens', 0):,} out")
+        saved = cost["cache_savings_usd"].get(model)
+        if saved:
+            line += f", prompt-cache reads saved {_money(saved)}"
+        if r["unpriced_calls"]:
+            line += f"; {r['unpriced_calls']} calls with no known price, not in the total"
+        out.append(line)
+    if cost["probe_usd"]:
+        out.append(f"- preference probe: {_money(cost['probe_usd'])}")
+    return [*out, ""]
+
+
+def _fence(lines: Sequence[str]) -> list[str]:
+    """A fenced block that no line inside can close: the fence is longer than any run of backticks."""
+    longest = max((len(m) for line in lines for m in re.findall(r"`+", line)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *lines, fence]
+
+
+def _probe(preference: Mapping[str, Any]) -> list[str]:
+    from .preference import lines
+
+    summary = dict(preference["summary"])
+    # the probe's lines are data the run produced: cut long ones, keep them in a fence
+    shown = [line if len(line) <= TEXT_LIMIT else line[:TEXT_LIMIT] + "…" for line in lines(summary)]
+    return ["<details><summary>Preference probe</summary>", "", *_fence(shown), "", "</details>", ""]
+
+
+def _head(doc: Mapping[str, Any]) -> list[str]:
+    verdict = doc["verdict"]
+    summary = doc["summary"]
+    if verdict["blocking"]:
+        out = ["## ❌ toolselect: blocking", "", "Blocks the merge: " + "; ".join(
+            text(r, 500) for r in verdict["reasons"]) + "."]
+    else:
+        out = ["## ✅ toolselect: not blocking", "",
+               "Nothing that held on the baseline fails now." if doc["baseline"]["mode"] == "compared"
+               else "No case fails."]
+    subject = doc["subject"]
+    model = subject.get("model") or "?"
+    bits = [f"model {code(model)}", f"reps {doc['settings']['reps']}"]
+    base = doc["baseline"]
+    if base["path"]:
+        bits.append(f"baseline {base['mode'] or 'none'}")
+    git = doc["provenance"].get("git")
+    if git:
+        bits.append(f"commit {code(git['commit'][:12])}" + (" (uncommitted changes)" if git["dirty"] else ""))
+    out += ["", " · ".join(bits), ""]
+    counts = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in summary["verdicts"].items())
+    if summary["total"]:
+        out.append(f"{summary['total']} cases: {counts}")
+    if summary.get("suite"):
+        out.append("")
+        out.append(text(gate.suite_line(summary["suite"]), 500))
+    return [*out, ""]
+
+
+class _Budget:
+    """Adds blocks while they fit under the limit; counts what it had to leave out."""
+
+    def __init__(self, limit: int, reserve: int) -> None:
+        self.left = limit - reserve
+        self.lines: list[str] = []
+        self.cut: dict[str, int] = {}
+
+    def add(self, block: Sequence[str], what: str | None = None, then: int = 0) -> bool:
+        """Add a block if it fits with ``then`` characters left for what must follow it."""
+        size = sum(len(line) + 1 for line in block) + then
+        if size > self.left:
+            if what is not None:
+                self.cut[what] = self.cut.get(what, 0) + 1
+            return False
+        self.lines.extend(block)
+        self.left -= size
+        return True
+
+
+def _sections(doc: Mapping[str, Any]) -> Iterator[tuple[str, list[list[str]], bool, str]]:
+    """(title, item blocks, collapsed, what an item is) for each non-empty section."""
+    by_verdict: dict[str, list[Mapping[str, Any]]] = {}
+    for case in doc["cases"]:
+        by_verdict.setdefault(case["verdict"], []).append(case)
+    for verdict, title, sub in OPEN_SECTIONS:
+        cases = by_verdict.get(verdict, [])
+        if cases:
+            yield f"{title} ({len(cases)}): {sub}", [_case_block(c) for c in cases], False, title.lower()
+    for verdict, title, sub in COLLAPSED_SECTIONS:
+        cases = by_verdict.get(verdict, [])
+        if not cases:
+            continue
+        if verdict == gate.FLAKY:
+            blocks = [_flaky_block(c) for c in cases]
+        elif verdict == gate.SKIPPED:
+            blocks = [[f"- {code(c['nodeid'])}"] for c in cases]
+        else:
+            blocks = [_case_block(c) for c in cases]
+        yield f"{title} ({len(cases)}): {sub}", blocks, True, title.lower()
+    disagreements = doc["summary"]["intent_disagreements"]
+    if disagreements:
+        blocks = [[f"- {text(intent)}: " + ", ".join(f"{code(t)} ×{n}" for t, n in _counts_of(chosen))]
+                  for intent, chosen in disagreements.items()]
+        yield (f"Intent disagreements ({len(blocks)}): phrasings or reps of one intent chose "
+               "different first tools", blocks, True, "intent disagreements")
+    gone = doc["baseline"]["gone"]
+    if gone:
+        yield (f"No longer cases ({len(gone)}): in the baseline, dropped from it",
+               [[f"- {code(n)}"] for n in gone], True, "gone cases")
+
+
+def _counts_of(chosen: Mapping[str, int]) -> list[tuple[str, int]]:
+    return sorted(chosen.items(), key=lambda p: (-p[1], p[0]))
+
+
+def render(doc: Mapping[str, Any], limit: int = LIMIT) -> str:
+    """The comment for a results document, at most ``limit`` characters."""
+    closing = ["", "</details>", ""]
+    budget = _Budget(limit, reserve=400)  # room for the cut line and the footer
+    budget.add(_head(doc))
+    for title, blocks, collapsed, what in _sections(doc):
+        head = ([f"<details><summary>{title}</summary>", ""] if collapsed else [f"### {title}", ""])
+        # a collapsed section pays for its closing tag up front: it is always closed
+        if not budget.add(head, then=sum(len(line) + 1 for line in closing) if collapsed else 0):
+            budget.cut[what] = len(blocks)
+            continue
+        shown = 0
+        for block in blocks:
+            if not budget.add(block):
+                break
+            shown += 1
+        if shown < len(blocks):
+            budget.cut[what] = len(blocks) - shown
+        if collapsed:
+            budget.lines.extend(closing)
+    if doc["summary"]["categories"]:
+        budget.add(["### By category", "", *_category_table(doc["summary"]["categories"])], "categories")
+    if doc.get("preference"):
+        budget.add(_probe(doc["preference"]), "preference probe")
+    budget.add(_cost(doc["cost"]), "cost")
+    if budget.cut:
+        cut = ", ".join(f"{n} {what}" for what, n in budget.cut.items())
+        budget.lines += [f"*Cut to stay under {limit:,} characters: {cut}. "
+                         "The JSON and HTML reports hold everything.*", ""]
+    version = doc["provenance"].get("plugin_version") or "?"
+    budget.lines.append(f"<sub>pytest-toolselect {text(version)}</sub>")
+    return "\n".join(budget.lines) + "\n"
