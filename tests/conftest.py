@@ -118,7 +118,8 @@ WRONG = ("wrong", "Find the company register entry with the people running Acme"
 
 
 #: a conftest for pytester runs: a model that follows plan.json, for each question the
-#: tool it calls on each rep (rep n uses entry n modulo the plan's length)
+#: tool it calls on each rep (rep n uses entry n modulo the plan's length). A step is a
+#: tool name, null (no call), or {"tool", "args", "cost", "usage"} for a priced call
 PLANNED = '''
 import json
 from pathlib import Path
@@ -133,7 +134,11 @@ class Planned:
 
     async def first_turn(self, request):
         plan = json.loads(Path("plan.json").read_text())[request.question]
-        return Turn(calls=(ToolCall(plan[request.rep % len(plan)], {}),))
+        step = plan[request.rep % len(plan)]
+        if not isinstance(step, dict):
+            step = {"tool": step}
+        calls = (ToolCall(step["tool"], step.get("args", {})),) if step["tool"] else ()
+        return Turn(calls=calls, usage=step.get("usage", {}), cost_usd=step.get("cost"))
 
 def pytest_toolselect_provider(model, config):
     if model == "script/planned":

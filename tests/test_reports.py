@@ -18,42 +18,13 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import REGISTRY_TOOLS, Project, case
+from conftest import PLANNED, REGISTRY_TOOLS, Project, case
 
 from pytest_toolselect.report.markdown import render
 from pytest_toolselect.sourcemap import load_schema
 
 GOLDEN = Path(__file__).parent / "golden" / "every_outcome.md"
 HOSTILE = "</details><script>alert(1)</script> ``` `x` | <img src=x onerror=alert(2)> [l](javascript:1)"
-
-#: a model that follows plan.json: per question, per rep, the tool it calls (null: none),
-#: optionally with arguments and a price
-SCRIPTED = '''
-import json
-from pathlib import Path
-from pytest_toolselect.providers import Turn
-from pytest_toolselect.tools import ToolCall
-
-class Scripted:
-    model = "script/reports"
-
-    def subject(self):
-        return {"provider": "script", "model": self.model}
-
-    async def first_turn(self, request):
-        plan = json.loads(Path("plan.json").read_text())[request.question]
-        step = plan[request.rep % len(plan)]
-        if step is None:
-            return Turn(calls=(), cost_usd=0.0)
-        if isinstance(step, str):
-            step = {"tool": step}
-        return Turn(calls=(ToolCall(step["tool"], step.get("args", {})),),
-                    usage={"input_tokens": 100, "output_tokens": 10}, cost_usd=step.get("cost", 0.001))
-
-def pytest_toolselect_provider(model, config):
-    if model == "script/reports":
-        return Scripted()
-'''
 
 FIND, OFFICERS = "find_company", "list_officers"
 Q = {
@@ -70,14 +41,14 @@ Q = {
 
 
 def _project(project: Project) -> None:
-    (project.path / "conftest.py").write_text(SCRIPTED)
+    (project.path / "conftest.py").write_text(PLANNED)
     project.config(
         servers={"registry": {"tools_file": project.tools_file()},
                  "down": {"command": "toolselect-no-such-server-command"},
                  # a real MCP server: it takes a second to start, so the priced case's calls come
                  # after every other case's and the cost cap stops exactly its second rep
                  "slow": project.stdio_server(REGISTRY_TOOLS)},
-        model="script/reports",
+        model="script/planned",
     )
 
 
@@ -96,8 +67,15 @@ def _cases(project: Project, *, second_run: bool) -> None:
     project.cases(cases, servers=["registry"])
 
 
+def _priced(step: Any) -> dict[str, Any]:
+    """A plan step as a priced call (the cost cap is blind to unpriced ones)."""
+    step = step if isinstance(step, dict) else {"tool": step}
+    return {"cost": 0.001, "usage": {"input_tokens": 100, "output_tokens": 10}, **step}
+
+
 def _plan(project: Project, plan: dict[str, Any]) -> None:
-    (project.path / "plan.json").write_text(json.dumps({Q[k]: v for k, v in plan.items()}))
+    (project.path / "plan.json").write_text(
+        json.dumps({Q[k]: [_priced(step) for step in v] for k, v in plan.items()}))
 
 
 def _pytest(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
