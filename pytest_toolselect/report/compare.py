@@ -2,8 +2,7 @@
 
 The input is ``tool_selection.v1`` documents, each with the name of the file it came
 from. The output is a table of held/scored per category and per run, then the cases
-where the runs disagree (status, first tool or verdict), then the cases only some runs
-hold. Plain text (aligned columns) or markdown.
+where the runs disagree (status or first tool), then the cases only some runs hold. Plain text (aligned columns) or markdown.
 """
 
 from __future__ import annotations
@@ -16,8 +15,10 @@ from typing import Any
 NO_CATEGORY = "(none)"
 NOTHING = "(nothing)"
 ABSENT = "(absent)"
-#: what a case's value shows; a case differs when any of these differ between runs
-COMPARED = ("status", "first_tool", "verdict")
+#: a case differs when any of these differ between runs: what the models did. The verdict
+#: is shown but not compared: it is relative to each run's own baseline (held with one,
+#: passed without), so it would mark every case of a run gated against nothing
+COMPARED = ("status", "first_tool")
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def _order(all_runs: Sequence[Run]) -> list[str]:
 
 
 def differing(all_runs: Sequence[Run]) -> list[tuple[str, list[str]]]:
-    """Cases every run holds whose status, first tool or verdict is not the same in all."""
+    """Cases every run holds whose status or first tool is not the same in all."""
     cases = [r.cases for r in all_runs]
     out = []
     for nodeid in _order(all_runs):
@@ -147,7 +148,7 @@ def lines(named: Sequence[tuple[str, Mapping[str, Any]]], *, markdown: bool = Fa
         yield from table(["case", *(r.label for r in all_runs)],
                          [[nodeid, *values] for nodeid, values in diff])
     else:
-        yield "none: every case common to the runs has the same status, first tool and verdict"
+        yield "none: every case common to the runs has the same status and first tool"
     some = partial(all_runs)
     if some:
         yield ""
