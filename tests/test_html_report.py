@@ -350,6 +350,33 @@ def test_confusion_matrix_cells_match_the_document() -> None:
     assert xs["find_company"] < xs["lookup_vat" if "lookup_vat" in xs else "vat_check"] < xs["(nothing)"]
 
 
+def test_a_tool_name_holding_the_separator_is_judged_by_its_name() -> None:
+    # the label joins names with " | ": splitting it back would call this right choice wrong
+    odd = "find | company"
+    recs = [record("c.yaml::a", gate.HELD, expect=[odd], chosen=[odd]),
+            record("c.yaml::b", gate.REGRESSION, expect=[odd], chosen=["find"])]
+    base = {r["nodeid"]: {"status": "held", "passes": 1, "reps": 1, "first_tool": odd,
+                          "failing_checks": []} for r in recs}
+    doc = document(recs, baseline=base)
+    assert {(c["chosen"], c["correct"]) for c in doc["summary"]["confusion"]} == {(odd, True),
+                                                                                  ("find", False)}
+    cells = [g for g in svg(render(doc), "confusion").iter(f"{SVG_NS}g") if g.get("class") == "cm-cell"]
+    assert {c.get("data-chosen"): c.get("data-correct") for c in cells} == {odd: "true", "find": "false"}
+
+
+def test_a_matrix_of_200_tools_stays_small() -> None:
+    tools = [f"tool_{i:03d}" for i in range(200)]
+    recs = [record(f"c.yaml::{t}", gate.REGRESSION, expect=[t], chosen=[tools[(i + 1) % 200]])
+            for i, t in enumerate(tools)]
+    matrix_markup = re.search(r'<svg id="confusion".*?</svg>', render(document(recs)), re.S)
+    assert matrix_markup is not None
+    matrix = ET.fromstring(matrix_markup.group(0))
+    # 40,000 grid positions, 200 of them filled: the empty ones are one tiled rectangle
+    assert sum(1 for g in matrix.iter(f"{SVG_NS}g") if g.get("class") == "cm-cell") == 200
+    assert len(list(matrix.iter(f"{SVG_NS}rect"))) < 200 + 200 + 10  # filled, never-chosen, grid
+    assert len(matrix_markup.group(0)) < 250_000
+
+
 def test_forest_plot_places_each_effect_against_zero() -> None:
     doc = document([record("c.yaml::a", gate.HELD)], preference=preference_doc())
     forest = svg(render(doc), "forest")

@@ -228,3 +228,66 @@ def test_a_report_that_cannot_be_written_fails_the_run_and_says_why(project: Pro
     result.stdout.fnmatch_lines(["toolselect: could not write the markdown report to *taken: *"])
     # the other report is written all the same
     assert json.loads((project.path / "out.json").read_text())["summary"]["total"] == 1
+
+
+# -- pure tests of render() on documents made by the plugin's own builder ----------------------------
+
+
+def _pure_doc(**extra: Any) -> dict[str, Any]:
+    from test_html_report import document, record
+
+    from pytest_toolselect import gate
+
+    return document([record("c.yaml::a", gate.REGRESSION, **extra)],
+                    baseline={"c.yaml::a": {"status": "held", "passes": 1, "reps": 1,
+                                            "first_tool": FIND, "failing_checks": []}})
+
+
+def test_mentions_and_issue_references_stay_inert() -> None:
+    # GitHub links @name and #123 in the rendered HTML, backslash escapes or not: each would
+    # notify a user or add a reference to an issue every time the comment is posted
+    doc = _pure_doc(question="Ask @octocat and @org/team about #12 and owner/repo#7",
+                    error=None, why="see GH #3")
+    doc["cases"][0]["calls"] = [[{"name": FIND, "arguments": {"email": "ops@example.com"}}]]
+    text = render(doc)
+    outside_code = re.sub(r"<code>.*?</code>", "", text)
+    assert not re.search(r"(?<!\w)@\w", outside_code)
+    assert not re.search(r"#\d", outside_code.replace("\\#", "#"))
+    assert "@\u2060octocat" in text and "\\#\u206012" in text and "repo\\#\u20607" in text
+    # a code span is not linked by GitHub: an argument is shown as it was sent
+    assert "- called: <code>find\\_company\\(email='ops@example\\.com'\\)</code>" in text
+
+
+def test_bidi_controls_are_shown_not_applied() -> None:
+    from test_html_report import preference_doc
+
+    doc = _pure_doc(question="pay \u202eevil\u202c now", category="cat\u2067x\u2069")
+    doc["preference"] = preference_doc()
+    doc["preference"]["summary"].update(groups_not_run=["G\u202e1\nG2"], n_scored=1, n_truncated=0,
+                                        partial_groups=[], same_choice_rate=None, modal_share=None)
+    text = render(doc)
+    assert not re.search("[\u202a-\u202e\u2066-\u2069]", text)
+    assert "pay &lt;U\\+202E&gt;evil&lt;U\\+202C&gt; now" in text
+    assert "cat&lt;U\\+2067&gt;x&lt;U\\+2069&gt;" in text
+    # inside the probe's fence: shown as code points, the line break gone
+    assert "groups with no scored call: G<U+202E>1 G2" in text
+
+
+def test_the_cap_holds_whatever_the_version_string() -> None:
+    doc = _pure_doc(question="q " * 200)
+    one = doc["cases"][0]
+    doc["cases"] = [{**one, "nodeid": f"c.yaml::case-{i}"} for i in range(300)]
+    doc["provenance"]["plugin_version"] = '"' * 2000  # each quote is six characters escaped
+    text = render(doc, limit=20_000)
+    assert len(text) <= 20_000
+    assert "Cut to stay under 20,000 characters" in text
+    assert text.rstrip().endswith("</sub>")
+
+
+def test_a_change_under_half_a_point_is_plus_zero() -> None:
+    from pytest_toolselect.report.markdown import _category_table
+
+    row = {"held": 99, "scored": 300, "baseline_held": 100, "baseline_scored": 301}  # -0.2 pts
+    assert "| +0 pts |" in "\n".join(_category_table({"c": row}))
+    row = {"held": 90, "scored": 300, "baseline_held": 100, "baseline_scored": 300}
+    assert "| -3 pts |" in "\n".join(_category_table({"c": row}))

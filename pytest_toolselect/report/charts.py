@@ -95,6 +95,13 @@ def confusion_svg(cells: Sequence[Mapping[str, Any]]) -> str:
         out.append(f'<text class="mono" x="{_num(x)}" y="{_num(top - 6)}" '
                    f'transform="rotate(-45 {_num(x)} {_num(top - 6)})">'
                    f"<title>{esc(col)}</title>{esc(short(col))}</text>")
+    # the empty cells as one tiled rectangle: a rect per empty cell grows as rows times
+    # columns (200 tools: 40,000 elements), this stays one element
+    out.append(f'<defs><pattern id="cm-empty" patternUnits="userSpaceOnUse" x="{_num(left)}" '
+               f'y="{_num(top)}" width="{_num(size)}" height="{_num(size)}"><rect x="1" y="1" '
+               f'width="{_num(size - 2)}" height="{_num(size - 2)}" rx="3" fill="#f3f4f6"/></pattern></defs>')
+    out.append(f'<rect class="cm-empty" x="{_num(left)}" y="{_num(top)}" width="{_num(size * len(cols))}" '
+               f'height="{_num(size * len(rows))}" fill="url(#cm-empty)"/>')
     for i, row in enumerate(rows):
         y = top + size * i
         out.append(f'<text class="mono" x="{_num(left - 8)}" y="{_num(y + size / 2 + 4)}" text-anchor="end">'
@@ -110,8 +117,6 @@ def confusion_svg(cells: Sequence[Mapping[str, Any]]) -> str:
                     out.append(f'<rect {rect} fill="#ffffff" stroke="#167a45" stroke-width="1.5" '
                                f'stroke-dasharray="3 2"><title>{esc(row)} → {esc(col)}: acceptable, '
                                "never chosen</title></rect>")
-                else:
-                    out.append(f'<rect {rect} fill="#f3f4f6"/>')
                 continue
             n, correct = got
             t = 0.25 + 0.75 * (n / peak)

@@ -2,7 +2,8 @@
 
 The input is ``tool_selection.v1`` documents, each with the name of the file it came
 from. The output is a table of held/scored per category and per run, then the cases
-where the runs disagree (status or first tool), then the cases only some runs hold. Plain text (aligned columns) or markdown.
+where the runs disagree (status or first tool), then the cases only some runs hold.
+Plain text (aligned columns) or markdown.
 """
 
 from __future__ import annotations

@@ -24,6 +24,12 @@ LIMIT = 60_000
 TEXT_LIMIT = 300
 
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+#: bidirectional controls reorder the text after them (a name could be shown reversed):
+#: shown as their code points instead
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: GitHub turns @name into a mention (a notification) and #123 into a reference on that
+#: issue, even when escaped; a word joiner after the sign stops both (code spans are exempt)
+_REF = re.compile(r"([@#])(?=\w)")
 
 #: sections shown in full, in this order (each blocks the merge)
 OPEN_SECTIONS = (
@@ -41,18 +47,28 @@ COLLAPSED_SECTIONS = (
 )
 
 
-def text(value: Any, limit: int = TEXT_LIMIT) -> str:
-    """Run text as inert markdown: one line, HTML escaped, markdown punctuation escaped."""
+def _visible(s: str) -> str:
+    return _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", s)
+
+
+def _inert(value: Any, limit: int) -> str:
     s = " ".join(str(value).split())
     if len(s) > limit:
         s = f"{s[:limit]}… ({len(s):,} characters)"
+    s = _visible(s)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     return _PUNCT.sub(r"\\\1", s)
 
 
+def text(value: Any, limit: int = TEXT_LIMIT) -> str:
+    """Run text as inert markdown: one line, HTML escaped, markdown punctuation escaped, no
+    mention or issue reference."""
+    return _inert(_REF.sub("\\1\u2060", str(value)), limit)
+
+
 def code(value: Any, limit: int = TEXT_LIMIT) -> str:
     """Run text in a code font, as inert as :func:`text` (a code span could be closed by a backtick)."""
-    return f"<code>{text(value, limit)}</code>"
+    return f"<code>{_inert(value, limit)}</code>"
 
 
 def _call(call: Mapping[str, Any]) -> str:
@@ -131,7 +147,8 @@ def _category_table(categories: Mapping[str, Mapping[str, int]]) -> list[str]:
         now, base = row["scored"], row["baseline_scored"]
         change = "–"
         if now and base:
-            change = f"{(row['held'] / now - row['baseline_held'] / base) * 100:+.0f} pts"
+            # rounded first: a change under half a point is +0, never -0
+            change = f"{round((row['held'] / now - row['baseline_held'] / base) * 100):+d} pts"
         out.append(f"| {text(cat)} | {_pct(row['held'], now)} | {_pct(row['baseline_held'], base)} "
                    f"| {change} |")
     return [*out, ""]
@@ -177,6 +194,8 @@ def _probe(preference: Mapping[str, Any]) -> list[str]:
     summary = dict(preference["summary"])
     # the probe's lines are data the run produced: cut long ones, keep them in a fence
     shown = [line if len(line) <= TEXT_LIMIT else line[:TEXT_LIMIT] + "…" for line in lines(summary)]
+    # one line each (a group id could hold a line break), and no reordering control
+    shown = [_visible(" ".join(line.splitlines())) for line in shown]
     return ["<details><summary>Preference probe</summary>", "", *_fence(shown), "", "</details>", ""]
 
 
@@ -268,7 +287,9 @@ def _counts_of(chosen: Mapping[str, int]) -> list[tuple[str, int]]:
 def render(doc: Mapping[str, Any], limit: int = LIMIT) -> str:
     """The comment for a results document, at most ``limit`` characters."""
     closing = ["", "</details>", ""]
-    budget = _Budget(limit, reserve=400)  # room for the cut line and the footer
+    version = doc["provenance"].get("plugin_version") or "?"
+    footer = f"<sub>pytest-toolselect {text(version, 60)}</sub>"
+    budget = _Budget(limit, reserve=400 + len(footer))  # room for the cut line and the footer
     budget.add(_head(doc))
     for title, blocks, collapsed, what in _sections(doc):
         head = ([f"<details><summary>{title}</summary>", ""] if collapsed else [f"### {title}", ""])
@@ -294,6 +315,5 @@ def render(doc: Mapping[str, Any], limit: int = LIMIT) -> str:
         cut = ", ".join(f"{n} {what}" for what, n in budget.cut.items())
         budget.lines += [f"*Cut to stay under {limit:,} characters: {cut}. "
                          "The JSON and HTML reports hold everything.*", ""]
-    version = doc["provenance"].get("plugin_version") or "?"
-    budget.lines.append(f"<sub>pytest-toolselect {text(version)}</sub>")
+    budget.lines.append(footer)
     return "\n".join(budget.lines) + "\n"

@@ -106,6 +106,7 @@ def confusion(cases: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     Off-diagonal mass (``correct`` false) is where descriptions overlap.
     """
     counts: Counter[tuple[str, str]] = Counter()
+    correct: dict[tuple[str, str], bool] = {}
     for c in cases:
         expect = c["expect_tool"]
         if expect is None or c["status"] is None:
@@ -113,10 +114,14 @@ def confusion(cases: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         # the label holds every acceptable answer, so a (label, chosen) pair is right or
         # wrong whichever case it came from
         want = expected_label(expect, bool(c["allow_no_tool"]))
+        # judged against the names themselves, not the label split at " | ": a tool's name
+        # may hold that separator
+        accepted = set(expect) | ({NOTHING} if c["allow_no_tool"] or not expect else set())
         for first in c["first_tools"]:
             got = first if first is not None else NOTHING
             counts[(want, got)] += 1
-    return [{"expected": w, "chosen": g, "count": n, "correct": g in w.split(" | ")}
+            correct[(want, got)] = got in accepted
+    return [{"expected": w, "chosen": g, "count": n, "correct": correct[(w, g)]}
             for (w, g), n in sorted(counts.items(), key=lambda p: (-p[1], p[0]))]
 
 
