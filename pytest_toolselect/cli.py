@@ -78,13 +78,19 @@ def _validate(data: Any, path: str) -> None:
 
     import jsonschema
 
-    schema = json.loads(files("pytest_toolselect").joinpath(f"schemas/{SCHEMA_VERSION}.json").read_text())
-    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
-    if error is not None:
-        where = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
-        raise ToolselectError(f"the results file is malformed: {error.message}", file=path,
-                              place=where.lstrip(".") or None,
-                              fix="pass the file as pytest --toolselect-json wrote it")
+    # the probe's document inside is checked against its own schema, as its renderers read it
+    parts = [(SCHEMA_VERSION, data, ())]
+    if isinstance(data.get("preference"), dict):
+        parts.append(("tool_preference.v1", data["preference"], ("preference",)))
+    for name, part, prefix in parts:
+        schema = json.loads(files("pytest_toolselect").joinpath(f"schemas/{name}.json").read_text())
+        error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(part))
+        if error is not None:
+            where = "".join(f"[{p!r}]" if isinstance(p, int) else f".{p}"
+                            for p in (*prefix, *error.absolute_path))
+            raise ToolselectError(f"the results file is malformed: {error.message}", file=path,
+                                  place=where.lstrip(".") or None,
+                                  fix="pass the file as pytest --toolselect-json wrote it")
 
 
 def _json_type(data: Any) -> str:

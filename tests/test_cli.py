@@ -345,6 +345,18 @@ def test_bad_input_is_one_clear_line_and_status_2(
     assert re.fullmatch(pattern, err), err
 
 
+def test_a_broken_probe_document_inside_is_refused_by_its_own_schema(results: Path) -> None:
+    from pytest_toolselect.cli import load_results
+    from pytest_toolselect.errors import ToolselectError
+
+    document = json.loads(results.read_text())
+    document["preference"] = {"schema_version": "tool_preference.v1"}  # no summary to render
+    (results.parent / "edited.json").write_text(json.dumps(document))
+    with pytest.raises(ToolselectError) as e:
+        load_results(str(results.parent / "edited.json"))
+    assert e.value.place == "preference" and "'subject' is a required property" in str(e.value)
+
+
 # -- the command itself ------------------------------------------------------------------------------
 
 def test_version_and_help(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str],
