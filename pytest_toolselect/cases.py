@@ -325,22 +325,33 @@ def check_offered(case: Case, tools: Sequence[Tool]) -> None:
         return ToolselectError(message, file=case.source or None, line=case.line,
                                place=f"case {case.id!r}, {place}", fix=fix)
 
+    # tool_name_format renames every tool: the name on its server is not what the model sees
+    renamed = {t.original_name: t.name for t in tools if t.original_name and t.original_name != t.name}
+
+    def hint(name: str, near: str | None) -> str:
+        if name in renamed:
+            return f"; tool_name_format renames it to {renamed[name]!r}"
+        return f"; did you mean {near!r}?" if near else ""
+
     for i, name in enumerate(case.expect_tool or ()):
         if name not in offered:
-            near = nearest(name, offered)
+            near = renamed.get(name) or nearest(name, offered)
             raise error(
                 f"expect_tool[{i}]",
                 f"expect_tool names {name!r}, which the case's servers do not offer, so the case "
-                "can never pass" + (f"; did you mean {near!r}?" if near else ""),
-                f"write one of the offered tools: {names}",
+                "can never pass" + hint(name, near),
+                f"write {near}" if name in renamed else f"write one of the offered tools: {names}",
             )
     for i, name in enumerate(case.forbid_tools):
-        # a forbidden name that is not offered may be deliberate (a tool a model might invent);
-        # one a letter away from an offered tool is a typo that disables the check
-        near = nearest(name, offered) if name not in offered else None
+        # a forbidden name that is not offered may be deliberate (a tool of another server, or
+        # one a model might invent, as write_file beside read_file); only a misspelling of an
+        # offered tool, or its name before tool_name_format, is a mistake that disables the check
+        if name in offered:
+            continue
+        near = renamed.get(name) or _misspelt(name, offered)
         if near:
             raise error(f"forbid_tools[{i}]",
-                        f"forbid_tools names {name!r}, which is not offered; did you mean {near!r}?",
+                        f"forbid_tools names {name!r}, which is not offered{hint(name, near)}",
                         f"rename it to {near}")
     targets = [offered[n] for n in case.expect_tool or () if n in offered]
     for j, m in enumerate(case.expect_args):
@@ -368,19 +379,31 @@ def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ..
     object is closed (additionalProperties: false) or a declared name is a near miss
     (company.number for company_number): a matcher on an undeclared argument may be a
     deliberate check of one a model might invent."""
-    from .matchers import _deref
+    from .matchers import _INDEX, _deref
 
-    if not segments:
+    if not segments or depth > 12:
         return None
+    raw = node
     node = _deref(node, root)
-    if node is None or depth > 12:
+    if node is None:
         return None
+    if node is not raw and isinstance(raw, Mapping) and _SHAPING_KEYS.intersection(raw):
+        # keywords beside a $ref (2019-09 on) apply as well: the path may be declared there
+        own = {k: v for k, v in raw.items() if k != "$ref"}
+        found = [_path_problem(n, segments, root, done, depth + 1) for n in (node, own)]
+        return None if not all(found) else found[0]
     lists = [node.get(k) for k in ("anyOf", "oneOf", "allOf")]
     branches = [b for branch_list in lists if isinstance(branch_list, list) for b in branch_list]
     if branches:
         found = [_path_problem(b, segments, root, done, depth + 1) for b in branches]
-        return None if not all(found) else next(f for f in found if f)
-    here = ".".join(done) or "the arguments"
+        if not all(found):
+            return None
+        own = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "allOf")}
+        if not _SHAPING_KEYS.intersection(own):
+            return next(f for f in found if f)
+        # properties beside the branches (common ones, with a oneOf per variant) count too
+        return _path_problem(own, segments, root, done, depth + 1)
+    here = ".".join(done) or "the tool"
     props = node.get("properties")
     problem: tuple[str, str | None] | None = None
     if isinstance(props, Mapping):
@@ -395,7 +418,7 @@ def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ..
             return problem
     kind = node.get("type")
     kinds = {k for k in (kind if isinstance(kind, list) else [kind]) if isinstance(k, str)}
-    if segments[0].isdigit() and ("items" in node or "prefixItems" in node or kinds == {"array"}):
+    if _INDEX.fullmatch(segments[0]) and ("items" in node or "prefixItems" in node or kinds == {"array"}):
         index = int(segments[0])
         prefix, items = node.get("prefixItems"), node.get("items")
         if isinstance(prefix, list) and index < len(prefix):
@@ -413,7 +436,9 @@ def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ..
     if not isinstance(props, Mapping) or not props:
         return None
     if node.get("additionalProperties") not in (None, False) or node.get("patternProperties") \
-            or node.get("unevaluatedProperties") not in (None, False):
+            or node.get("unevaluatedProperties") not in (None, False) \
+            or _CONDITIONAL_KEYS.intersection(node):
+        # open, or declaring more under a condition (if/then, dependentSchemas): cannot tell
         return None
     near = _near_path(segments, [str(p) for p in props])
     if near:
@@ -421,6 +446,50 @@ def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ..
     if node.get("additionalProperties") is False:
         return f"{here} declares no {segments[0]!r} and allows no other keys", None
     return None
+
+
+#: keywords that shape where arguments may be, beside a $ref or anyOf/oneOf/allOf
+_SHAPING_KEYS = frozenset({"properties", "patternProperties", "additionalProperties",
+                           "unevaluatedProperties", "items", "prefixItems"})
+#: keywords that may declare properties only under a condition
+_CONDITIONAL_KEYS = frozenset({"if", "then", "else", "dependentSchemas", "dependencies"})
+
+
+def _misspelt(name: str, offered: Mapping[str, Any]) -> str | None:
+    """The offered tool ``name`` is a misspelling of: the same name but for case and
+    separators (Find-Company), or one letter off inside a word (list_oficers, fnid_company).
+    Not a word's first letter (set_user is not get_user) nor a plural (delete_files is
+    not delete_file): those name other tools a model may call."""
+    def squash(text: str) -> str:
+        return re.sub(r"[-_.\s]", "", text).casefold()
+
+    for other in offered:
+        if squash(other) == squash(name):
+            return other
+    for other in offered:
+        if _one_slip(name, other):
+            return other
+    return None
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Whether a and b differ by one typing slip inside a word of the same name: two
+    neighbouring letters swapped, or one letter dropped, added or changed, neither at a
+    word's start nor a trailing s."""
+    if a.count("_") != b.count("_") or abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    start = next(i for i, (x, y) in enumerate(zip(a + "\0", b + "\0", strict=False)) if x != y)
+    word_start = start == 0 or a[start - 1] in "_-."
+    if len(a) == len(b):
+        if a[start + 2:] == b[start + 2:] and a[start:start + 2] == b[start:start + 2][::-1]:
+            return True  # swapped neighbours (oficres): even at a word's start
+        rest_equal = a[start + 1:] == b[start + 1:]
+    else:
+        short, long = (a, b) if len(a) < len(b) else (b, a)
+        rest_equal = short[start:] == long[start + 1:]
+        if rest_equal and long[start:] == "s":
+            return False  # a plural names another tool
+    return rest_equal and not word_start
 
 
 def _near_path(segments: list[str], names: list[str]) -> str | None:

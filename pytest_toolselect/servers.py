@@ -133,6 +133,11 @@ class _Probe:
     async def on_message(self, message: Any) -> None:
         # Transport faults (e.g. a print() on the server's stdout) arrive here as values.
         if isinstance(message, Exception):
+            line = _line_of(message)
+            if line is not None and not line.strip():
+                # an empty line (or a lone \r of a \r\n pair) holds no message and glues to
+                # none: the SDK passes over it, and so do other clients
+                return
             if len(self.stream_errors) < 5:
                 self.stream_errors.append(message)
             if self.noise is not None:
@@ -481,14 +486,25 @@ def _is_connect_error(exc: BaseException) -> bool:
     return type(exc).__name__ in ("ConnectError", "ConnectTimeout") or isinstance(exc, ConnectionError)
 
 
-def _stream_error(exc: Exception) -> str:
+def _line_of(exc: Exception) -> str | None:
+    """The stdout line a parse error of the SDK quotes (pydantic's input), if it quotes one."""
     errors = getattr(exc, "errors", None)
-    if callable(errors):  # pydantic: show the offending line, not the schema dump
+    if callable(errors):
         try:
-            first = errors()[0]
-            return repr(str(first.get("input", ""))[:200])
+            line = errors()[0].get("input")
         except Exception:
-            pass
+            return None
+        return line if isinstance(line, str) else None
+    return None
+
+
+def _stream_error(exc: Exception) -> str:
+    line = _line_of(exc)
+    if line is not None:  # pydantic: show the offending line, not the schema dump
+        if line.startswith("\ufeff"):
+            # invisible in most editors and logs, so say what it is
+            return f"{line[:200]!r} (it starts with a UTF-8 byte order mark: write UTF-8 without one)"
+        return repr(line[:200])
     return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
@@ -747,7 +763,9 @@ def schema_problem(schema: Any, path: str = "") -> str | None:
             if not isinstance(value, list):
                 problem = f"must be a list, got {_shown(value)}"
         elif key in _COUNT_KEYS:
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            # 5.0 is an integer to JSON Schema (draft 6 on): a float-minded writer may send it
+            whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+            if isinstance(value, bool) or not whole or value < 0:
                 problem = f"must be a non-negative integer, got {_shown(value)}"
         elif key in _NUMBER_KEYS:
             if isinstance(value, bool) or not isinstance(value, int | float):

@@ -434,3 +434,85 @@ def _case(path: str, tool: str, *, absent: bool = False, forbid: tuple[str, ...]
     return parse_case({"id": "c", "question": "q", "why": "w", "expect_tool": [tool],
                        "forbid_tools": list(forbid), "expect_args": [matcher]})
 
+
+
+def test_check_offered_reads_properties_beside_refs_unions_and_conditions() -> None:
+    schema = {"type": "object",
+              "properties": {"id": {"type": "string"}, "name": {"type": "string"},
+                             "ref": {"$ref": "#/$defs/Base", "properties": {"names": {"type": "string"}}},
+                             "tags": {"type": "array", "items": {"type": "string"}}},
+              # one branch per variant, beside the common properties
+              "oneOf": [{"properties": {"ids": {"type": "array"}}, "additionalProperties": False},
+                        {"properties": {"idx": {"type": "integer"}}, "additionalProperties": False}],
+              "$defs": {"Base": {"type": "object", "properties": {"name": {"type": "string"}}}}}
+    conditional = {"type": "object", "properties": {"kind": {"type": "string"}, "name": {"type": "string"}},
+                   "if": {"properties": {"kind": {"const": "many"}}},
+                   "then": {"properties": {"names": {"type": "array"}}}}
+    tools = (Tool("variant", "Variants.", schema), Tool("conditional", "Conditions.", conditional))
+    for path, tool in [("id", "variant"), ("ids", "variant"), ("ref.names", "variant"),
+                       ("ref.name", "variant"), ("names", "conditional")]:
+        check_offered(_case(path, tool), tools)
+    # neither the branches nor the properties beside them hold it
+    with pytest.raises(ToolselectError) as info:
+        check_offered(_case("idz", "variant"), tools)
+    assert "did you mean 'id'?" in info.value.message
+    # an index that only looks like a number (a superscript two) is no index
+    with pytest.raises(ToolselectError) as info:
+        check_offered(_case("tags.²", "variant"), tools)
+    assert "tags is a list: its items are reached by index" in info.value.message
+
+
+def test_forbid_tools_refuses_misspellings_only() -> None:
+    tools = tuple(Tool(name, "A tool.", {"type": "object"}, server="fs")
+                  for name in ("read_file", "get_user", "delete_file", "list_officers"))
+    # other tools a model may call (or another server offers): harmless, and deliberate
+    for name in ["write_file", "set_user", "delete_files", "list_officer", "drop_database"]:
+        check_offered(_case("any", "read_file", forbid=[name]), tools)
+    refused = {"list_oficers": "list_officers", "lsit_officers": "list_officers",
+               "Delete-File": "delete_file", "readFile": "read_file", "get_usr": "get_user"}
+    for name, near in refused.items():
+        with pytest.raises(ToolselectError) as info:
+            check_offered(_case("any", "read_file", forbid=[name]), tools)
+        assert info.value.message == (f"forbid_tools names {name!r}, which is not offered; "
+                                      f"did you mean {near!r}?")
+
+
+def test_names_before_tool_name_format_are_refused_with_the_new_name(project: Project) -> None:
+    project.config(tool_name_format="mcp__{server}__{tool}")
+    project.pytester.makepyfile(test_cases='''
+from pytest_toolselect import case
+
+QUESTION = "Who are the directors and officers of company 01234567?"
+
+@case(question=QUESTION, expect_tool=["list_officers"], why="w")
+def test_old_name(toolselect_result):
+    pass
+
+@case(question=QUESTION, expect_tool=["mcp__registry__list_officers"], forbid_tools=["lookup_vat"], why="w")
+def test_old_forbidden_name(toolselect_result):
+    pass
+
+@case(question=QUESTION, expect_tool=["mcp__registry__list_officers"], why="w",
+      expect_args=[{"path": "company.number", "matches": "^0"}])
+def test_bad_path(toolselect_result):
+    pass
+
+@case(question=QUESTION, expect_tool=["mcp__registry__list_officers"], forbid_tools=["write_file"], why="w",
+      expect_args=[{"path": "company_number", "absent": False}])
+def test_new_names(toolselect_result):
+    pass
+''')
+    result = project.pytester.runpytest()
+    # local/bm25 calls the right tool, with no arguments: test_new_names fails on its matcher
+    result.assert_outcomes(failed=1, errors=3)
+    result.stdout.fnmatch_lines([
+        "*expect_tool names 'list_officers', which the case's servers do not offer, so the case can "
+        "never pass; tool_name_format renames it to 'mcp__registry__list_officers' "
+        "(write mcp__registry__list_officers)*",
+        "*forbid_tools names 'lookup_vat', which is not offered; tool_name_format renames it to "
+        "'mcp__registry__lookup_vat' (rename it to mcp__registry__lookup_vat)*",
+        "*path 'company.number' leads to no argument of mcp__registry__list_officers: the tool declares "
+        "no 'company'*did you mean 'company_number'?*",
+        "*company_number: expected present, but the path is missing*",
+    ])
+    _no_traceback(result)

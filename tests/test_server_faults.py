@@ -103,6 +103,10 @@ FAULTS: dict[str, tuple[Any, list[str]]] = {
     "noise_glued": (server_entry("noise_glued", PROTOCOL_SERVER, "noise-glued"), [
         r"MCP server 'noise_glued' .*: during initialize, it wrote a line on stdout that is not JSON-RPC:"
         r" 'Loading the registry... \{\"jsonrpc\""]),
+    # the mark glues to the initialize answer, which the SDK then drops: say what it is
+    "bom": (server_entry("bom", PROTOCOL_SERVER, "bom"), [
+        r"MCP server 'bom' .*: during initialize, it wrote a line on stdout that is not JSON-RPC:"
+        r" '\\ufeff\{\"jsonrpc\".*\(it starts with a UTF-8 byte order mark: write UTF-8 without one\)"]),
     "schema_type": (server_entry("schema_type", PROTOCOL_SERVER, "bad-type"), [
         r"MCP server 'schema_type' .*: answered tools/list with a result that breaks the MCP schema:"
         r" tools\[3\]\.inputSchema\.type: Input should be 'object' \(got 12\)"]),
@@ -192,6 +196,18 @@ def test_five_thousand_tools_are_discovered_and_offered(project: Project) -> Non
     assert all(is_gone(pid) for pid in pids(pid_file))
 
 
+def test_empty_lines_and_crlf_on_stdout_are_not_noise(tmp_path: Path) -> None:
+    # they hold no message and hide none: the SDK passes over them, and so must discovery
+    clear_cache()
+    spec = ServerSpec(name="windows", command=sys.executable,
+                      args=(str(PROTOCOL_SERVER), "crlf-blank"), timeout=PATIENT)
+    try:
+        found = discover(spec, tmp_path)
+    finally:
+        clear_cache()
+    assert [t.name for t in found.tools] == ["find_company", "list_officers", "lookup_vat"]
+
+
 # --- the input schema check, on its own ----------------------------------------------------
 
 GOOD_SCHEMAS = [
@@ -208,6 +224,25 @@ GOOD_SCHEMAS = [
                     "n": {"type": "integer", "minimum": 0, "exclusiveMaximum": 10.5}}},
     # keywords it does not know pass as they are (vendor extensions, annotations)
     {"type": "object", "x-internal": {"type": 12}, "examples": [{"id": 1}]},
+    # 5.0 is an integer to JSON Schema (draft 6 on)
+    {"type": "object", "properties": {"code": {"type": "string", "minLength": 2.0, "maxLength": 5.0}}},
+    # what real servers send: draft-07 (zod) and 2020-12 keywords, annotations of any type
+    {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "urn:tools:edit", "title": "Édition",
+     "type": "object", "required": [], "additionalProperties": False, "$defs": {"E": True},
+     "properties": {
+         "a": {"type": ["string", "null"], "nullable": True, "enum": ["x", 1, None, True, {"k": 1}],
+               "const": "x", "format": "date-time", "examples": [1, None], "default": {"title": 5}},
+         "b": {"type": "array", "items": True, "uniqueItems": True, "contains": {"type": "integer"},
+               "minContains": 1},
+         "c": {"type": "object", "properties": {}, "propertyNames": {"pattern": "^[a-z]+$"},
+               "dependentRequired": {"x": ["y"]}, "dependencies": {"x": ["y"], "z": {"required": ["w"]}}},
+         "d": {"if": {"type": "string"}, "then": {"minLength": 1}, "else": False, "not": {"type": "null"}},
+         "e": {"$ref": "#/$defs/E", "description": "a $ref with a sibling — 日本語"},
+         "f": {"type": "integer", "exclusiveMinimum": 0, "multipleOf": 0.5, "minimum": -1e308},
+         "g": {"contentMediaType": "image/png", "$comment": "c", "deprecated": True, "readOnly": True},
+         "h": {"unevaluatedProperties": False, "dependentSchemas": {"x": {"required": ["y"]}}},
+         "i": {"oneOf": [{"type": "string"}], "discriminator": {"propertyName": "kind"}},
+         "j": {"items": [], "additionalItems": False}}},
 ]
 
 
@@ -235,6 +270,7 @@ def test_valid_schemas_pass(schema: dict[str, Any]) -> None:
     ({"oneOf": [{"type": "string"}, {"minimum": "0"}]}, "at oneOf[1].minimum: must be a number, got '0'"),
     ({"properties": {"d": {"description": 5}}}, "at properties.d.description: must be a string, got 5"),
     ({"enum": "abc"}, "at enum: must be a list, got 'abc'"),
+    ({"properties": {"s": {"maxLength": 5.5}}}, "at properties.s.maxLength: must be a non-negative integer"),
     ("an object", "a schema must be an object or a boolean, got 'an object'"),
 ])
 def test_invalid_schemas_say_where(schema: Any, problem: str) -> None:

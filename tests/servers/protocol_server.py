@@ -15,6 +15,8 @@ milliseconds, so the fault tests stay fast. The mode is the first argument:
     protocol_server.py noise-before   prints a banner line on stdout before any message
     protocol_server.py noise-among    prints a log line on stdout between initialize and tools/list
     protocol_server.py noise-glued    prints text with no newline in front of its initialize answer
+    protocol_server.py crlf-blank     ends lines with \r\n and writes an empty line before each message
+    protocol_server.py bom            writes a UTF-8 byte order mark before its first message
     protocol_server.py crash-init     dies with a traceback when it reads initialize
     protocol_server.py hang           never reads or answers anything (sleeps)
     protocol_server.py hang-child     like hang, after starting a child process that sleeps too
@@ -70,6 +72,8 @@ BAD_SCHEMAS: dict[str, Any] = {
     "bad-nested": {"type": "object", "properties": {"name": {"type": 12}}},
 }
 PAGE_SIZE = 500
+#: the messages sent so far
+SENT: list[dict[str, Any]] = []
 
 
 def filler_tool(i: int) -> dict[str, Any]:
@@ -85,8 +89,15 @@ def filler_tool(i: int) -> dict[str, Any]:
 
 
 def send(message: dict[str, Any], prefix: str = "") -> None:
-    sys.stdout.write(prefix + json.dumps(message) + "\n")
+    mode = sys.argv[1]
+    if mode == "crlf-blank":  # as a server on Windows, or one that separates messages
+        sys.stdout.buffer.write(b"\r\n" + json.dumps(message).encode() + b"\r\n")
+    elif mode == "bom" and not SENT:  # as .NET's Console with a UTF-8 encoding does
+        sys.stdout.buffer.write(b"\xef\xbb\xbf" + json.dumps(message).encode() + b"\n")
+    else:
+        sys.stdout.write(prefix + json.dumps(message) + "\n")
     sys.stdout.flush()
+    SENT.append(message)
 
 
 def tools_page(mode: str, cursor: str | None, count: int) -> dict[str, Any]:
