@@ -78,17 +78,22 @@ def pytest_runtest_logreport(report):
             pause("running")
 
 
+def barrier(kind):
+    """Wait until every peer run got here (at most 30 s; a run left alone says so)."""
+    (HERE / f"{kind}-{os.getpid()}").write_text("")
+    deadline = time.monotonic() + 30
+    while len(list(HERE.glob(f"{kind}-*"))) < PEERS:
+        if time.monotonic() > deadline:
+            (HERE / f"alone-{os.getpid()}").write_text("")
+            break
+        time.sleep(0.01)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session):
     pause("finishing")
     if PEERS:
-        (HERE / f"arrived-{os.getpid()}").write_text("")
-        deadline = time.monotonic() + 30
-        while len(list(HERE.glob("arrived-*"))) < PEERS:
-            if time.monotonic() > deadline:
-                (HERE / f"alone-{os.getpid()}").write_text("")
-                break
-            time.sleep(0.01)
+        barrier("arrived")
 
 
 if STAGE or PEERS:
@@ -114,13 +119,7 @@ if STAGE or PEERS:
             pause("mid-write")
             if PEERS:
                 # hold the half-written temp file until every run holds one: writes at once
-                (HERE / f"writing-{os.getpid()}").write_text("")
-                deadline = time.monotonic() + 30
-                while len(list(HERE.glob("writing-*"))) < PEERS:
-                    if time.monotonic() > deadline:
-                        (HERE / f"alone-{os.getpid()}").write_text("")
-                        break
-                    time.sleep(0.01)
+                barrier("writing")
             return half + self._fh.write(text[half:])
 
         def __getattr__(self, name):
