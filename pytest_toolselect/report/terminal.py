@@ -44,7 +44,10 @@ def describe(rec: Mapping[str, Any]) -> list[str]:
     """One case in full: what was asked, expected, called, which check failed, and why."""
     out = [f"question: {rec['question']}", f"expected: {_expected_text(rec)}"]
     if rec.get("error"):
-        out.append(f"error:    {rec['error']}")
+        # a server's stderr tail spans lines: keep them under the first, not at the margin
+        first, *rest = str(rec["error"]).splitlines() or [""]
+        out.append(f"error:    {first}")
+        out.extend(f"          {line}" for line in rest)
     calls = rec.get("calls") or []
     distinct: list[list[Any]] = []
     for turn in calls:
