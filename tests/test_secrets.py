@@ -180,3 +180,10 @@ def assert_server_env_and_args(fake_api: FakeAPI) -> None:
     assert names <= {"VAULT_API_TOKEN", "VAULT_REGION", "LC_CTYPE", *get_default_environment()}
     # no shell between the config and the server: each argument arrived as one literal string
     assert json.loads(described["argv"]) == ["names", *SHELL_ARGS]
+
+
+def test_the_password_in_a_url_is_masked_and_the_rest_kept() -> None:
+    password = "pw-" + "q" * 9
+    text = f"--toolselect-api-base https://bob:{password}@proxy.local:8080/v1 (mail: x@y.com, http://h:80/a@b)"
+    assert redact(text) == ("--toolselect-api-base https://***@proxy.local:8080/v1 "
+                            "(mail: x@y.com, http://h:80/a@b)")

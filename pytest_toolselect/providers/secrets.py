@@ -18,7 +18,9 @@ PROVIDER_KEY_VARS = (
 )
 #: a variable (or header) whose name ends like this holds a secret
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|KEY_ID|AUTHORIZATION)$")
-_SECRET_SHAPES = re.compile(r"\b(sk|rk|pk)-[A-Za-z0-9_\-]{6,}|(?<=Bearer )[A-Za-z0-9._\-]{8,}")
+_SECRET_SHAPES = re.compile(r"\b(sk|rk|pk)-[A-Za-z0-9_\-]{6,}|(?<=Bearer )[A-Za-z0-9._\-]{8,}"
+                            # the password of a URL's user info: https://user:pw@proxy
+                            r"|(?<=://)(?=[^/@\s:]*:[^/@\s]+@)[^/@\s:]*:[^/@\s]+(?=@)")
 #: shorter values are not masked: "***" in place of every "1" or "true" would hide the message
 _MIN_SECRET = 6
 
