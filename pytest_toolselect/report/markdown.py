@@ -12,7 +12,8 @@ characters, and says what it cut.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import gate
@@ -125,16 +126,9 @@ def _baseline_passes(case: Mapping[str, Any]) -> str:
 
 
 def _flaky_block(case: Mapping[str, Any]) -> list[str]:
-    firsts = ", ".join(f"{code(t if t is not None else NOTHING)} ×{n}"
-                       for t, n in _counts(case["first_tools"]))
+    chosen = Counter(t if t is not None else NOTHING for t in case["first_tools"])
+    firsts = ", ".join(f"{code(t)} ×{n}" for t, n in _by_count(chosen))
     return [f"- {code(case['nodeid'])}: {case['passes']}/{case['reps']} reps held; first tools: {firsts}"]
-
-
-def _counts(values: Iterable[Any]) -> list[tuple[Any, int]]:
-    seen: dict[Any, int] = {}
-    for v in values:
-        seen[v] = seen.get(v, 0) + 1
-    return sorted(seen.items(), key=lambda p: (-p[1], str(p[0])))
 
 
 def _pct(held: int, scored: int) -> str:
@@ -270,7 +264,7 @@ def _sections(doc: Mapping[str, Any]) -> Iterator[tuple[str, list[list[str]], bo
         yield f"{title} ({len(cases)}): {sub}", blocks, True, title.lower()
     disagreements = doc["summary"]["intent_disagreements"]
     if disagreements:
-        blocks = [[f"- {text(intent)}: " + ", ".join(f"{code(t)} ×{n}" for t, n in _counts_of(chosen))]
+        blocks = [[f"- {text(intent)}: " + ", ".join(f"{code(t)} ×{n}" for t, n in _by_count(chosen))]
                   for intent, chosen in disagreements.items()]
         yield (f"Intent disagreements ({len(blocks)}): phrasings or reps of one intent chose "
                "different first tools", blocks, True, "intent disagreements")
@@ -280,7 +274,8 @@ def _sections(doc: Mapping[str, Any]) -> Iterator[tuple[str, list[list[str]], bo
                [[f"- {code(n)}"] for n in gone], True, "gone cases")
 
 
-def _counts_of(chosen: Mapping[str, int]) -> list[tuple[str, int]]:
+def _by_count(chosen: Mapping[str, int]) -> list[tuple[str, int]]:
+    """Most chosen first, ties by name (the same bytes every time)."""
     return sorted(chosen.items(), key=lambda p: (-p[1], p[0]))
 
 
