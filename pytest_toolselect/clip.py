@@ -32,6 +32,15 @@ def clip_text(text: str, limit: int = MAX_TEXT) -> str:
     return f"{text[:limit]}… (+{len(text) - limit:,} chars)"
 
 
+def clip_middle(text: str, limit: int) -> str:
+    """`text`, or about `limit` characters of it from both ends: for an error message, whose
+    cause is often at its end (a server's stderr) after a long command line."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]} … ({len(text) - 2 * half:,} chars cut) … {text[-half:]}"
+
+
 def clip_value(value: Any, depth: int = 0) -> Any:
     """A JSON value with long strings cut and big objects, lists and nesting trimmed."""
     if isinstance(value, str):

@@ -291,3 +291,21 @@ def test_a_change_under_half_a_point_is_plus_zero() -> None:
     assert "| +0 pts |" in "\n".join(_category_table({"c": row}))
     row = {"held": 90, "scored": 300, "baseline_held": 100, "baseline_scored": 300}
     assert "| -3 pts |" in "\n".join(_category_table({"c": row}))
+
+
+def test_a_long_error_keeps_its_cause_at_the_end() -> None:
+    # a server that dies says why in its last stderr line, after its command line: a deep
+    # checkout's paths must not push the cause out of the comment or the page
+    from pytest_toolselect.report import html
+
+    cause = "fatal: the registry refused the token"
+    error = (f"MCP server 'leaky' (stdio: /{'deep/' * 300}python3 server.py): exited during initialize\n"
+             f"last lines of its stderr:\n  {cause}")
+    doc = _pure_doc(error=error)
+    comment = render(doc).replace("\\", "")  # markdown punctuation is escaped
+    assert cause in comment
+    assert "chars cut) …" in comment and "deep/deep" in comment  # both ends, the middle named as cut
+    page = html.render(doc)
+    assert cause in page and "chars cut) …" in page
+    # a short error is shown whole
+    assert "chars cut" not in render(_pure_doc(error=f"exited during initialize: {cause}"))

@@ -22,12 +22,15 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import gate
+from ..clip import clip_middle
 from .charts import categories_svg, confusion_svg, forest_svg, pct, short
 from .charts import esc as _e
 from .results import NOTHING, expected_label
 
 #: characters of one value shown in the page (the filter still searches all of it)
 CLIP = 300
+#: characters of an error shown: both ends of it, as its cause is often in its last line
+ERROR_CLIP = 1200
 #: characters of one tool call shown (a narrow column; arguments can be long)
 CALL_CLIP = 160
 #: characters of one case's text the filter index keeps
@@ -503,7 +506,8 @@ def _called_cell(case: Mapping[str, Any]) -> str:
 def _failing_cell(case: Mapping[str, Any]) -> str:
     parts = []
     if case.get("error"):
-        parts.append(f'<span class="fail err"><b>error</b>: {_e(_clip(str(case["error"])))}</span>')
+        error = clip_middle(str(case["error"]), ERROR_CLIP)
+        parts.append(f'<span class="fail err"><b>error</b>: {_e(error)}</span>')
     detail = case.get("failing_detail") or {}
     for name in case.get("failing_checks") or []:
         text = detail.get(name)

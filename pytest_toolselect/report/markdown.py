@@ -17,12 +17,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import gate
+from ..clip import clip_middle
 from .results import NOTHING, expected_label
 
 #: GitHub refuses comments over 65,536 characters; leave room for a wrapper's own text
 LIMIT = 60_000
 #: the longest piece of run text shown in one place
 TEXT_LIMIT = 300
+#: an error is what blocks and is read in full: its cause is often in its last line (a server's
+#: stderr), after a long command line, so a long one keeps both ends
+ERROR_LIMIT = 1_200
 
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
 #: bidirectional controls reorder the text after them (a name could be shown reversed):
@@ -52,19 +56,21 @@ def _visible(s: str) -> str:
     return _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", s)
 
 
-def _inert(value: Any, limit: int) -> str:
+def _inert(value: Any, limit: int, *, keep_end: bool = False) -> str:
     s = " ".join(str(value).split())
-    if len(s) > limit:
+    if keep_end:
+        s = clip_middle(s, limit)
+    elif len(s) > limit:
         s = f"{s[:limit]}… ({len(s):,} characters)"
     s = _visible(s)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     return _PUNCT.sub(r"\\\1", s)
 
 
-def text(value: Any, limit: int = TEXT_LIMIT) -> str:
+def text(value: Any, limit: int = TEXT_LIMIT, *, keep_end: bool = False) -> str:
     """Run text as inert markdown: one line, HTML escaped, markdown punctuation escaped, no
-    mention or issue reference."""
-    return _inert(_REF.sub("\\1\u2060", str(value)), limit)
+    mention or issue reference. ``keep_end`` clips a long text in the middle rather than at the end."""
+    return _inert(_REF.sub("\\1\u2060", str(value)), limit, keep_end=keep_end)
 
 
 def code(value: Any, limit: int = TEXT_LIMIT) -> str:
@@ -103,7 +109,7 @@ def _case_block(case: Mapping[str, Any]) -> list[str]:
     out.append(f"- expected: {code(expected_label(expect, case['allow_no_tool']))}"
                if expect is not None else "- expected: any tool")
     if case.get("error"):
-        out.append(f"- error: {text(case['error'])}")
+        out.append(f"- error: {text(case['error'], ERROR_LIMIT, keep_end=True)}")
     out.extend(f"- called: {c}" for c in _called(case))
     for name, detail in case["failing_detail"].items():
         out.append(f"- failing: {code(name)}: {text(detail)}")
