@@ -125,13 +125,18 @@ def confusion(cases: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             for (w, g), n in sorted(counts.items(), key=lambda p: (-p[1], p[0]))]
 
 
-def intent_disagreements(cases: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
-    """Intents whose phrasings or reps chose different first tools."""
+def first_tools_by_intent(cases: Iterable[Mapping[str, Any]]) -> dict[str, Counter[str]]:
+    """The first tools each intent's scored phrasings and reps chose (cases or run records)."""
     by_intent: dict[str, Counter[str]] = {}
     for c in cases:
-        if c["intent"] and c["status"] is not None:
+        if c.get("intent") and c.get("status") is not None:
             by_intent.setdefault(c["intent"], Counter()).update(
-                f if f is not None else NOTHING for f in c["first_tools"])
+                f if f is not None else NOTHING for f in c.get("first_tools") or ())
+    return by_intent
+
+
+def intent_disagreements(by_intent: Mapping[str, Counter[str]]) -> dict[str, dict[str, int]]:
+    """Intents whose phrasings or reps chose different first tools."""
     return {k: dict(sorted(v.items())) for k, v in sorted(by_intent.items()) if len(v) > 1}
 
 
@@ -211,7 +216,7 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
             "verdicts": {v: verdicts[v] for v in gate.VERDICT_ORDER if verdicts.get(v)},
             "categories": categories(cases),
             "confusion": confusion(cases),
-            "intent_disagreements": intent_disagreements(cases),
+            "intent_disagreements": intent_disagreements(first_tools_by_intent(cases)),
             "suite": data.get("suite"),
         },
         "cost": cost(cases, data.get("cache_savings") or {}, data.get("cost_cap"),

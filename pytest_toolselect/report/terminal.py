@@ -7,8 +7,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import gate
-
-NOTHING = "(nothing)"
+from .results import NOTHING, first_tools_by_intent, intent_disagreements
 
 SECTIONS = (
     (gate.REGRESSION, "regressions (held on the baseline, fail now: these block)"),
@@ -78,15 +77,12 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
     for r in records:
         by_verdict[r["verdict"]].append(r)
 
-    intents: dict[str, Counter[str]] = defaultdict(Counter)
     categories: dict[str, list[int]] = {}
     confusions: Counter[tuple[str, str]] = Counter()
     for r in records:
         if r.get("status") is None:
             continue
         firsts = [f or NOTHING for f in r.get("first_tools", [])]
-        if r.get("intent"):
-            intents[r["intent"]].update(firsts)
         cat = r.get("category") or "(none)"
         held = categories.setdefault(cat, [0, 0])
         held[0] += r["status"] == gate.HELD
@@ -97,7 +93,7 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
             for first in firsts:
                 if first not in (expect or [NOTHING]):
                     confusions[(want, first)] += 1
-    disagreements = {k: dict(v) for k, v in intents.items() if len(v) > 1}
+    intents = first_tools_by_intent(records)
     costs: dict[str, dict[str, Any]] = {}
     for r in records:
         model = r.get("model")
@@ -121,7 +117,7 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
         "total": len(records),
         "verdicts": dict(verdicts),
         "sections": {k: list(v) for k, v in by_verdict.items()},
-        "intent_disagreements": disagreements,
+        "intent_disagreements": intent_disagreements(intents),
         "categories": categories,
         "confusions": confusions.most_common(10),
         "gone": list(data.get("gone", [])),
