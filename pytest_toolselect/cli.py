@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from .errors import ToolselectError
+from .printable import printable
 
 SCHEMA_VERSION = "tool_selection.v1"
 #: exit statuses: done; bad input or usage (2, as argparse says a wrong flag)
@@ -103,7 +104,7 @@ def _json_type(data: Any) -> str:
 def _emit(text: str, out: str, inputs: Sequence[str]) -> None:
     """Write to stdout (out is "-") or atomically to a file (never over an input)."""
     if out == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(printable(text))
         sys.stdout.flush()
         return
     path = Path(out)
@@ -224,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return OK
     except ToolselectError as e:
-        print(f"toolselect: error: {e}", file=sys.stderr)
+        print(printable(f"toolselect: error: {e}"), file=sys.stderr)
         return USAGE
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from . import gate
 from .errors import ToolselectError
+from .printable import printable
 from .session import RUN_SESSION
 from .verdict import ORDER, RECORD, CaseFailed, conclude_case, setup_case
 
@@ -40,7 +41,7 @@ class _PlainErrors:
         # an xfail's long report is thrown away by pytest: building its traceback (which
         # parses the source of the plugin's modules) only costs time
         if isinstance(excinfo.value, (CaseFailed, ToolselectError, pytest.xfail.Exception)):
-            return str(excinfo.value)
+            return printable(str(excinfo.value))
         return super().repr_failure(excinfo)  # type: ignore[misc, no-any-return]
 
 

@@ -17,6 +17,7 @@ import pytest
 from . import gate
 from .errors import ToolselectError
 from .options import add_options
+from .printable import printable
 from .session import RUN_SESSION, RunSession
 from .verdict import CASE, ORDER, RECORD, CaseFailed, conclude_case, setup_case
 
@@ -138,11 +139,11 @@ class SessionHooks:
             report.toolselect = rec
         if call.excinfo is not None and isinstance(call.excinfo.value, (CaseFailed, ToolselectError)):
             # the message is the whole story; a traceback through the plugin adds nothing
-            report.longrepr = str(call.excinfo.value)
+            report.longrepr = printable(str(call.excinfo.value))
         elif report.skipped and rec is not None and rec["verdict"] == gate.SKIPPED:
             # point the skip at the case, not at the plugin line that skipped it
             reason = call.excinfo.value.msg if call.excinfo is not None else rec.get("error")
-            report.longrepr = (str(item.path), (item.location[1] or 0) + 1, f"Skipped: {reason}")
+            report.longrepr = (str(item.path), (item.location[1] or 0) + 1, printable(f"Skipped: {reason}"))
         return report
 
     @pytest.hookimpl(trylast=True)
@@ -206,20 +207,20 @@ class SessionHooks:
         if run.dry_run_lines:
             terminalreporter.section("toolselect dry run")
             for line in run.dry_run_lines:
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(printable(line))
             return
         if run.records or (run.baseline_written and not run.group_records):
             from .report.terminal import lines, summarize
 
             terminalreporter.section("toolselect")
             for line in lines(summarize(run.summary_input())):
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(printable(line))
         if run.group_records:
             terminalreporter.section("toolselect preference probe")
             for line in run.probe_lines():
-                terminalreporter.write_line(line)
+                terminalreporter.write_line(printable(line))
         for problem in run.report_problems:
-            terminalreporter.write_line(f"toolselect: {problem}", red=True)
+            terminalreporter.write_line(printable(f"toolselect: {problem}"), red=True)
 
 
     @pytest.hookimpl(tryfirst=True)

@@ -14,6 +14,7 @@ import pytest
 
 from . import gate
 from .errors import ToolselectError
+from .printable import printable
 from .session import RUN_SESSION, CaseRun
 
 if TYPE_CHECKING:
@@ -74,10 +75,10 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
     if outcome == "failed":
         raise CaseFailed("\n".join(describe(rec)))
     if outcome == "xfailed":
-        pytest.xfail(_xfail_reason(rec))
+        pytest.xfail(printable(_xfail_reason(rec)))
     if outcome == "warned":
         text = "\n".join(describe(rec))
-        warnings.warn(ToolselectFlakyWarning(f"{item.nodeid}: {text}"), stacklevel=1)
+        warnings.warn(ToolselectFlakyWarning(printable(f"{item.nodeid}: {text}")), stacklevel=1)
 
 
 def _xfail_reason(rec: dict[str, Any]) -> str:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..printable import printable
 from .results import NOTHING
 
 #: characters of a tool or category name drawn in a chart (the full name is its tooltip)
@@ -26,7 +27,8 @@ _MONO_PX = 6.7  # width of one 11px monospace character: enough to lay out label
 
 
 def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    """Text for markup: escaped, and its control characters shown, not applied."""
+    return html.escape(printable(str(value)), quote=True)
 
 
 def short(name: str, limit: int = LABEL_CLIP) -> str:

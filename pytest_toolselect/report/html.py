@@ -23,6 +23,7 @@ from typing import Any
 
 from .. import gate
 from ..clip import clip_middle
+from ..printable import HIDDEN
 from .charts import categories_svg, confusion_svg, forest_svg, pct, short
 from .charts import esc as _e
 from .results import NOTHING, expected_label
@@ -59,7 +60,9 @@ def script_json(value: Any) -> str:
     for raw, escaped in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
                          ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
         text = text.replace(raw, escaped)
-    return text
+    # nor can a control or bidirectional character reach the page's source raw (JSON escapes
+    # only C0 controls); the script reads them back as they were
+    return HIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _money(x: float | None) -> str:

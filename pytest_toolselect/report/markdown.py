@@ -18,6 +18,7 @@ from typing import Any
 
 from .. import gate
 from ..clip import clip_middle
+from ..printable import printable
 from .results import NOTHING, expected_label
 
 #: GitHub refuses comments over 65,536 characters; leave room for a wrapper's own text
@@ -29,9 +30,6 @@ TEXT_LIMIT = 300
 ERROR_LIMIT = 1_200
 
 _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
-#: bidirectional controls reorder the text after them (a name could be shown reversed):
-#: shown as their code points instead
-_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 #: GitHub turns @name into a mention (a notification) and #123 into a reference on that
 #: issue, even when escaped; a word joiner after the sign stops both (code spans are exempt)
 _REF = re.compile(r"([@#])(?=\w)")
@@ -52,17 +50,13 @@ COLLAPSED_SECTIONS = (
 )
 
 
-def _visible(s: str) -> str:
-    return _BIDI.sub(lambda m: f"<U+{ord(m.group()):04X}>", s)
-
-
 def _inert(value: Any, limit: int, *, keep_end: bool = False) -> str:
     s = " ".join(str(value).split())
     if keep_end:
         s = clip_middle(s, limit)
     elif len(s) > limit:
         s = f"{s[:limit]}… ({len(s):,} characters)"
-    s = _visible(s)
+    s = printable(s)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     return _PUNCT.sub(r"\\\1", s)
 
@@ -195,7 +189,7 @@ def _probe(preference: Mapping[str, Any]) -> list[str]:
     # the probe's lines are data the run produced: cut long ones, keep them in a fence
     shown = [line if len(line) <= TEXT_LIMIT else line[:TEXT_LIMIT] + "…" for line in lines(summary)]
     # one line each (a group id could hold a line break), and no reordering control
-    shown = [_visible(" ".join(line.splitlines())) for line in shown]
+    shown = [printable(" ".join(line.splitlines())) for line in shown]
     return ["<details><summary>Preference probe</summary>", "", *_fence(shown), "", "</details>", ""]
 
 
