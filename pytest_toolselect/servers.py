@@ -129,6 +129,13 @@ class _Probe:
         self.stream_errors: list[Exception] = []
         self.stderr: IO[str] | None = None
         self.noise: Any = None  # an anyio.Event, made inside the event loop
+        #: the status and reason of the last HTTP answer that was an error (the SDK keeps
+        #: neither: a 401 or a 502 reach it as "Server returned an error response")
+        self.http_error: tuple[int, str] | None = None
+
+    async def on_response(self, response: Any) -> None:
+        if response.status_code >= 400:
+            self.http_error = (response.status_code, response.reason_phrase)
 
     async def on_message(self, message: Any) -> None:
         # Transport faults (e.g. a print() on the server's stdout) arrive here as values.
@@ -148,19 +155,26 @@ _discovering: ContextVar[bool] = ContextVar("toolselect_discovering", default=Fa
 _quiet_installed = False
 
 
+#: the SDK's logs of a fault that the ServerError quotes: a stdout line or an HTTP body that
+#: is not JSON-RPC, an HTTP answer of another content type, a redirect it does not follow
+_QUOTED = ("Failed to parse JSONRPC", "Error parsing JSON response", "Unexpected content type",
+           "Redirect to ")
+
+
 class _QuietParseErrors(logging.Filter):
-    """Drops the SDK's traceback for a stdout line that is not JSON-RPC while discovering:
-    the ServerError quotes the line, and the traceback would follow it in every report."""
+    """Drops the SDK's log (and traceback) of a fault the ServerError already quotes, while
+    discovering: it would follow the error in every report."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (_discovering.get() and str(record.msg).startswith("Failed to parse JSONRPC"))
+        return not (_discovering.get() and str(record.msg).startswith(_QUOTED))
 
 
 def _quiet_parse_errors() -> None:
     global _quiet_installed
     with _cache_lock:
         if not _quiet_installed:
-            logging.getLogger("mcp.client.stdio").addFilter(_QuietParseErrors())
+            for name in ("mcp.client.stdio", "mcp.client.streamable_http"):
+                logging.getLogger(name).addFilter(_QuietParseErrors())
             _quiet_installed = True
 
 
@@ -291,7 +305,8 @@ async def _discover_http(spec: ServerSpec, probe: _Probe) -> ServerTools:
     assert spec.url is not None
     # The SDK takes headers only through a client of its own httpx flavour (httpx2);
     # the timeouts mirror its defaults, and our own deadline bounds the whole run anyway.
-    client = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+    client = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0),
+                                event_hooks={"response": [probe.on_response]})
     async with (
         client,
         streamable_http_client(spec.url, http_client=client) as (read, write),
@@ -443,9 +458,11 @@ def _fail(spec: ServerSpec, probe: _Probe, exc: BaseException) -> NoReturn:
     elif _is_connect_error(cause):
         reason = f"cannot connect during {probe.phase}: {_reason(cause)}"
         fix = f"start the server first, or check servers.{spec.name}.url"
-    elif spec.url and str(cause) == "Not Found":
-        reason = f"answered 404 Not Found during {probe.phase}"
-        fix = f"check the path in servers.{spec.name}.url (the mcp SDK serves streamable HTTP at /mcp)"
+    elif spec.url and probe.http_error is not None:
+        reason, fix = _http_error(spec, probe, str(cause))
+    elif spec.url and str(cause).startswith("Failed to parse JSON response"):
+        reason = f"answered {probe.phase} with a body that is not JSON-RPC: {_pydantic_detail(str(cause))}"
+        fix = f"check that servers.{spec.name}.url is the server's MCP endpoint"
     else:
         reason = f"failed during {probe.phase}: {_reason(cause)}"
     if probe.stream_errors and not isinstance(cause, _NotJsonRpc):
@@ -459,6 +476,35 @@ def _fail(spec: ServerSpec, probe: _Probe, exc: BaseException) -> NoReturn:
         # a server may log the credentials it was given in `env:` (or any key) as it fails
         raise ServerError(redact(message, spec.secrets)) from cause
     raise ServerError(redact(f"{what}: {reason}", spec.secrets), fix=fix) from cause
+
+
+#: what to check for an HTTP error status, by status
+_HTTP_FIXES = {
+    401: "check the credentials in servers.{name}.headers: the server wants a token it accepts",
+    403: "check the credentials in servers.{name}.headers: the server refused them for this endpoint",
+    404: "check the path in servers.{name}.url (the mcp SDK serves streamable HTTP at /mcp)",
+    405: "check that servers.{name}.url is a streamable HTTP endpoint (it must accept POST)",
+}
+#: the SDK's stand-in messages for an HTTP error; any other message is the server's own
+_STAND_INS = ("Server returned an error response", "Not Found", "Session terminated")
+
+
+def _http_error(spec: ServerSpec, probe: _Probe, message: str) -> tuple[str, str]:
+    assert probe.http_error is not None
+    status, phrase = probe.http_error
+    reason = f"answered {status} {phrase} during {probe.phase}".rstrip()
+    if message and message not in _STAND_INS:  # a JSON-RPC error the server put in the body
+        reason += f": {message}"
+    default = ("the server failed: see its logs" if status >= 500
+               else "check servers.{name}.url and servers.{name}.headers")
+    return reason, _HTTP_FIXES.get(status, default).format(name=spec.name)
+
+
+def _pydantic_detail(message: str) -> str:
+    """The line of a pydantic error that says what was wrong, without its schema and link."""
+    lines = [line.strip() for line in message.splitlines()[1:] if line.strip()]
+    useful = [line for line in lines if not line.startswith("For further information")]
+    return useful[0] if useful else message.splitlines()[0]
 
 
 def _is_validation_error(exc: BaseException) -> bool:

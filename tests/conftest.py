@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +40,48 @@ REGISTRY_TOOLS = [
      "inputSchema": {"type": "object", "properties": {"vat_number": {"type": "string"}},
                      "required": ["vat_number"]}},
 ]
+
+
+#: the bearer token the streamable HTTP test server requires
+HTTP_TOKEN = "t0k-" + "h" * 8
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def http_mcp_server(tools: list[dict[str, Any]], *args: str) -> Iterator[str]:
+    """A real MCP server over streamable HTTP on a free port, answering only requests that
+    carry ``Authorization: Bearer HTTP_TOKEN``; yields its URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(TOOLS_SERVER), "--http", str(port), "--tools", json.dumps(tools),
+         "--require-token", HTTP_TOKEN, *args],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the HTTP MCP server exited: {proc.stderr.read()!r}")  # type: ignore[union-attr]
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("the HTTP MCP server did not come up in 20 s")
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()  # type: ignore[union-attr]
 
 
 class _NoAliases(yaml.SafeDumper):

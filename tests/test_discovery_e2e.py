@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
-from conftest import FIND, OFFICERS, REGISTRY_TOOLS, TOOLS_SERVER, Project, case
+from conftest import FIND, HTTP_TOKEN, OFFICERS, REGISTRY_TOOLS, Project, case, http_mcp_server
 
 VAT = [t for t in REGISTRY_TOOLS if t["name"] == "lookup_vat"]
 COMPANY = [t for t in REGISTRY_TOOLS if t["name"] != "lookup_vat"]
@@ -79,38 +76,15 @@ def test_unknown_server_name_is_an_error(project: Project) -> None:
     result.stdout.fnmatch_lines(["*unknown server 'nope'*servers defined in the config: registry*"])
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def http_server() -> Iterator[str]:
-    import json
-
-    port = _free_port()
-    proc = subprocess.Popen([sys.executable, str(TOOLS_SERVER), "--http", str(port),
-                             "--tools", json.dumps(REGISTRY_TOOLS)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("the HTTP MCP server did not start")
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with http_mcp_server(REGISTRY_TOOLS) as url:
+        yield url
 
 
 def test_streamable_http_server(project: Project, http_server: str) -> None:
-    project.config({"remote": {"url": http_server}})
+    # the server answers 401 without the token: passing shows the config's headers are sent
+    project.config({"remote": {"url": http_server, "headers": {"Authorization": f"Bearer {HTTP_TOKEN}"}}})
     project.cases([case(*FIND), case(*OFFICERS)])
     result = project.pytester.runpytest()
     result.assert_outcomes(passed=2)

@@ -4,17 +4,20 @@ and static tools files."""
 from __future__ import annotations
 
 import json
+import logging
 import os
-import socket
+import re
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import HTTP_TOKEN, free_port, http_mcp_server
 
 from pytest_toolselect import servers
 from pytest_toolselect.config import ServerSpec
@@ -273,60 +276,97 @@ def test_example_servers_offered_together() -> None:
 # --- streamable HTTP ---------------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @pytest.fixture
 def http_server() -> Iterator[str]:
-    port = _free_port()
-    args = ["--tools", json.dumps([SEARCH, FETCH]), "--instructions", "Over HTTP.", "--page-size", "1"]
-    proc = subprocess.Popen(
-        [sys.executable, TOOLS_SERVER, *args, "--http", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"HTTP test server exited: {proc.stderr.read()!r}")  # type: ignore[union-attr]
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("HTTP test server did not come up in 20 s")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stderr.close()  # type: ignore[union-attr]
+    with http_mcp_server([SEARCH, FETCH], "--instructions", "Over HTTP.", "--page-size", "1") as url:
+        yield url
+
+
+AUTH = (("Authorization", f"Bearer {HTTP_TOKEN}"),)
 
 
 def test_streamable_http(http_server: str) -> None:
-    spec = ServerSpec(name="remote", url=http_server, headers=(("Authorization", "Bearer t0k"),))
+    spec = ServerSpec(name="remote", url=http_server, headers=AUTH)
     found = discover(spec, ROOT)
     assert [t.name for t in found.tools] == ["search", "fetch"]
     assert found.tools[0].input_schema == SEARCH["inputSchema"]
     assert found.instructions == "Over HTTP."
 
-    wrong_path = ServerSpec(name="remote", url=http_server.replace("/mcp", "/sse"))
+    wrong_path = ServerSpec(name="remote", url=http_server.replace("/mcp", "/sse"), headers=AUTH)
     with pytest.raises(ServerError, match=r"'remote'.*404 Not Found"):
         discover(wrong_path, ROOT)
 
 
+@pytest.mark.parametrize("headers", [(), (("Authorization", "Bearer expired-token-123"),)])
+def test_a_refused_token_is_a_401_that_points_at_the_headers(http_server: str,
+                                                              headers: tuple[tuple[str, str], ...]) -> None:
+    spec = ServerSpec(name="remote", url=http_server, headers=headers)
+    with pytest.raises(ServerError) as info:
+        discover(spec, ROOT)
+    message = str(info.value)
+    assert "'remote'" in message and "answered 401 Unauthorized during initialize" in message
+    assert "check the credentials in servers.remote.headers" in message
+    assert "expired-token-123" not in message
+
+
+#: what each path of the faulty endpoint answers: status, content type, body
+_RPC_ERROR = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "bad protocol version"}}
+_ANSWERS: dict[str, tuple[int, str, bytes]] = {
+    "/html500": (500, "text/html", b"<html><body>Internal Server Error</body></html>"),
+    "/gateway": (502, "text/plain", b"upstream connect error"),
+    "/garbage": (200, "application/json", b"this is not json"),
+    "/page": (200, "text/html", b"<html>a login page</html>"),
+    "/rpc-error": (400, "application/json", json.dumps(_RPC_ERROR).encode()),
+}
+
+
+class _Faulty(BaseHTTPRequestHandler):
+    """An endpoint that is not a working MCP server: a gateway, a proxy, a web page."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("content-length") or 0))
+        status, kind, body = _ANSWERS[self.path]
+        self.send_response(status)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_DELETE = do_POST
+
+
+@pytest.fixture(scope="module")
+def faulty_endpoint() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Faulty)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("/html500", r"answered 500 Internal Server Error during initialize \(the server failed: see its logs\)"),
+    ("/gateway", r"answered 502 Bad Gateway during initialize"),
+    ("/garbage", r"answered initialize with a body that is not JSON-RPC: Invalid JSON: .*'this is not json'"),
+    ("/page", r"Unexpected content type: text/html"),
+    ("/rpc-error", r"answered 400 Bad Request during initialize: bad protocol version"),
+])
+def test_an_endpoint_that_is_not_an_mcp_server_says_what_it_answered(
+        faulty_endpoint: str, path: str, expected: str, caplog: pytest.LogCaptureFixture) -> None:
+    spec = ServerSpec(name="gw", url=faulty_endpoint + path, timeout=10)
+    with caplog.at_level(logging.DEBUG), pytest.raises(ServerError) as info:
+        discover(spec, ROOT)
+    assert re.search(r"'gw' \(streamable HTTP: .*" + expected, str(info.value)), str(info.value)
+    # the error says it all: no traceback of the SDK's follows it in the captured log
+    assert not [r for r in caplog.records if r.exc_info and r.name.startswith("mcp.")]
+
+
 def test_connection_refused() -> None:
-    spec = ServerSpec(name="down", url=f"http://127.0.0.1:{_free_port()}/mcp", timeout=10)
+    spec = ServerSpec(name="down", url=f"http://127.0.0.1:{free_port()}/mcp", timeout=10)
     with pytest.raises(ServerError, match=r"'down'.*cannot connect"):
         discover(spec, ROOT)
 

@@ -4,7 +4,9 @@ It serves the tools given as JSON (``--tools``) in pages of ``--page-size`` so t
 tools/list really paginates, with optional ``--instructions``. ``--report-env`` adds a
 tool whose description is the JSON of the environment the server saw; each start is
 appended to the file named by the ``TOOLS_SERVER_START_LOG`` variable (if set), so
-tests can count starts. ``--http PORT`` serves over streamable HTTP instead of stdio.
+tests can count starts. ``--http PORT`` serves over streamable HTTP instead of stdio;
+with ``--require-token T`` it answers 401, as a server behind auth does, unless the request
+carries ``Authorization: Bearer T``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ def main() -> None:
     parser.add_argument("--report-env", action="store_true")
     parser.add_argument("--bad-cursor", action="store_true", help="always answer the same cursor")
     parser.add_argument("--http", type=int, default=0, metavar="PORT")
+    parser.add_argument("--require-token", default=None)
     opts = parser.parse_args()
 
     log = os.environ.get("TOOLS_SERVER_START_LOG")
@@ -62,7 +65,10 @@ def main() -> None:
     if opts.http:
         import uvicorn
 
-        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=opts.http, log_level="error")
+        app = server.streamable_http_app()
+        if opts.require_token:
+            app = _require_token(app, opts.require_token)
+        uvicorn.run(app, host="127.0.0.1", port=opts.http, log_level="error")
         return
 
     async def serve() -> None:
@@ -72,6 +78,22 @@ def main() -> None:
     import anyio
 
     anyio.run(serve)
+
+
+def _require_token(app: Any, token: str) -> Any:
+    """The app behind a bearer-token check: 401 with a JSON body, as an auth gateway answers."""
+    from starlette.responses import JSONResponse
+
+    async def guarded(scope: Any, receive: Any, send: Any) -> None:
+        headers = dict(scope.get("headers") or ())
+        if scope["type"] == "http" and headers.get(b"authorization") != f"Bearer {token}".encode():
+            response = JSONResponse({"error": "invalid_token"}, status_code=401,
+                                    headers={"WWW-Authenticate": "Bearer"})
+            await response(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return guarded
 
 
 if __name__ == "__main__":
