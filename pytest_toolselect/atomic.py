@@ -33,8 +33,12 @@ def write_text(path: Path, text: str) -> None:
 
     Killed at any point, the file is either the old one or the complete new one; two
     runs writing at once leave one of their two texts. The file keeps the permissions
-    it had (a new one gets the umask's).
+    it had (a new one gets the umask's). A symbolic link is written through: its target
+    gets the new text and the link stays a link.
     """
+    if path.is_symlink():
+        # os.replace on the link itself would swap the link for a plain file
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     mode = _mode_for(path)
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)

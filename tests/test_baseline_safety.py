@@ -381,6 +381,22 @@ def test_a_failed_write_leaves_no_temp_file(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["base.json"] and path.is_dir()
 
 
+def test_a_baseline_behind_a_symlink_is_written_through_it(tmp_path: Path) -> None:
+    # a team keeps its baselines elsewhere and links one in: the link must stay a link
+    (tmp_path / "store").mkdir()
+    target = tmp_path / "store" / "main.json"
+    write(target, VALID)
+    link = tmp_path / "base.json"
+    link.symlink_to(Path("store") / "main.json")
+    changed = {**VALID, "cases": {}}
+    write(link, changed)
+    assert link.is_symlink() and os.readlink(link) == str(Path("store") / "main.json")
+    loaded = load(target)
+    assert loaded is not None and loaded.cases == {}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base.json", "store"]
+    assert sorted(p.name for p in target.parent.iterdir()) == ["main.json"]
+
+
 # -- errored items on update ----------------------------------------------------------------------
 
 
