@@ -49,10 +49,12 @@ class ServerSpec:
 
     @property
     def secrets(self) -> tuple[str, ...]:
-        """The values of its `env:` and `headers:` that hold secrets (masked in its messages)."""
+        """The values of its `env:` and `headers:` that hold secrets (masked in its messages),
+        with the values of the variables they read as ``${NAME}``."""
+        from .envrefs import resolved_values
         from .providers.secrets import declared_secrets
 
-        return declared_secrets((*self.env, *self.headers))
+        return declared_secrets(resolved_values((*self.env, *self.headers)))
 
     @property
     def kind(self) -> str:

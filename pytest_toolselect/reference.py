@@ -93,7 +93,10 @@ _KEY_NOTES = {
 #: what a server key does, beyond its schema description
 _SERVER_NOTES = {
     "env": "the server sees only these variables (plus the mcp SDK's safe default set such as "
-           "PATH and HOME), never the rest of the test process's environment",
+           "PATH and HOME), never the rest of the test process's environment; `${NAME}` in a value "
+           "reads NAME from the environment when the server starts (`$${NAME}` is the text itself)",
+    "headers": "`${NAME}` in a value reads NAME from the environment, e.g. "
+               "{Authorization: Bearer ${DOCS_TOKEN}}: a token stays in CI's secrets, out of the file",
     "cwd": "default: the config file's folder",
     "timeout": "wins over `discovery_timeout`",
 }

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
+from .envrefs import resolve
 from .errors import ServerError, nearest
 from .tools import Tool
 
@@ -287,7 +288,7 @@ async def _discover_stdio(spec: ServerSpec, root: Path, probe: _Probe) -> Server
         args=list(spec.args),
         # Only the declared variables: the SDK adds its safe default set (PATH, HOME, ...)
         # and never the rest of os.environ, so a key in the test process does not leak.
-        env=dict(spec.env),
+        env=resolve(spec.env, _describe(spec), f"servers.{spec.name}.env"),
         cwd=cwd,
     )
     async with (
@@ -305,7 +306,8 @@ async def _discover_http(spec: ServerSpec, probe: _Probe) -> ServerTools:
     assert spec.url is not None
     # The SDK takes headers only through a client of its own httpx flavour (httpx2);
     # the timeouts mirror its defaults, and our own deadline bounds the whole run anyway.
-    client = httpx2.AsyncClient(headers=dict(spec.headers), timeout=httpx2.Timeout(30.0, read=300.0),
+    headers = resolve(spec.headers, _describe(spec), f"servers.{spec.name}.headers")
+    client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0),
                                 event_hooks={"response": [probe.on_response]})
     async with (
         client,

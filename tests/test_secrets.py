@@ -107,6 +107,7 @@ def test_no_secret_reaches_any_output(project: Project, fake_api: FakeAPI,
         return Reply(text="No tool needed.")
 
     fake_api.handler = answer
+    monkeypatch.setenv("REGISTRY_LOGIN", SERVER_SECRETS["LEAKY_API_TOKEN"])
     env_server = [str(ENV_SERVER)]
     project.config(
         servers={
@@ -114,8 +115,10 @@ def test_no_secret_reaches_any_output(project: Project, fake_api: FakeAPI,
             "vault": {"command": sys.executable, "args": [*env_server, "names", *SHELL_ARGS],
                       "env": {"VAULT_API_TOKEN": SERVER_SECRETS["VAULT_API_TOKEN"],
                               "VAULT_REGION": "eu-west"}},
+            # read from the environment (CI's secrets) under a name that does not look secret:
+            # masked because the config routes it to a server
             "leaky": {"command": sys.executable, "args": [*env_server, "leak", "LEAKY_API_TOKEN"],
-                      "env": {"LEAKY_API_TOKEN": SERVER_SECRETS["LEAKY_API_TOKEN"]}},
+                      "env": {"LEAKY_API_TOKEN": "${REGISTRY_LOGIN}"}},
             "shelly": {"command": "echo hi; touch pwned"},
         },
         model=model, api_base=fake_api.url + ("" if model.startswith("anthropic/") else "/v1"),
@@ -133,7 +136,9 @@ def test_no_secret_reaches_any_output(project: Project, fake_api: FakeAPI,
     result.assert_outcomes(passed=2, errors=3)
     terminal = (result.stdout.str() + result.stderr.str()).encode()
     # each error path ran, and its message kept its sense with the secret masked
-    result.stdout.fnmatch_lines(["*refused the token '***'*"])
+    # (the length shows the server got the value ${REGISTRY_LOGIN} read, not the reference)
+    length = len(SERVER_SECRETS["LEAKY_API_TOKEN"])
+    result.stdout.fnmatch_lines([f"*refused the token '***' ({length} characters)*"])
     result.stdout.fnmatch_lines(["*invalid x-api-key ***; Authorization: Bearer ****"])
     result.stdout.fnmatch_lines(["*command 'echo hi; touch pwned' not found*"])
 

@@ -136,6 +136,24 @@ def test_server_sees_only_declared_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert seen["PATH"] == os.environ["PATH"]  # the SDK's safe default set still applies
 
 
+def test_env_values_read_the_environment_where_they_say_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI_COMPANIES_KEY", "from-ci-" + "k" * 8)
+    env = {"COMPANIES_API_KEY": "${CI_COMPANIES_KEY}", "PRICE": "$${CI_COMPANIES_KEY} costs $5"}
+    (report,) = discover(tools_server("envs", [], "--report-env", env=env), ROOT).tools
+    seen = json.loads(report.description)
+    assert seen["COMPANIES_API_KEY"] == "from-ci-" + "k" * 8
+    assert seen["PRICE"] == "${CI_COMPANIES_KEY} costs $5"  # $${...} is the text itself
+    assert "CI_COMPANIES_KEY" not in seen  # the variable was read, not passed on
+
+    monkeypatch.delenv("CI_COMPANIES_KEY")
+    servers.clear_cache()
+    with pytest.raises(ServerError) as info:
+        discover(tools_server("envs", [], "--report-env", env=env), ROOT)
+    assert str(info.value).endswith(
+        "servers.envs.env.COMPANIES_API_KEY reads ${CI_COMPANIES_KEY}, which is not set in the environment"
+        " (set CI_COMPANIES_KEY (in CI, from a secret), or write the value itself)")
+
+
 def test_each_server_starts_once_per_process(tmp_path: Path) -> None:
     log = tmp_path / "starts.log"
     spec = tools_server("counted", [SEARCH], env={"TOOLS_SERVER_START_LOG": str(log)})
@@ -318,6 +336,16 @@ _ANSWERS: dict[str, tuple[int, str, bytes]] = {
     "/page": (200, "text/html", b"<html>a login page</html>"),
     "/rpc-error": (400, "application/json", json.dumps(_RPC_ERROR).encode()),
 }
+
+
+def test_a_header_reads_its_token_from_the_environment(http_server: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REMOTE_MCP_BEARER", HTTP_TOKEN)
+    headers = (("Authorization", "Bearer ${REMOTE_MCP_BEARER}"),)
+    spec = ServerSpec(name="remote", url=http_server, headers=headers)
+    assert [t.name for t in discover(spec, ROOT).tools] == ["search", "fetch"]
+    # the value read is one of the server's secrets, masked in its messages
+    assert "Bearer " + HTTP_TOKEN in spec.secrets and HTTP_TOKEN in spec.secrets
 
 
 class _Faulty(BaseHTTPRequestHandler):

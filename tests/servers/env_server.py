@@ -59,7 +59,8 @@ def main() -> None:
     if mode == "names":
         serve()
     elif mode == "leak":
-        print(f"fatal: the registry refused the token {os.environ.get(sys.argv[2])!r}", file=sys.stderr)
+        token = os.environ.get(sys.argv[2]) or ""
+        print(f"fatal: the registry refused the token {token!r} ({len(token)} characters)", file=sys.stderr)
         sys.exit(3)
     else:
         raise SystemExit(f"unknown mode {mode!r}")
