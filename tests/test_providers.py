@@ -350,6 +350,38 @@ def test_a_body_that_is_not_the_api_is_not_retried(wire: str, fake_api: FakeAPI)
     assert "api_base" in str(info.value)
 
 
+def test_a_reply_litellm_cannot_read_is_one_line_and_not_retried(fake_api: FakeAPI) -> None:
+    # a proxy's 200 with a null message: litellm raises a "500" whose message holds its traceback
+    body = {"id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-4o",
+            "choices": [{"index": 0, "message": None, "finish_reason": "tool_calls"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+    fake_api.handler = lambda request: Reply(body=body)
+    with pytest.raises(ProviderCallError) as info:
+        ask(make("openai", fake_api, sleep=Sleeps()))
+    message = str(info.value)
+    assert len(fake_api.requests) == 1
+    assert "HTTP 200 reply is not a Chat Completions response (AttributeError: " in message
+    assert "'message': None" in message and "api_base" in message
+    assert "Traceback" not in message and "site-packages" not in message and "\n" not in message
+
+
+def test_a_tool_call_with_no_name_is_an_empty_name(wire: str, fake_api: FakeAPI) -> None:
+    if wire == "anthropic":
+        body = {"id": "m", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
+                "content": [{"type": "tool_use", "id": "t", "name": "", "input": {}}],
+                "stop_reason": "tool_use", "stop_sequence": None,
+                "usage": {"input_tokens": 10, "output_tokens": 5}}
+    else:
+        body = {"id": "c", "object": "chat.completion", "created": 1, "model": "gpt-4o",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": None, "tool_calls": [
+                        {"id": "x", "type": "function", "function": {"name": None, "arguments": "{}"}}]}}],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
+    fake_api.handler = lambda request: Reply(body=body)
+    (call,) = ask(make(wire, fake_api)).calls
+    assert call.name == "" and call.arguments == {}  # scored as a call to no offered tool
+
+
 def test_a_slow_reply_times_out_and_is_retried(wire: str, fake_api: FakeAPI) -> None:
     fake_api.default = Reply(text="late", delay=1.0)
     start = time.monotonic()

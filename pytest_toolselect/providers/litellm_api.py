@@ -130,7 +130,9 @@ def parse_reply(resp: Any, names: NameMap) -> Turn:
     for tc in _get(message, "tool_calls") or []:
         fn = _get(tc, "function")
         args, raw = parse_arguments(_get(fn, "arguments"))
-        calls.append(ToolCall(names.real(str(_get(fn, "name"))), args, raw_arguments=raw))
+        name = _get(fn, "name")
+        # a broken proxy may send no name: an empty one, not the tool "None"
+        calls.append(ToolCall(names.real("" if name is None else str(name)), args, raw_arguments=raw))
     content = _get(message, "content")
     if isinstance(content, list):  # content parts, from some providers
         content = "".join(str(_get(p, "text") or "") for p in content)
@@ -174,6 +176,11 @@ def _classify(e: BaseException) -> Fault:
         # litellm calls a non-JSON body a 500; it is a misrouted api_base, and retrying will not help
         return Fault(message, retryable=False, status=status,
                      fix="check that api_base points at an API of the model's provider")
+    if "Invalid response object" in message:
+        # a 200 reply litellm could not convert (a broken proxy's): it calls that a 500 and
+        # puts its own traceback in the message; say what was wrong, once, and do not retry
+        return Fault(_unreadable(message), retryable=False, status=200,
+                     fix="check that api_base points at an API of the model's provider")
     if isinstance(e, BadRequestError) and "LLM Provider NOT provided" in message:
         return Fault(message, retryable=False, status=status,
                      fix="start the model string with a litellm provider: openai/, openrouter/, ...")
@@ -183,6 +190,18 @@ def _classify(e: BaseException) -> Fault:
     label = f"HTTP {status}: " if status is not None else ""
     return Fault(f"{label}{type(e).__name__}: {message}", retryable=status_retryable(status),
                  status=status, retry_after=retry_after(headers), fix=fix)
+
+
+_ERROR_LINE = re.compile(r"^\w+(?:Error|Exception): .*$", re.M)
+
+
+def _unreadable(message: str) -> str:
+    """litellm's "Invalid response object" message as one line: its cause and the reply."""
+    causes = _ERROR_LINE.findall(message.split("Traceback", 1)[-1])
+    cause = f" ({causes[-1].strip()})" if causes else ""
+    _, found, received = message.partition("'response_object': ")
+    shown = f": {received[:200]!r}" if found else ""
+    return f"HTTP 200 reply is not a Chat Completions response{cause}{shown}"
 
 
 def _no_reply(e: BaseException) -> bool:
