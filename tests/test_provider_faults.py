@@ -127,11 +127,12 @@ def test_a_reply_cut_by_a_reset_mid_body_is_retried_then_an_error(
                                      cut=40))
     result = project.pytester.runpytest("--toolselect-baseline=base.json", "--toolselect-update-baseline")
     result.assert_outcomes(passed=1, errors=1)
-    # the SDKs see the RST, or the body fall short of its Content-Length: either way, said
+    # the SDKs see the RST, or the body fall short of its Content-Length (by how much depends on
+    # whether the 40 bytes left the kernel before the RST): either way, said
     result.stdout.re_match_lines([
         r".*ERROR at setup of toolselect case officers.*",
         rf"{model}: connection error: (ConnectionResetError: .*reset by peer|"
-        r"ContentLengthError: .*\(received 40 of \d+ bytes\)).* \(gave up after 2 attempts\)"])
+        r"ContentLengthError: .*\(received \d+ of \d+ bytes\)).* \(gave up after 2 attempts\)"])
     # a connection error is retried: two attempts for the cut case, one for the other
     assert len(fake_api.requests) == 3
     _assert_error_kept(project, result, before, [OFFICERS_ID])
