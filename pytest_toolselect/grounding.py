@@ -290,6 +290,8 @@ class QuestionGrounding:
 def _entry_texts(unit: Unit) -> Iterator[str]:
     spaced = len([g for g in unit.groups if any(c.isdigit() for c in g)]) > 1
     yield unit.text
+    if unit.prefix:
+        yield unit.text[len(unit.prefix):].lstrip()  # "a 745 9384 21": the number alone
     for k, group in enumerate(unit.groups):
         # a short group of a spaced identifier ("745" of "GB 745 9384 21") is no identifier;
         # a long one is, as a neighbour glued on by a space ("09118273 2021")

@@ -300,7 +300,8 @@ def _free_text_spans(text: str) -> Iterator[Span]:
         if _is_quantity(span.text):
             continue
         groups = span.text.split(" ")
-        if span.prefix is None and len(groups) > 1 and any(len(g) >= OWN_LENGTH for g in groups):
+        if span.prefix is None and len(groups) > 1 and all(
+                len(g) >= OWN_LENGTH or _is_quantity(g) for g in groups):
             # "merge 661203 990145": long numbers side by side are identifiers of their own
             at = span.start
             for group in groups:
