@@ -234,6 +234,19 @@ def decoy_matched(ident: Identifier, decoys: Grounding) -> str | None:
     return None
 
 
+def in_identifier_param(ident: Identifier) -> bool:
+    """Whether the identifier was passed as one: under an identifier parameter, or in
+    arguments that are not a JSON object (which parameter cannot be told)."""
+    return ident.declared or ident.path == RAW
+
+
+def guards(params: Sequence[str], ident: Identifier) -> bool:
+    """Whether a decoy naming ``params`` (none: the identifier parameters) guards ``ident``."""
+    if not params:
+        return in_identifier_param(ident)
+    return _listed(params, _split_path(ident.path), ancestors=False)
+
+
 def _leaf_name(segments: Sequence[Segment]) -> str:
     for seg in reversed(segments):
         if isinstance(seg, str) and not seg.isdigit():
