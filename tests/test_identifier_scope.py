@@ -3,6 +3,7 @@ their parameters, and cases that contradict themselves refused at load."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +212,27 @@ def test_a_decoy_guarding_another_parameter_is_no_contradiction(tmp_path: Path) 
     decoys: [{value: OF123456, params: [company_number]}]
 """, encoding="utf-8")
     assert load_case_file(path).cases[0].id == "officer"
+
+
+# --- the rule's table in docs/checks.md holds ------------------------------------------------
+
+CHECKS_DOC = Path(__file__).resolve().parent.parent / "docs" / "checks.md"
+
+
+def _rule_rows() -> list[tuple[str, str, bool]]:
+    rows = []
+    for line in CHECKS_DOC.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[2] in ("yes", "no"):
+            for value in re.findall(r"`([^`]+)`", cells[1]):
+                rows.append((cells[0], value, cells[2] == "yes"))
+    return rows
+
+
+def test_the_rule_table_is_read() -> None:
+    assert len(_rule_rows()) >= 20
+
+
+@pytest.mark.parametrize(("question", "value", "expected"), _rule_rows())
+def test_the_rule_table_in_the_docs_holds(question: str, value: str, expected: bool) -> None:
+    assert invented(question, "some_id", value, forbid_ungrounded=True) is expected
