@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cases import IdentifierSettings
-from .grounding import OWN_LENGTH, QuestionGrounding, normalize, pieces, units
+from .grounding import OWN_LENGTH, QuestionGrounding, Unit, normalize, pieces, units
 from .matchers import Segment, dotted, iter_leaves, property_schema, schema_any
 from .tools import Tool, ToolCall
 
@@ -63,15 +63,8 @@ _ID_NAME = re.compile(
 # --- spans --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Span:
-    """An identifier-like span of a text."""
-
-    text: str
-    start: int
-    end: int
-    #: the separate (space-joined) 1-3 letter prefix token the span starts with, if any
-    prefix: str | None = None
+#: an identifier-like span of a text: a digit-bearing unit
+Span = Unit
 
 
 def spans(text: str, *, upper_prefix_only: bool = False) -> list[Span]:
@@ -85,8 +78,7 @@ def spans(text: str, *, upper_prefix_only: bool = False) -> list[Span]:
     if _DIGIT.search(text) is None:
         # every span holds a digit: a long text without one (a huge argument) costs nothing
         return []
-    return [Span(u.text, u.start, u.end, u.prefix)
-            for u in units(normalize(text), upper_prefix_only=upper_prefix_only)
+    return [u for u in units(normalize(text), upper_prefix_only=upper_prefix_only)
             if _DIGIT.search(u.text)]
 
 
