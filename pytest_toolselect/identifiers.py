@@ -26,6 +26,8 @@ _PREFIXED = re.compile(r"[^\W\d_]{1,3}(\d\w*)")
 _LEADING_ZEROS = re.compile(r"^([^\W\d_]{0,3})0+(?=\d)")
 #: the path shown for arguments that are not a JSON object
 RAW = "(raw arguments)"
+_JSON_KEY_COLON = re.compile(r'"\s*:\s*')
+_JSON_PUNCTUATION = re.compile(r'[{}\[\]",]')
 
 # Quantities inside free text, masked before spans are found: their inner
 # separators (",", ":", "T") would otherwise split them into identifier-like pieces.
@@ -348,7 +350,9 @@ def call_identifiers(call: ToolCall, index: int, schema: Mapping[str, Any] | Non
             found.append(Identifier(index, call.name, dotted(segments), text, declared, prefix))
     if call.raw_arguments:
         # unparseable arguments still carry whatever the model meant to pass
-        for text, declared, prefix in identifiers_in_value(call.raw_arguments, "free"):
+        # JSON's own punctuation is no part of a value: '{"id":"04138204"}' holds 04138204
+        raw = _JSON_PUNCTUATION.sub(" ", _JSON_KEY_COLON.sub('" ', call.raw_arguments))
+        for text, declared, prefix in identifiers_in_value(raw, "free"):
             found.append(Identifier(index, call.name, RAW, text, declared, prefix))
     return found
 
