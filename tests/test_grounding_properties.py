@@ -13,6 +13,7 @@ sentence), then scores a call that passes a copy of it through ``score()``:
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -46,6 +47,24 @@ digits = st.text("0123456789", min_size=2, max_size=5)
 letters_upper = st.text("ABCDEFGHJKLMNPQRSTUVWXYZ", min_size=2, max_size=3)
 alnum = st.text("abcdefghkmnpqrstuvwxyzABCDEFGHKMNPQRSTUVWXYZ0123456789", min_size=1,
                 max_size=6)
+# strategies built once: building them in every draw costs more than the checks
+group_seps = st.sampled_from([" ", "-", "."])
+prefixes = st.one_of(st.just(""), letters_upper)
+prefix_seps = st.sampled_from(["", " ", "-"])
+hard_joins = st.lists(st.sampled_from("_:@#"), min_size=3, max_size=3)
+lower = st.text("abcdefghkmnpqrstuvwxyz", min_size=2, max_size=6)
+lower_short = st.text("abcdefghkmnpqrstuvwxyz", min_size=1, max_size=5)
+email_seps = st.sampled_from([".", "_", ""])
+long_numbers = st.text("0123456789", min_size=6, max_size=9)
+url_numbers = st.text("0123456789", min_size=5, max_size=9)
+scripts = st.sampled_from(sorted(SCRIPTS))
+urls = st.sampled_from(["https://shop.example/orders/{}/track",
+                        "https://shop.example/track?order={}&lang=en", "shop.example/a/{}"])
+neighbours = st.sampled_from(["{} {}", "{} 2021", "{} 4 units", "{}.Thanks", "{}, {}",
+                              "({}) {}"])
+leads = st.sampled_from(LEAD)
+tails = st.sampled_from(TAIL)
+ends = st.sampled_from(["?", ".", "", "!"])
 
 
 @dataclass(frozen=True)
@@ -61,30 +80,25 @@ class Written:
 @st.composite
 def digit_group_ids(draw: st.DrawFn) -> str:
     groups = draw(st.lists(digits, min_size=1, max_size=4))
-    sep = draw(st.sampled_from([" ", "-", "."]))
-    body = sep.join(groups)
-    prefix = draw(st.one_of(st.just(""), letters_upper))
+    body = draw(group_seps).join(groups)
+    prefix = draw(prefixes)
     if prefix:
-        body = prefix + draw(st.sampled_from(["", " ", "-"])) + body
+        body = prefix + draw(prefix_seps) + body
     return body
 
 
 @st.composite
 def opaque_ids(draw: st.DrawFn) -> str:
     chunks = draw(st.lists(alnum, min_size=2, max_size=4))
-    joins = draw(st.lists(st.sampled_from("_:@#"), min_size=len(chunks) - 1,
-                          max_size=len(chunks) - 1))
-    out = chunks[0] + "".join(j + c for j, c in zip(joins, chunks[1:], strict=True))
+    joins = draw(hard_joins)
+    out = chunks[0] + "".join(j + c for j, c in zip(joins, chunks[1:], strict=False))
     assume(any(c.isdigit() for c in out))
     return out
 
 
 @st.composite
 def emails(draw: st.DrawFn) -> str:
-    user = draw(st.text("abcdefghkmnpqrstuvwxyz", min_size=2, max_size=6))
-    sep = draw(st.sampled_from([".", "_", ""]))
-    tail = draw(st.text("abcdefghkmnpqrstuvwxyz", min_size=1, max_size=5))
-    return f"{user}{sep}{tail}{draw(digits)}@corp.example"
+    return f"{draw(lower)}{draw(email_seps)}{draw(lower_short)}{draw(digits)}@corp.example"
 
 
 def _in_script(text: str, script: str) -> str:
@@ -93,12 +107,17 @@ def _in_script(text: str, script: str) -> str:
 
 
 KINDS = ("group", "opaque", "email", "url", "unicode", "neighbour")
+
+
+@functools.cache
+def _kinds(kinds: tuple[str, ...]) -> st.SearchStrategy[str]:
+    return st.sampled_from(kinds)
 GROUPED = ("group", "unicode", "neighbour")
 
 
 @st.composite
 def written(draw: st.DrawFn, kinds: tuple[str, ...] = KINDS) -> Written:
-    kind = draw(st.sampled_from(kinds))
+    kind = draw(_kinds(kinds))
     others: tuple[str, ...] = ()
     grouped = False
     if kind == "group":
@@ -109,31 +128,24 @@ def written(draw: st.DrawFn, kinds: tuple[str, ...] = KINDS) -> Written:
     elif kind == "email":
         ident = shown = draw(emails())
     elif kind == "url":
-        ident = draw(st.one_of(st.text("0123456789", min_size=5, max_size=9), opaque_ids()))
-        shown = draw(st.sampled_from([
-            "https://shop.example/orders/{}/track", "https://shop.example/track?order={}&lang=en",
-            "shop.example/a/{}"])).format(ident)
+        ident = draw(st.one_of(url_numbers, opaque_ids()))
+        shown = draw(urls).format(ident)
     elif kind == "unicode":
         ident = draw(digit_group_ids())
         grouped = True
-        script = draw(st.sampled_from(sorted(SCRIPTS)))
+        script = draw(scripts)
         # the question in another script and the copy in ASCII, or the other way round
         if draw(st.booleans()):
             shown = _in_script(ident, script)
         else:
             shown, ident = ident, _in_script(ident, script)
     else:
-        number = draw(st.text("0123456789", min_size=6, max_size=9))
-        other = draw(st.text("0123456789", min_size=6, max_size=9))
+        number, other = draw(long_numbers), draw(long_numbers)
         ident = number
         grouped = True
-        shown = draw(st.sampled_from(["{} {}", "{} 2021", "{} 4 units", "{}.Thanks",
-                                      "{}, {}", "({}) {}"])).format(number, other)
+        shown = draw(neighbours).format(number, other)
         others = (other, "2021", "4")
-    lead = draw(st.sampled_from(LEAD))
-    tail = draw(st.sampled_from(TAIL))
-    end = draw(st.sampled_from(["?", ".", "", "!"]))
-    return Written(ident, f"{lead} {shown} {tail}{end}", grouped, others)
+    return Written(ident, f"{draw(leads)} {shown} {draw(tails)}{draw(ends)}", grouped, others)
 
 
 def grounded(w: Written, value: str, name: str) -> bool:
