@@ -35,6 +35,30 @@ class IdentifierSettings:
     ignore_params: tuple[str, ...] = ()
     #: 4138203 and 04138203 name the same thing
     leading_zeros: bool = True
+    #: a digit-bearing value under an identifier parameter must be grounded in the question
+    #: even where a case does not set forbid_ungrounded (forbid_ungrounded: false opts out)
+    ground_params: bool = True
+
+
+@dataclass(frozen=True)
+class Decoy:
+    """A value that must not be used as an identifier, and the parameters it guards."""
+
+    value: str
+    #: parameter names or dotted paths; () guards the identifier parameters
+    params: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, item: str | Decoy | Mapping[str, Any]) -> Decoy:
+        if isinstance(item, Decoy):
+            return item
+        if isinstance(item, Mapping):
+            return cls(str(item["value"]), tuple(item.get("params", ())))
+        return cls(str(item))
+
+    def data(self) -> str | dict[str, Any]:
+        """As written in a case file: the plain string when it guards the default."""
+        return {"value": self.value, "params": list(self.params)} if self.params else self.value
 
 
 @dataclass(frozen=True)
@@ -54,9 +78,11 @@ class Case:
     forbid_tools: tuple[str, ...] = ()
     #: each a matcher mapping: {path, equals|one_of|contains|matches|absent}
     expect_args: tuple[dict[str, Any], ...] = ()
-    forbid_ungrounded: bool = False
+    #: True: every identifier; None: identifier parameters (identifiers.ground_params); False: none
+    forbid_ungrounded: bool | None = None
     forbid_any_identifier: bool = False
-    decoys: tuple[str, ...] = ()
+    #: plain strings or Decoy (Decoy.of reads either)
+    decoys: tuple[str | Decoy, ...] = ()
     identifiers: IdentifierSettings = field(default_factory=IdentifierSettings)
     #: overrides the servers' instructions as the system prompt ("" sends none)
     system: str | None = None
@@ -73,16 +99,31 @@ class Case:
             "allow_no_tool": self.allow_no_tool,
             "forbid_tools": list(self.forbid_tools),
             "expect_args": list(self.expect_args),
-            "forbid_ungrounded": self.forbid_ungrounded,
+            "forbid_ungrounded": bool(self.forbid_ungrounded),
             "forbid_any_identifier": self.forbid_any_identifier,
-            "decoys": list(self.decoys),
-            "identifiers": {
-                "params": list(self.identifiers.params),
-                "ignore_params": list(self.identifiers.ignore_params),
-                "leading_zeros": self.identifiers.leading_zeros,
-            },
+            "decoys": [Decoy.of(d).data() for d in self.decoys],
+            "identifiers": self._identifiers_data(),
             "system": self.system,
         }
+
+    def _identifiers_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "params": list(self.identifiers.params),
+            "ignore_params": list(self.identifiers.ignore_params),
+            "leading_zeros": self.identifiers.leading_zeros,
+        }
+        # only when off: grounding identifier parameters is the default, and cases
+        # written before it keep their fingerprint
+        if not self.grounds_params:
+            data["ground_params"] = False
+        return data
+
+    @property
+    def grounds_params(self) -> bool:
+        """Whether identifier parameters must be grounded (the default check)."""
+        if self.forbid_ungrounded is None:
+            return self.identifiers.ground_params
+        return self.forbid_ungrounded
 
 
 @dataclass(frozen=True)
@@ -128,8 +169,9 @@ def merge_identifiers(
         changes["params"] = tuple(override["params"])
     if "ignore_params" in override:
         changes["ignore_params"] = tuple(override["ignore_params"])
-    if "leading_zeros" in override:
-        changes["leading_zeros"] = bool(override["leading_zeros"])
+    for key in ("leading_zeros", "ground_params"):
+        if key in override:
+            changes[key] = bool(override[key])
     return replace(merged, **changes)
 
 
@@ -286,7 +328,7 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
             "remove it from one of the two lists",
         )
     servers = item.get("servers")
-    return Case(
+    case = Case(
         id=item["id"],
         question=item["question"],
         why=item.get("why", ""),
@@ -298,14 +340,18 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
         allow_no_tool=item.get("allow_no_tool", False),
         forbid_tools=tuple(item.get("forbid_tools", ())),
         expect_args=tuple(dict(m) for m in matchers),
-        forbid_ungrounded=item.get("forbid_ungrounded", False),
+        forbid_ungrounded=item.get("forbid_ungrounded"),
         forbid_any_identifier=item.get("forbid_any_identifier", False),
-        decoys=tuple(item.get("decoys", ())),
+        decoys=tuple(Decoy.of(d) if isinstance(d, Mapping) else d for d in item.get("decoys", ())),
         identifiers=merge_identifiers(config_identifiers, item.get("identifiers")),
         system=item.get("system"),
         source=src.file,
         line=src.line_of(path),
     )
+    from .contradictions import check_contradictions
+
+    check_contradictions(case, src, path)
+    return case
 
 
 # -- against the offered tools ---------------------------------------------------------

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cases import Case
+from .cases import Case, Decoy
 from .clip import clip_text
 from .identifiers import (
     Identifier,
@@ -18,6 +18,8 @@ from .identifiers import (
     decoy_matched,
     find_identifiers,
     grounded_by,
+    guards,
+    in_identifier_param,
     question_grounding,
 )
 from .matchers import evaluate
@@ -146,11 +148,22 @@ def _identifiers_check(idents: Sequence[Identifier], offenders: list[str], what:
     return CheckResult(True, ok.format(n=len(idents)))
 
 
+def _params_to_ground(case: Case, idents: Sequence[Identifier]) -> list[Identifier]:
+    """What no_identifier_invented checks: every identifier under forbid_ungrounded: true,
+    else (by default) the digit-bearing values of identifier parameters."""
+    if case.forbid_ungrounded:
+        return list(idents)
+    if not case.grounds_params:
+        return []
+    return [i for i in idents if i.declared and any(c.isdigit() for c in i.value)]
+
+
 def check_no_identifier_invented(case: Case, calls: Sequence[ToolCall],
                                  tools: Sequence[Tool] = (),
                                  idents: Sequence[Identifier] | None = None) -> CheckResult:
     if idents is None:
         idents = find_identifiers(calls, tools, case.identifiers)
+    idents = _params_to_ground(case, idents)
     grounding = question_grounding(case.question, case.identifiers)
     offenders = [i.describe() for i in idents if grounded_by(i, grounding) is None]
     return _identifiers_check(idents, offenders, "identifier not in the question",
@@ -162,6 +175,8 @@ def check_no_any_identifier(case: Case, calls: Sequence[ToolCall],
                             idents: Sequence[Identifier] | None = None) -> CheckResult:
     if idents is None:
         idents = find_identifiers(calls, tools, case.identifiers)
+    # a search text is not an identifier use: only identifier parameters count
+    idents = [i for i in idents if in_identifier_param(i)]
     offenders = [i.describe() for i in idents]
     return _identifiers_check(
         idents, offenders, "identifier passed where the question holds none valid", "")
@@ -172,13 +187,17 @@ def check_no_decoy_identifier(case: Case, calls: Sequence[ToolCall],
                               idents: Sequence[Identifier] | None = None) -> CheckResult:
     if idents is None:
         idents = find_identifiers(calls, tools, case.identifiers)
-    decoys = decoy_grounding(case.decoys, case.identifiers)
+    decoys = [(d, decoy_grounding([d.value], case.identifiers))
+              for d in map(Decoy.of, case.decoys)]
     offenders = []
-    for ident in idents:
-        decoy = decoy_matched(ident, decoys)
-        if decoy is not None:
-            offenders.append(f'{ident.describe()} matches decoy "{decoy}"')
-    return _identifiers_check(idents, offenders, "decoy used as an identifier",
+    guarded = [i for i in idents if any(guards(d.params, i) for d, _ in decoys)]
+    for ident in guarded:
+        for decoy, grounding in decoys:
+            found = decoy_matched(ident, grounding) if guards(decoy.params, ident) else None
+            if found is not None:
+                offenders.append(f'{ident.describe()} matches decoy "{found}"')
+                break
+    return _identifiers_check(guarded, offenders, "decoy used as an identifier",
                               "none of {n} identifier(s) matches a decoy")
 
 
@@ -192,10 +211,11 @@ def score(case: Case, calls: Sequence[ToolCall], tools: Sequence[Tool] = ()) -> 
         checks["no_forbidden_tools"] = check_no_forbidden_tools(case, calls)
     if case.expect_args:
         checks["arguments"] = check_arguments(case, calls, tools)
-    if case.forbid_ungrounded or case.forbid_any_identifier or case.decoys:
+    if case.grounds_params or case.forbid_any_identifier or case.decoys:
         # found once, shared by the three identifier checks
         idents = find_identifiers(calls, tools, case.identifiers)
-        if case.forbid_ungrounded:
+        # by default the check applies to a turn that passes an identifier parameter
+        if case.forbid_ungrounded or _params_to_ground(case, idents):
             checks["no_identifier_invented"] = check_no_identifier_invented(
                 case, calls, tools, idents)
         if case.forbid_any_identifier:

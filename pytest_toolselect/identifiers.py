@@ -1,10 +1,8 @@
 """Identifiers: which argument values are identifiers, and whether each is grounded.
 
-An identifier with no checksum looks no more wrong when it is invented, so the rules
-are strict: a value is grounded only if it equals a WHOLE identifier-like span of the
-question, modulo case, separators, a dropped short letter prefix and (by default)
-leading zeros. Nothing else: no substrings, no parts of spans, no edit distance.
-Pure functions; no I/O.
+An identifier with no checksum looks no more wrong when it is invented, so grounding
+(grounding.py) is exact both ways: a verbatim copy always grounds, a derived value never
+does. Decoys match loosely on purpose (any separators, case, prefix). Pure functions.
 """
 
 from __future__ import annotations
@@ -15,21 +13,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from .cases import IdentifierSettings
+from .grounding import OWN_LENGTH, QuestionGrounding, Unit, normalize, pieces, units
 from .matchers import Segment, dotted, iter_leaves, property_schema, schema_any
 from .tools import Tool, ToolCall
 
-# alphanumeric tokens; everything between two tokens is their separator
 _TOKEN = re.compile(r"[^\W_]+")
 _DIGIT = re.compile(r"\d")
-# separators that keep tokens in one span: one hyphen, dot or slash (letters allowed)...
-_TIGHT = frozenset("-./\u2010\u2011")
-# ...or one space (then every token must bear a digit, bar one leading prefix)
-_SPACE = frozenset(" \u00a0\u202f")
 _NON_ALNUM = re.compile(r"[\W_]+")
 # a normal form that starts with a 1-3 letter prefix then a digit: the prefix may be left off
 _PREFIXED = re.compile(r"[^\W\d_]{1,3}(\d\w*)")
 # leading zeros of the digit part, after any 1-3 letter prefix
 _LEADING_ZEROS = re.compile(r"^([^\W\d_]{0,3})0+(?=\d)")
+#: the path shown for arguments that are not a JSON object
+RAW = "(raw arguments)"
+_JSON_KEY_COLON = re.compile(r'"\s*:\s*')
+_JSON_PUNCTUATION = re.compile(r'[{}\[\]",]')
 
 # Quantities inside free text, masked before spans are found: their inner
 # separators (",", ":", "T") would otherwise split them into identifier-like pieces.
@@ -67,89 +65,35 @@ _ID_NAME = re.compile(
 # --- spans --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Span:
-    """An identifier-like span of a text."""
-
-    text: str
-    start: int
-    end: int
-    #: the separate (space-joined) 1-3 letter prefix token the span starts with, if any
-    prefix: str | None = None
-
-
-@dataclass(frozen=True)
-class _Compound:
-    # tokens joined by single hyphens, dots or slashes
-    start: int
-    end: int
-    digit: bool
-    prefix_ok: bool
-
-
-def _compounds(text: str, upper_prefix_only: bool) -> list[_Compound]:
-    tokens = [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
-    out: list[_Compound] = []
-    i = 0
-    while i < len(tokens):
-        j = i
-        while j + 1 < len(tokens) and text[tokens[j][1]:tokens[j + 1][0]] in _TIGHT:
-            j += 1
-        start, end = tokens[i][0], tokens[j][1]
-        word = text[start:end]
-        prefix_ok = (i == j and len(word) <= 3 and word.isalpha()
-                     and (word.isupper() or not upper_prefix_only))
-        out.append(_Compound(start, end, _DIGIT.search(word) is not None, prefix_ok))
-        i = j + 1
-    return out
+#: an identifier-like span of a text: a digit-bearing unit
+Span = Unit
 
 
 def spans(text: str, *, upper_prefix_only: bool = False) -> list[Span]:
-    """The identifier-like spans of ``text``: maximal runs of digit-bearing compounds
-    joined by single spaces, with one short letter prefix token directly before.
+    """The digit-bearing units of ``text`` (grounding.units): its non-space runs, with
+    runs of digit groups joined by single spaces, after one short letter prefix.
 
     ``upper_prefix_only`` takes a separate prefix token only when it is upper case
     (``GB 745``, not ``in 2024``); used on argument values, where lower-case short
     words before a number are prose rather than a claimed prefix.
     """
     if _DIGIT.search(text) is None:
-        # every span holds a digit: a long text without one (a huge argument) costs no tokenizing
+        # every span holds a digit: a long text without one (a huge argument) costs nothing
         return []
-    comps = _compounds(text, upper_prefix_only)
-    out: list[Span] = []
-
-    def spaced(a: int, b: int) -> bool:
-        return text[comps[a].end:comps[b].start] in _SPACE
-
-    k = 0
-    while k < len(comps):
-        if not comps[k].digit:
-            k += 1
-            continue
-        j = k
-        while j + 1 < len(comps) and comps[j + 1].digit and spaced(j, j + 1):
-            j += 1
-        start, prefix = comps[k].start, None
-        # a prefix stands before digits ("GB 745"), not before another prefix ("and SC-1")
-        if (k > 0 and comps[k - 1].prefix_ok and spaced(k - 1, k)
-                and text[comps[k].start].isdigit()):
-            start = comps[k - 1].start
-            prefix = text[start:comps[k - 1].end]
-        out.append(Span(text[start:comps[j].end], start, comps[j].end, prefix))
-        k = j + 1
-    return out
+    return [u for u in units(normalize(text), upper_prefix_only=upper_prefix_only)
+            if _DIGIT.search(u.text)]
 
 
 def _letter_words(text: str) -> Iterator[str]:
-    # digit-free compounds ("GB", "ACME-UK"): only a digit-free value can equal one
-    for c in _compounds(text, False):
-        if not c.digit:
-            yield text[c.start:c.end]
+    # digit-free units ("GB", "ACME-UK"): only a digit-free value can equal one
+    for u in units(normalize(text)):
+        if _DIGIT.search(u.text) is None and normal_form(u.text):
+            yield u.text
 
 
 def normal_form(value: str) -> str:
-    """Casefolded, with spaces and separators dropped."""
-    return _NON_ALNUM.sub("", value.casefold())
+    """Casefolded, with spaces and separators dropped, every digit in ASCII."""
+    return _NON_ALNUM.sub("", normalize(value).casefold())
 
 
 def bare_form(form: str) -> str | None:
@@ -172,10 +116,6 @@ def span_forms(span_text: str) -> tuple[str, ...]:
 
 def is_plain_quantity(span_text: str) -> bool:
     return _PLAIN_QUANTITY.fullmatch(span_text) is not None
-
-
-def _mask_quantities(text: str) -> str:
-    return _QUANTITY_IN_TEXT.sub(lambda m: "\x00" * len(m.group()), text)
 
 
 # --- grounding ----------------------------------------------------------------------
@@ -218,8 +158,8 @@ class Grounding:
         return self.find(normal_form(value)) is not None
 
 
-def question_grounding(question: str, settings: IdentifierSettings) -> Grounding:
-    return Grounding((question,), leading_zeros=settings.leading_zeros)
+def question_grounding(question: str, settings: IdentifierSettings) -> QuestionGrounding:
+    return QuestionGrounding(question, leading_zeros=settings.leading_zeros)
 
 
 def decoy_grounding(decoys: Iterable[str], settings: IdentifierSettings) -> Grounding:
@@ -260,16 +200,20 @@ class Identifier:
         return f'{where} {self.path} contains "{self.value}"'
 
 
-def grounded_by(ident: Identifier, grounding: Grounding) -> str | None:
-    """The question span that grounds the identifier, or None."""
-    found = grounding.find(ident.form)
+def grounded_by(ident: Identifier, grounding: QuestionGrounding) -> str | None:
+    """The question's text that grounds the identifier, or None."""
+    found = grounding.find(ident.value)
     if found is not None:
         return found
-    rest = ident.rest_form
+    if not ident.declared:
+        # a URL in a search text: each of its digit-bearing pieces must be grounded
+        parts = [p for p in pieces(ident.value) if _DIGIT.search(p)]
+        if parts and all(grounding.find(p) for p in parts):
+            return grounding.find(parts[0])
     # "VAT 745938421" in a search string: the number grounds, and "VAT" is a word the
     # question used; a prefix the question never wrote ("FR 745...") is a claim, not prose
-    if rest and ident.prefix and ident.prefix.casefold() in grounding.tokens:
-        return grounding.find(rest)
+    if ident.prefix and ident.prefix.casefold() in grounding.tokens:
+        return grounding.find(ident.value[len(ident.prefix):].strip())
     return None
 
 
@@ -282,6 +226,19 @@ def decoy_matched(ident: Identifier, decoys: Grounding) -> str | None:
             if found is not None:
                 return found
     return None
+
+
+def in_identifier_param(ident: Identifier) -> bool:
+    """Whether the identifier was passed as one: under an identifier parameter, or in
+    arguments that are not a JSON object (which parameter cannot be told)."""
+    return ident.declared or ident.path == RAW
+
+
+def guards(params: Sequence[str], ident: Identifier) -> bool:
+    """Whether a decoy naming ``params`` (none: the identifier parameters) guards ``ident``."""
+    if not params:
+        return in_identifier_param(ident)
+    return _listed(params, _split_path(ident.path), ancestors=False)
 
 
 def _leaf_name(segments: Sequence[Segment]) -> str:
@@ -341,10 +298,25 @@ def _number_text(v: int | float) -> str:
     return str(v)
 
 
+def _is_quantity(text: str) -> bool:
+    return is_plain_quantity(text) or _QUANTITY_IN_TEXT.fullmatch(text) is not None
+
+
 def _free_text_spans(text: str) -> Iterator[Span]:
-    for span in spans(_mask_quantities(text), upper_prefix_only=True):
-        if not is_plain_quantity(span.text):
-            yield span
+    for span in spans(text, upper_prefix_only=True):
+        if _is_quantity(span.text):
+            continue
+        groups = span.text.split(" ")
+        if span.prefix is None and len(groups) > 1 and all(
+                len(g) >= OWN_LENGTH or _is_quantity(g) for g in groups):
+            # "merge 661203 990145": long numbers side by side are identifiers of their own
+            at = span.start
+            for group in groups:
+                if not _is_quantity(group):
+                    yield Span(group, at, at + len(group))
+                at += len(group) + 1
+            continue
+        yield span
 
 
 def identifiers_in_value(value: Any, kind: str) -> Iterator[tuple[str, bool, str | None]]:
@@ -365,8 +337,7 @@ def identifiers_in_value(value: Any, kind: str) -> Iterator[tuple[str, bool, str
             yield text, False, None
         return
     for span in _free_text_spans(str(value)):
-        # the text was masked, so take the span from the original
-        yield str(value)[span.start:span.end], False, span.prefix
+        yield span.text, False, span.prefix
 
 
 def call_identifiers(call: ToolCall, index: int, schema: Mapping[str, Any] | None,
@@ -379,8 +350,10 @@ def call_identifiers(call: ToolCall, index: int, schema: Mapping[str, Any] | Non
             found.append(Identifier(index, call.name, dotted(segments), text, declared, prefix))
     if call.raw_arguments:
         # unparseable arguments still carry whatever the model meant to pass
-        for text, declared, prefix in identifiers_in_value(call.raw_arguments, "free"):
-            found.append(Identifier(index, call.name, "(raw arguments)", text, declared, prefix))
+        # JSON's own punctuation is no part of a value: '{"id":"04138204"}' holds 04138204
+        raw = _JSON_PUNCTUATION.sub(" ", _JSON_KEY_COLON.sub('" ', call.raw_arguments))
+        for text, declared, prefix in identifiers_in_value(raw, "free"):
+            found.append(Identifier(index, call.name, RAW, text, declared, prefix))
     return found
 
 

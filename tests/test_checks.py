@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_toolselect.cases import Case, IdentifierSettings
+from pytest_toolselect.cases import Case, Decoy, IdentifierSettings
 from pytest_toolselect.checks import CHECK_NAMES, CheckResult, ScoreResult, score
 from pytest_toolselect.matchers import evaluate, validate_matcher
 from pytest_toolselect.tools import Tool, ToolCall
@@ -538,7 +538,12 @@ def test_any_identifier_even_grounded_fails():
 
 
 def test_any_identifier_derived_fails():
-    assert not any_ident([call("find_company", query="07459384")]).passed
+    assert not any_ident(get(company_number="07459384")).passed
+
+
+def test_any_identifier_in_search_text_is_no_identifier_use():
+    # a search text is not an identifier use: only identifier parameters are guarded
+    assert any_ident([call("find_company", query="07459384")]).passed
 
 
 def test_any_identifier_no_call_passes():
@@ -563,10 +568,17 @@ def test_decoy_used_fails(value):
     assert "GB745938421" in r.detail and "company_number" in r.detail
 
 
-def test_decoy_in_free_text_fails():
+def test_decoy_in_search_text_is_no_identifier_use():
     r = decoy([call("find_company", query="vat GB 745 9384 21")])
+    assert r.passed
+
+
+def test_decoy_naming_a_free_text_param_guards_it():
+    guarded = make(question=VAT_QUESTION, decoys=[Decoy("GB745938421", ("query",))])
+    r = check(guarded, [call("find_company", query="vat GB 745 9384 21")],
+              "no_decoy_identifier")
     assert not r.passed
-    assert "query" in r.detail
+    assert 'query contains "GB 745 9384 21"' in r.detail
 
 
 def test_decoy_in_later_call_fails():

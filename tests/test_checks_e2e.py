@@ -160,6 +160,9 @@ def assert_verdicts(result: pytest.RunResult, cases: list[Scripted]) -> None:
 # --- tool_choice and no_forbidden_tools ---------------------------------------------------
 
 ROYAL_MAIL = "Royal Mail Group"
+#: grounding is on by default for identifier parameters: a number from memory fails it
+INVENTED = "identifier not in the question: "
+RECALLED = INVENTED + 'get_company (call 1) company_number="00445790"'
 
 TOOL_CHOICE = [
     Scripted("right_tool", "Find the company called Royal Mail Group in the register",
@@ -170,7 +173,9 @@ TOOL_CHOICE = [
     Scripted("right_tool_second", "Show me the registry entry of Tesco PLC",
              [call("get_company", company_number="00445790"), call("find_company", query="Tesco")],
              {"expect_tool": ["find_company"]},
-             {"tool_choice": "first call is get_company; expected one of: find_company"}),
+             {"tool_choice": "first call is get_company; expected one of: find_company",
+              # a number from memory: grounding is on by default for identifier parameters
+              "no_identifier_invented": RECALLED}),
     Scripted("one_of_several", "Who is Jane Smith, the company director?",
              [call("search_officers", name="Jane Smith")],
              {"expect_tool": ["find_company", "search_officers"]}),
@@ -199,14 +204,17 @@ TOOL_CHOICE = [
              [call("find_company", query="Royal Mail Group Limited"),
               call("get_company", company_number="04138203")],
              {"expect_tool": ["find_company"], "forbid_tools": ["get_company"]},
-             {"no_forbidden_tools": "forbidden tool called: get_company (call 2)"}),
+             {"no_forbidden_tools": "forbidden tool called: get_company (call 2)",
+              "no_identifier_invented": INVENTED + 'get_company (call 2) company_number="04138203"'}),
     Scripted("forbidden_first_and_third", "Everything about the Royal Mail company, please",
              [call("get_company", company_number="04138203"),
               call("find_company", query="Royal Mail"),
               call("lookup_vat", vat_number="GB745938421")],
              {"forbid_tools": ["get_company", "lookup_vat"]},
              {"no_forbidden_tools":
-              "forbidden tool called: get_company (call 1); lookup_vat (call 3)"}),
+              "forbidden tool called: get_company (call 1); lookup_vat (call 3)",
+              "no_identifier_invented": INVENTED + 'get_company (call 1) company_number="04138203"; '
+                                                   'lookup_vat (call 3) vat_number="GB745938421"'}),
 ]
 
 
@@ -338,7 +346,8 @@ ARGUMENTS = [
              [call("get_company", company_number="00445790"), call("find_company", query="Tesco")],
              {**FIND, "expect_args": [{"path": "query", "equals": "Tesco PLC"}]},
              {"tool_choice": "first call is get_company; expected one of: find_company",
-              "arguments": 'find_company (call 2): query: expected to equal "Tesco PLC", got "Tesco"'}),
+              "arguments": 'find_company (call 2): query: expected to equal "Tesco PLC", got "Tesco"',
+              "no_identifier_invented": RECALLED}),
     # no expected call: tool_choice says so, arguments does not fail a second time
     Scripted("expected_tool_not_called", "Search the register for the company Tesco PLC",
              [call("search_officers", name="Tesco PLC")],
@@ -463,11 +472,12 @@ ANY_AND_DECOYS = [
     Scripted("guessed_company_number", "What is the registered office of Royal Mail Group Limited?",
              [call("get_company", company_number="04138203")],
              {"forbid_any_identifier": True},
-             {"no_any_identifier": NO_ANY + 'get_company (call 1) company_number="04138203"'}),
+             {"no_identifier_invented": INVENTED + 'get_company (call 1) company_number="04138203"',
+              "no_any_identifier": NO_ANY + 'get_company (call 1) company_number="04138203"'}),
+    # a search text is not an identifier use: forbid_any_identifier guards identifier parameters
     Scripted("identifier_in_search_text", "Search for Royal Mail Group Limited in the register",
              [call("find_company", query="Royal Mail 04138203")],
-             {"forbid_any_identifier": True},
-             {"no_any_identifier": NO_ANY + 'find_company (call 1) query contains "04138203"'}),
+             {"forbid_any_identifier": True}),
     # the VAT number is in the question, but it is no company number
     Scripted("vat_is_no_company_number", f"Is VAT {VAT} the company number of Royal Mail?",
              [call("get_company", company_number="745938421")],
@@ -485,12 +495,20 @@ ANY_AND_DECOYS = [
               DECOY + f'get_company (call 1) company_number="745938421" matches decoy "{VAT}"'}),
     Scripted("decoy_prefix_changed", f"Royal Mail, VAT {VAT}: show its company profile",
              [call("get_company", company_number="SC745938421")], {"decoys": [VAT]},
-             {"no_decoy_identifier":
+             {"no_identifier_invented": INVENTED + 'get_company (call 1) company_number="SC745938421"',
+              "no_decoy_identifier":
               DECOY + f'get_company (call 1) company_number="SC745938421" matches decoy "{VAT}"'}),
+    # a decoy guards identifier parameters, unless it names the ones it guards
     Scripted("decoy_in_search_text", f"Find the company behind VAT {VAT} in the register",
-             [call("find_company", query="VAT 745938421")], {"decoys": [VAT]},
+             [call("find_company", query="VAT 745938421")], {"decoys": [VAT]}),
+    Scripted("decoy_guarding_the_search", f"Search the register for the firm with VAT {VAT}",
+             [call("find_company", query="VAT 745938421")],
+             {"decoys": [{"value": VAT, "params": ["query"]}]},
              {"no_decoy_identifier":
               DECOY + f'find_company (call 1) query contains "VAT 745938421" matches decoy "{VAT}"'}),
+    Scripted("decoy_named_for_another_param", f"Royal Mail, VAT {VAT}: show its VAT record",
+             [call("lookup_vat", vat_number="GB745938421")],
+             {"decoys": [{"value": VAT, "params": ["company_number"]}]}),
     # grounded in the question, and still the decoy: only no_decoy_identifier fails
     Scripted("decoy_grounded_still_fails", f"Royal Mail's VAT is {VAT}. Who are its directors?",
              [call("list_officers", company_number="GB745938421")],

@@ -406,6 +406,12 @@ def test_raw_arguments_are_scanned_as_free_text():
     assert [(i.path, i.value) for i in found] == [("(raw arguments)", "04138204")]
 
 
+def test_raw_arguments_written_compactly_still_hold_their_values():
+    call = ToolCall("get_company", {}, raw_arguments='{"company_number":"04138204","n":[5]')
+    found = call_identifiers(call, 0, None, DEFAULT)
+    assert [i.value for i in found] == ["04138204"]
+
+
 def test_find_identifiers_uses_the_schema_of_each_tool():
     tools = [Tool("a", "", obj(v={"type": "string", "pattern": "."})), Tool("b", "", {})]
     calls = [ToolCall("a", {"v": "word"}), ToolCall("b", {"v": "word"})]
