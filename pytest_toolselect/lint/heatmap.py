@@ -57,3 +57,35 @@ def heatmap_svg(heat: Mapping[str, Any]) -> str:
                        f'text-anchor="middle" fill="{ink}">{value:.2f}</text></g>')
     out.append("</svg>")
     return "".join(out)
+
+
+def lint_card(lint: Mapping[str, Any] | None) -> list[str]:
+    """The HTML report's lint section (nothing when the run linted nothing)."""
+    if not lint:
+        return []
+    from .render import counts_line
+
+    findings = lint.get("findings") or []
+    out = ['<section class="card" id="lint-card">', "<h2>Lint: the tool set alone</h2>",
+           f'<p class="sub">{esc(counts_line(findings))}; confusable at similarity ≥ '
+           f'{float(lint["threshold"]):.2f}; {len(lint.get("new") or [])} new against the baseline</p>']
+    svg = heatmap_svg(lint.get("heatmap") or {})
+    if svg:
+        out.append('<div class="chart">' + svg + "</div>")
+        out.append('<p class="note">Similarity (TF-IDF cosine of name, purpose and parameter names) '
+                   "of the tools in confusable pairs; outlined cells are at or over the threshold.</p>")
+    if findings:
+        out.append('<div class="chart"><table id="lint-findings"><thead><tr><th>severity</th>'
+                   "<th>rule</th><th>tools</th><th>finding</th><th>fix</th></tr></thead><tbody>")
+        for f in findings:
+            sev = ("new " if f.get("new") else "") + str(f["severity"])
+            out.append(f"<tr><td>{esc(sev)}</td><td>{esc(f['rule'])}</td>"
+                       f"<td class=\"mono\">{esc(', '.join(f['tools']))}</td>"
+                       f"<td>{esc(f['message'])}</td><td>{esc(f['fix'])}</td></tr>")
+        out.append("</tbody></table></div>")
+    coverage = lint.get("coverage") or {}
+    if coverage:
+        out.append("<p>" + esc("; ".join(f"{s}: {c['tested']}/{c['tools']} tools named by a case"
+                                         for s, c in coverage.items())) + "</p>")
+    out.append("</section>")
+    return out

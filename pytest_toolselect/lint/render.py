@@ -44,8 +44,9 @@ def markdown(doc: Mapping[str, Any], heading: str = "##") -> str:
            f"(confusable at similarity ≥ {doc['threshold']:.2f})", ""]
     if findings:
         out += ["| severity | rule | tools | finding | fix |", "|---|---|---|---|---|"]
-        out += [f"| {f['severity']} | {f['rule']} | {_md(', '.join(f['tools']))} | "
-                f"{_md(f['message'])} | {_md(f['fix'])} |" for f in findings]
+        out += [f"| {'**new** ' if f.get('new') else ''}{f['severity']} | {f['rule']} | "
+                f"{_md(', '.join(f['tools']))} | {_md(f['message'])} | {_md(f['fix'])} |"
+                for f in findings]
         out.append("")
     out += list(heatmap_markdown(doc.get("heatmap") or {}))
     cov = doc["coverage"]
