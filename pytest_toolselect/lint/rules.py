@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from ..tools import Tool
     from .similarity import Similarity
 
+from .similarity import terms
+
 #: what Anthropic, OpenAI and Gemini all accept as a tool name (fullmatch: no trailing newline)
 VALID_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 #: a description of fewer words says what the tool is called, not what it is for
@@ -74,7 +76,9 @@ def confusable_pairs(toolset: ToolSet, sim: Similarity, threshold: float) -> lis
         for j in range(i + 1, len(pairs)):
             sj, b = pairs[j]
             score = sim.matrix[i][j]
-            if score < threshold:
+            # one description under two names is confusable however short it is
+            same = bool(terms(a.description)) and terms(a.description) == terms(b.description)
+            if score < threshold and not same:
                 continue
             shared = sim.shared_terms(i, j)
             apart = {a.name: sim.own_terms(a, b), b.name: sim.own_terms(b, a)}
