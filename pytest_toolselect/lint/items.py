@@ -143,6 +143,17 @@ class LintHooks:
             self.session.lint_records[str(rec["server"])] = rec
 
 
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.session.is_worker or not self.session.lint_records:
+            return
+        from .render import counts_line
+
+        terminalreporter.section("toolselect lint")
+        for server, rec in sorted(self.session.lint_records.items()):
+            terminalreporter.write_line(printable(
+                f"{server}: {counts_line(rec['findings'])}; {len(rec['new'])} new"))
+
+
 def merged_document(records: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
     """The lint section of the results document, from the items' records."""
     if not records:
