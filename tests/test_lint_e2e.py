@@ -190,3 +190,13 @@ def test_under_xdist_the_controller_records_every_servers_findings(project: Proj
     assert project.read_baseline()["lint"] == {"clean": [pair, other], "twin": [pair, other]}
     result.stdout.fnmatch_lines(["*toolselect lint*", "clean: 2 errors, 0 warnings, 1 info; 0 new",
                                  "twin: 2 errors, 0 warnings, 1 info; 0 new"])
+
+
+def test_a_server_that_gives_no_tools_errors_its_own_item_only(project: Project,
+                                                               pytester: pytest.Pytester) -> None:
+    project.config({"clean": {"tools_file": project.tools_file("clean", DISTINCT)},
+                    "dead": {"command": sys.executable, "args": ["-c", "raise SystemExit(3)"]}})
+    result = pytester.runpytest("--toolselect-lint")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*MCP server 'dead'*exited or closed its stdout*"])
+    assert "Traceback" not in result.stdout.str()

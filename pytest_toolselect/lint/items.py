@@ -51,6 +51,12 @@ class LintItem(pytest.Item):
         self.hooks = hooks
         self.add_marker("toolselect_lint")
 
+    def setup(self) -> None:
+        # a server that cannot give its tools is an error of its own item, as for cases
+        failed = self.hooks.failed(self.server)
+        if failed is not None:
+            raise failed.with_traceback(None) from None
+
     def runtest(self) -> None:
         session = self.hooks.session
         report = self.hooks.report()
@@ -97,24 +103,31 @@ class LintHooks:
     def __init__(self, session: RunSession) -> None:
         self.session = session
         self._cases: list[Case] = []
-        self._report: LintReport | ToolselectError | None = None
+        self._report: LintReport | None = None
+        #: servers that could not give their tools: the error of each
+        self._failed: dict[str, ToolselectError] = {}
+
+    def failed(self, server: str) -> ToolselectError | None:
+        self.report()
+        return self._failed.get(server)
 
     def report(self) -> LintReport:
-        """The lint of every configured server, once per process."""
+        """The lint of every configured server that gives its tools, once per process."""
         if self._report is None:
-            try:
-                self._report = self._lint()
-            except ToolselectError as e:
-                self._report = e
-        if isinstance(self._report, ToolselectError):
-            raise self._report.with_traceback(None)
+            self._report = self._lint()
         return self._report
 
     def _lint(self) -> LintReport:
         from .run import discover_all, lint, toolset_of
 
         config = self.session.config
-        tools = discover_all(config, float(self.session.option("discovery_timeout").value))
+        timeout = float(self.session.option("discovery_timeout").value)
+        tools: dict[str, tuple[Any, ...]] = {}
+        for name in config.servers:
+            try:
+                tools.update(discover_all(config, timeout, only=[name]))
+            except ToolselectError as e:
+                self._failed[name] = e
         toolset = toolset_of(config, tools, self._cases, str(self.session.model.value))
         return lint(toolset, config.identifiers)
 
