@@ -200,3 +200,21 @@ def test_a_server_that_gives_no_tools_errors_its_own_item_only(project: Project,
     result.assert_outcomes(passed=1, errors=1)
     result.stdout.fnmatch_lines(["*MCP server 'dead'*exited or closed its stdout*"])
     assert "Traceback" not in result.stdout.str()
+
+
+def test_the_ini_key_and_the_config_file_key_turn_it_on(project: Project, pytester: pytest.Pytester) -> None:
+    registry(project, DISTINCT)
+    pytester.runpytest().assert_outcomes()  # off by default: no item
+    pytester.makeini("[pytest]\ntoolselect_lint = true\n")
+    pytester.runpytest().assert_outcomes(passed=1)
+    (pytester.path / "tox.ini").unlink()  # where makeini writes
+    project.config({"registry": {"tools_file": project.tools_file(tools=DISTINCT)}}, lint=True)
+    pytester.runpytest().assert_outcomes(passed=1)
+
+
+def test_a_bad_lint_value_in_the_config_is_one_usage_error(project: Project,
+                                                           pytester: pytest.Pytester) -> None:
+    project.config({"registry": {"tools_file": project.tools_file(tools=DISTINCT)}}, lint="maybe")
+    result = pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "lint" in result.stderr.str() and "Traceback" not in result.stderr.str()
