@@ -34,6 +34,8 @@ SYNONYMS = {
     "fetch": "get", "retrieve": "get", "read": "get",
     "return": "", "take": "", "give": "",  # every tool returns or takes something
 }
+#: words that tell no tool from another, left out of what sets a tool apart
+_VAGUE = frozenset("other one also only each same more need know first way".split())
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n\s*\n")
 
 
@@ -80,7 +82,8 @@ class Similarity:
     def own_terms(self, tool: Tool, other: Tool, limit: int = 4) -> list[str]:
         """Distinctive terms of tool's whole description that other never uses."""
         theirs = set(terms(f"{other.name} {other.description} {' '.join(param_names(other))}"))
-        mine = Counter(t for t in terms(f"{tool.name} {tool.description}") if t not in theirs)
+        mine = Counter(t for t in terms(f"{tool.name} {tool.description}")
+                       if t not in theirs and t not in _VAGUE)
         return sorted(mine, key=lambda t: (-mine[t] * self.idf.get(t, 1.0), t))[:limit]
 
 
