@@ -29,6 +29,8 @@ class Baseline:
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: preference groups' entries (the probe's gate), by node id
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: lint findings' ids (error and warning level) by server name (--toolselect-lint)
+    lint: dict[str, list[str]] = field(default_factory=dict)
     #: False when the file did not exist (this run records it)
     existed: bool = True
 
@@ -94,7 +96,7 @@ def load(path: Path) -> Baseline | None:
         raise _malformed(path, text, None, "it is nested too deep", adopt=True) from None
     _validate(data, path, text)
     return Baseline(path=path, subject=data["subject"], cases=data["cases"],
-                    groups=data.get("groups", {}))
+                    groups=data.get("groups", {}), lint=data.get("lint", {}))
 
 
 def _malformed(path: Path, text: str, where: tuple[str | int, ...] | None, message: str,
@@ -202,7 +204,8 @@ def merged_history(old: Mapping[str, Any] | None, record: Mapping[str, Any],
 def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
           old: Baseline | None, gone: Iterable[str] = (), *,
           history: int = DEFAULT_HISTORY,
-          group_entries: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+          group_entries: Mapping[str, Mapping[str, Any]] | None = None,
+          lint_entries: Mapping[str, Iterable[str]] | None = None) -> dict[str, Any]:
     """The new baseline document: this run's entries over the old ones.
 
     Cases that errored or were not run keep their old entries (nothing lost);
@@ -225,6 +228,11 @@ def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
     }
     if groups:
         document["groups"] = {k: dict(groups[k]) for k in sorted(groups)}
+    # a server linted this run replaces its entry; the others keep theirs
+    lint = dict(old.lint) if old is not None else {}
+    lint.update({s: sorted(ids) for s, ids in (lint_entries or {}).items()})
+    if lint:
+        document["lint"] = {k: lint[k] for k in sorted(lint)}
     return document
 
 

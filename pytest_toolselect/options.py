@@ -111,6 +111,9 @@ OPTIONS: tuple[Option, ...] = (
            "write the pull-request comment as markdown: the verdict first, then what changed"),
     Option("html", "path", None,
            "write a self-contained HTML report: confusion matrix, categories, forest plot, cases"),
+    Option("lint", "bool", False,
+           "add one item per server that lints its tool set (docs/lint.md); error-level findings "
+           "the baseline does not hold fail it"),
     Option("dry_run", "bool", False,
            "count the items and calls per group and in total, estimate the cost, call nothing"),
     Option("config", "path", None,

@@ -44,8 +44,13 @@ def pytest_configure(config: pytest.Config) -> None:
     session = RunSession(config)
     config.stash[RUN_SESSION] = session
     config.pluginmanager.register(SessionHooks(session), "toolselect-session")
+    config.addinivalue_line("markers", "toolselect_lint: a --toolselect-lint item (one per server)")
     if session.in_use():
         session.check_setup()
+        if session.flag("lint"):
+            from .lint.items import LintHooks
+
+            config.pluginmanager.register(LintHooks(session), "toolselect-lint")
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

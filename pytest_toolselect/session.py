@@ -116,6 +116,8 @@ class RunSession:
         self._prefetched: set[str] = set()
         self._prefetched_all = False
         self._probe: tuple[list[str], dict[str, Any], dict[str, Any] | None] | None = None
+        #: server -> what its --toolselect-lint item found (controller)
+        self.lint_records: dict[str, dict[str, Any]] = {}
 
     # settings -----------------------------------------------------------------
     def option(self, name: str) -> Resolved:
@@ -612,13 +614,21 @@ class RunSession:
             "capped": self.cost_capped(),
             "probe_blocks": self.probe_blocks(),
             "preference": self.preference_document(),
+            "lint": self.lint_document(),
         }
+
+    def lint_document(self) -> dict[str, Any] | None:
+        if not self.lint_records:
+            return None
+        from .lint.items import merged_document
+
+        return merged_document(self.lint_records)
 
     def write_reports(self, exitstatus: int | None = None) -> None:
         """--toolselect-json, -markdown and -html: the results document and its renderings."""
         wanted = {name: self.option(name) for name in ("json", "markdown", "html")}
         wanted = {name: r for name, r in wanted.items() if r.value is not None}
-        if not wanted or self.is_worker or not (self.records or self.group_records):
+        if not wanted or self.is_worker or not (self.records or self.group_records or self.lint_records):
             return
         from .report.files import write_reports
         from .report.results import build
@@ -696,7 +706,7 @@ class RunSession:
         from .baseline import build, write
 
         path = self.baseline_path
-        if path is None or self.is_worker or not (self.records or self.group_records):
+        if path is None or self.is_worker or not (self.records or self.group_records or self.lint_records):
             return
         if self.baseline is not None and not self.flag("update_baseline"):
             return
@@ -708,6 +718,7 @@ class RunSession:
                          self.gone_cases(args) if self.baseline is not None else (),
                          history=int(self.option("history").value),
                          group_entries={r["nodeid"]: r["entry"] for r in self.group_records.values()
-                                        if r.get("entry")})
+                                        if r.get("entry")},
+                         lint_entries={s: r["entry"] for s, r in self.lint_records.items()})
         write(path, document)
         self.baseline_written = path

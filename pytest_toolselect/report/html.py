@@ -234,6 +234,7 @@ def render(document: Mapping[str, Any]) -> str:
         *_categories_card(document["summary"]),
         "</div>",
         *_preference_card(document.get("preference")),
+        *_lint_card(document.get("lint")),
         *_cases_card(cases),
         "</main>",
         f'<script type="application/json" id="ts-index">{script_json(_index(cases))}</script>',
@@ -419,6 +420,14 @@ def _categories_card(summary: Mapping[str, Any]) -> Iterator[str]:
 
 
 # -- preference probe ------------------------------------------------------------------------
+
+
+def _lint_card(lint: Mapping[str, Any] | None) -> list[str]:
+    if not lint:
+        return []
+    from ..lint.heatmap import lint_card
+
+    return lint_card(lint)
 
 
 def _preference_card(pref: Mapping[str, Any] | None) -> Iterator[str]:

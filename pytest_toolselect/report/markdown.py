@@ -305,6 +305,10 @@ def render(doc: Mapping[str, Any], limit: int = LIMIT) -> str:
         budget.add(["### By category", "", *_category_table(doc["summary"]["categories"])], "categories")
     if doc.get("preference"):
         budget.add(_probe(doc["preference"]), "preference probe")
+    if doc.get("lint"):
+        from ..lint.render import markdown as lint_markdown
+
+        budget.add(lint_markdown(doc["lint"], heading="###").splitlines(), "lint")
     budget.add(_cost(doc["cost"]), "cost")
     if budget.cut:
         cut = ", ".join(f"{n} {what}" for what, n in budget.cut.items())

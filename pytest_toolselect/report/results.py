@@ -198,6 +198,12 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
     if preference is not None:
         probe_cost = sum(r["cost_usd"] or 0.0 for r in preference["results"])
     verdicts = Counter(c["verdict"] for c in cases)
+    the_verdict = verdict(cases, settings, data.get("suite"), bool(data.get("probe_blocks")),
+                          bool(data.get("capped")))
+    new_lint = len((data.get("lint") or {}).get("new") or ())
+    if new_lint:
+        the_verdict = {"blocking": True, "reasons": [
+            *the_verdict["reasons"], f"{new_lint} new lint finding{'' if new_lint == 1 else 's'}"]}
     return {
         "schema_version": SCHEMA_VERSION,
         "provenance": dict(data["provenance"]),
@@ -209,8 +215,7 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
             "written": bool(data.get("baseline_written")),
             "gone": list(data.get("gone") or []),
         },
-        "verdict": verdict(cases, settings, data.get("suite"), bool(data.get("probe_blocks")),
-                           bool(data.get("capped"))),
+        "verdict": the_verdict,
         "summary": {
             "total": len(cases),
             "verdicts": {v: verdicts[v] for v in gate.VERDICT_ORDER if verdicts.get(v)},
@@ -223,4 +228,5 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
                      bool(data.get("capped")), probe_cost),
         "cases": cases,
         "preference": preference,
+        **({"lint": data["lint"]} if data.get("lint") else {}),
     }

@@ -1,0 +1,53 @@
+"""A lint finding: the rule, its severity, the tools it names, what is wrong and the fix."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+#: most severe first
+SEVERITIES = (ERROR, WARNING, INFO)
+_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str
+    #: the servers whose tools it names (a cross-server pair names two)
+    servers: tuple[str, ...]
+    #: tool names as the servers give them (empty: about the whole tool set)
+    tools: tuple[str, ...]
+    message: str
+    fix: str
+    #: rule-specific figures (similarity, shared terms, counts, ...), plain JSON data
+    data: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    #: what makes the finding itself, beyond its rule and tools (a case id, a parameter)
+    subject: str = ""
+
+    @property
+    def id(self) -> str:
+        """Stable across runs and wording changes: the baseline keys findings by it."""
+        parts = [self.rule, "+".join(self.tools)]
+        if self.subject:
+            parts.append(self.subject)
+        return ":".join(parts)
+
+    def at_least(self, severity: str) -> bool:
+        return _RANK[self.severity] <= _RANK[severity]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "rule": self.rule, "severity": self.severity,
+                "servers": list(self.servers), "tools": list(self.tools),
+                "message": self.message, "fix": self.fix, "data": dict(self.data)}
+
+
+def ordered(findings: Iterable[Finding]) -> list[Finding]:
+    """Most severe first, then by rule and id: the same findings always print alike."""
+    return sorted(findings, key=lambda f: (_RANK[f.severity], f.rule, f.id))
+
+
+def blocking(findings: Iterable[Finding], fail_on: str) -> list[Finding]:
+    return [f for f in findings if f.at_least(fail_on)]

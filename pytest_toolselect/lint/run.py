@@ -1,0 +1,106 @@
+"""One lint: discover the servers as the gate does, run every rule, gather the report."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from . import rules
+from .findings import Finding, ordered
+from .similarity import THRESHOLD, similarity
+
+if TYPE_CHECKING:
+    from ..cases import Case, IdentifierSettings
+    from ..config import Config
+
+CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
+#: folders a case-file search never enters
+SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox"})
+
+
+@dataclass(frozen=True)
+class LintReport:
+    findings: tuple[Finding, ...]
+    #: server -> tool names (as the server gives them), the similarity matrix's order
+    servers: dict[str, tuple[str, ...]]
+    similarity: tuple[tuple[float, ...], ...]
+    threshold: float
+    coverage: dict[str, dict[str, Any]]
+    size: dict[str, Any]
+    cases: int
+
+    def for_server(self, server: str) -> list[Finding]:
+        return [f for f in self.findings if server in f.servers]
+
+    def heatmap(self) -> dict[str, Any]:
+        """The tools of the confusable pairs and their pairwise similarities (small by design)."""
+        flat = [(s, t) for s, tools in self.servers.items() for t in tools]
+        wanted = {(s, t) for f in self.findings if f.rule == "confusable-pair"
+                  for s in f.servers for t in f.tools}
+        index = [i for i, st in enumerate(flat) if st in wanted]
+        return {"tools": [flat[i][1] for i in index], "servers": [flat[i][0] for i in index],
+                "matrix": [[self.similarity[i][j] for j in index] for i in index],
+                "threshold": self.threshold}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schema_version": "toolselect_lint.v1", "threshold": self.threshold,
+                "heatmap": self.heatmap(),
+                "servers": {s: list(t) for s, t in self.servers.items()},
+                "similarity": [list(r) for r in self.similarity],
+                "coverage": self.coverage, "size": self.size, "cases": self.cases,
+                "findings": [f.to_dict() for f in self.findings]}
+
+
+def lint(toolset: rules.ToolSet, settings: IdentifierSettings,
+         threshold: float = THRESHOLD) -> LintReport:
+    """Every rule over one tool set (pure: discovery is done)."""
+    everything = [tool for _, tool in toolset.all_tools()]
+    sim = similarity(everything)
+    size_findings, size = rules.size(toolset)
+    coverage_findings, coverage = rules.coverage(toolset)
+    findings = [*rules.confusable_pairs(toolset, sim, threshold), *rules.names(toolset),
+                *rules.descriptions(toolset), *rules.parameters(toolset, settings),
+                *rules.ranking_collisions(toolset), *coverage_findings, *size_findings]
+    return LintReport(tuple(ordered(findings)),
+                      {s: tuple(t.name for t in tools) for s, tools in toolset.servers.items()},
+                      sim.matrix, threshold, coverage, size, len(toolset.cases))
+
+
+def discover_all(config: Config, timeout: float | None = None,
+                 only: Sequence[str] | None = None) -> dict[str, tuple[Any, ...]]:
+    """Every server of the config (or those named), discovered as the gate does (cached)."""
+    from ..servers import discover
+
+    found = {}
+    for name, spec in config.servers.items():
+        if only is not None and name not in only:
+            continue
+        if spec.timeout is None and timeout is not None:
+            spec = replace(spec, timeout=timeout)
+        found[name] = discover(spec, config.root).tools
+    return found
+
+
+def find_case_files(root: Path) -> list[Path]:
+    """The case files under root, in a stable order (hidden and virtualenv folders skipped)."""
+    out = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).parts
+        if any(p in SKIP_DIRS or p.startswith(".") for p in rel[:-1]):
+            continue
+        if path.is_file() and path.name.endswith(CASE_SUFFIXES):
+            out.append(path)
+    return out
+
+
+def load_cases(paths: Iterable[Path], config: Config) -> list[Case]:
+    from ..cases import load_case_file
+
+    return [case for p in paths for case in load_case_file(p, config.identifiers).cases]
+
+
+def toolset_of(config: Config, tools: dict[str, tuple[Any, ...]], cases: Sequence[Case],
+               model: str) -> rules.ToolSet:
+    return rules.ToolSet(tools, config.tool_name_format, model, config.prices, tuple(cases))
