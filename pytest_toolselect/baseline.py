@@ -153,9 +153,14 @@ def _validate(data: Any, path: Path, text: str) -> None:
                 raise _malformed(path, text, where, f"{reps} reps in one run (at most {MAX_REPS})")
 
 
+#: subject fields older baselines hold that no longer decide whose baseline it is: the
+#: config's system prompt is now gated per case (in each case's tools fingerprint)
+IGNORED_SUBJECT_FIELDS = frozenset({"system_hash"})
+
+
 def subject_mismatch(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
     """The subject fields that differ (empty: the baseline belongs to this run's subject)."""
-    keys = sorted(set(stored) | set(current))
+    keys = sorted((set(stored) | set(current)) - IGNORED_SUBJECT_FIELDS)
     return [k for k in keys if stored.get(k) != current.get(k)]
 
 

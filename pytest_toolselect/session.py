@@ -226,12 +226,9 @@ class RunSession:
 
     @cached_property
     def subject(self) -> dict[str, Any]:
-        from .baseline import fingerprint
-
-        subject = dict(self.provider.subject())
-        system = self.config.system
-        subject["system_hash"] = fingerprint(system) if system is not None else None
-        return subject
+        # the model and its sampling settings only: the config's system prompt is gated
+        # per case (part of each case's tools fingerprint), like MCP instructions
+        return dict(self.provider.subject())
 
     # baseline ---------------------------------------------------------------------
     @cached_property
