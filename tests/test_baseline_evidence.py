@@ -176,9 +176,12 @@ def test_an_update_titles_regressions_as_accepted(project: Project) -> None:
     plan(project, {FIND[1]: [WRONG_TOOL]})
     # compared, the regression blocks and says so
     assert "fail now: these block): 1" in project.pytester.runpytest(*ARGS).stdout.str()
-    result = project.pytester.runpytest(*ARGS, "--toolselect-update-baseline")
+    result = project.pytester.runpytest(*ARGS, "--toolselect-update-baseline",
+                                        "--toolselect-markdown=comment.md")
     assert result.ret == 0
     assert "these block" not in result.stdout.str()
+    assert "### Regressions accepted (1): held on the baseline, fail now; the update records them" in (
+        project.path / "comment.md").read_text()
     result.stdout.fnmatch_lines(["regressions accepted (held on the baseline, fail now; "
                                  "--toolselect-update-baseline records the new behaviour): 1"])
 
