@@ -40,7 +40,13 @@ def _tool_fingerprint(tool: Tool) -> str:
 
 
 def toolset(tools: Sequence[Tool], system: str | None) -> dict[str, str]:
-    """Each offered tool's fingerprint by name, the system prompt as SYSTEM."""
+    """Each offered tool's fingerprint by name, the system prompt as SYSTEM (read only:
+    cases offered the same tools share one mapping)."""
+    return _toolset(tuple(tools), system)
+
+
+@functools.lru_cache(maxsize=256)
+def _toolset(tools: tuple[Tool, ...], system: str | None) -> dict[str, str]:
     out = {t.name: _tool_fingerprint(t) for t in tools}
     if system is not None:
         out[SYSTEM] = _fingerprint(system)
@@ -52,6 +58,8 @@ def texts(tools: Sequence[Tool], system: str | None, skip: Collection[str] = (),
     """The bounded text of each tool (its description; the system prompt's own text), by
     the tool's fingerprint, but those in skip. A key-shaped string or a server's declared
     secret is masked: the text is written to the baseline and shown in reports."""
+    if skip and all(fp in skip for fp in toolset(tools, system).values()):
+        return {}  # the common case: every text already travelled
     from .providers.secrets import redact
 
     named = [(_tool_fingerprint(t), t.description) for t in tools]
