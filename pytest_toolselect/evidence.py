@@ -66,12 +66,13 @@ def history_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
     for rec in records:
         if rec.get("status") is None:
             continue
-        if replayed(rec):
-            cached += 1
-        elif rec.get("case_changed"):
+        if rec.get("case_changed"):
             case += 1
         elif rec.get("tools_changed"):
             tools += 1
+        elif replayed(rec) and rec.get("in_baseline"):
+            # a new case is recorded from its replayed run: an entry needs one
+            cached += 1
     out = []
     if tools or case:
         why = [f"{n} because {what} changed" for n, what in (

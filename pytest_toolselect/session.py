@@ -463,7 +463,8 @@ class RunSession:
         secrets = [v for n in self.servers_for(case) if n in self.config.servers
                    for v in self.config.servers[n].secrets]
         rec.update(tool_fields(run, tools_fp, base, self.baseline, self._sent_texts, secrets),
-                   renamed_from=renamed, dropped_from=dropped_from(verdict, base))
+                   renamed_from=renamed, dropped_from=dropped_from(verdict, base),
+                   in_baseline=base is not None)
         rec.update(
             status=status,
             verdict=verdict,

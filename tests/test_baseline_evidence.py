@@ -269,3 +269,22 @@ def test_a_record_without_cache_flags_is_one_whole_run() -> None:
     from pytest_toolselect.evidence import fresh_run
 
     assert fresh_run({"passes": 2, "reps": 3}) == (2, 3)
+
+
+def test_the_history_lines_count_each_case_once_and_truly() -> None:
+    from pytest_toolselect.evidence import history_lines
+
+    def rec(cached: bool, **flags: bool) -> dict[str, Any]:
+        return {"status": "held", "passes": 1, "reps": 1, "cached": [cached],
+                "checks": [[{"name": "tool_choice", "passed": True, "detail": ""}]], **flags}
+
+    assert history_lines([rec(False, in_baseline=True)]) == []
+    # a replayed new case is recorded from its replay: nothing to say
+    assert history_lines([rec(True, in_baseline=False)]) == []
+    # a replayed case whose tools changed restarted (from its replay), it did not keep its runs
+    lines = history_lines([rec(True, in_baseline=True, tools_changed=True),
+                           rec(False, in_baseline=True, case_changed=True),
+                           rec(True, in_baseline=True)])
+    assert lines[0].startswith("history: restarted for 2 cases (1 because the tools offered or "
+                               "the system prompt changed; 1 because the case itself changed)")
+    assert lines[1].startswith("history: 1 case answered from the response cache added no run")
