@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import jsonschema
 import pytest
 from conftest import FIND, OFFICERS, PLANNED, Project, case
 from hypothesis import given
 from hypothesis import strategies as st
+
+from pytest_toolselect.sourcemap import load_schema
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -228,6 +231,7 @@ def test_a_regression_names_the_tools_that_changed(project: Project) -> None:
         "            removed list_officers",
     ]
     doc = json.loads((project.path / "out.json").read_text())
+    jsonschema.Draft202012Validator(load_schema("tool_selection.v1")).validate(doc)
     changes = doc["cases"][0]["tools_diff"]
     assert [(c["tool"], c["change"]) for c in changes] == [
         ("(system prompt)", "changed"), ("file_accounts", "added"), ("find_company", "changed"),
