@@ -10,7 +10,11 @@ kind (startup: interpreter, pytest, the plugin, bm25s), the marginal time per it
 ((wall of N - wall of 1) / (N - 1)), and the ratios. Target: a case costs at most 3x a
 trivial test (the marginal ratio).
 
-    python benchmarks/case_overhead.py [--items 2000] [--reps 3]
+With ``--baseline``, every run of the cases also loads, compares with and rewrites a
+baseline (``--toolselect-update-baseline``; the warm-up round records it), so the
+gate's own path is in the figures: a 400-case run is ``--items 400 --baseline``.
+
+    python benchmarks/case_overhead.py [--items 2000] [--reps 3] [--baseline]
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--baseline", action="store_true",
+                        help="compare with and update a baseline in every run of the cases")
     opts = parser.parse_args()
     n = opts.items
     env = bench_env()
@@ -64,7 +70,9 @@ def main() -> None:
                 projects[(kind, size)] = root
         for rep in range(opts.reps + 1):  # the first round warms the disk cache; not counted
             for key, root in projects.items():
-                run = run_pytest(root, "-q", "-p", "no:cacheprovider", env=env)
+                gate = (("--toolselect-baseline=base.json", "--toolselect-update-baseline")
+                        if opts.baseline and key[0] == "cases" else ())
+                run = run_pytest(root, "-q", "-p", "no:cacheprovider", *gate, env=env)
                 check(run)
                 kind, size = key
                 # every generated case passes with local/bm25 (no baseline: ordinary tests)
@@ -82,7 +90,8 @@ def main() -> None:
     ]
     marginal = per["cases"] / per["tests"]
     total = w[f"cases-{n}"] / w[f"tests-{n}"]
-    print(f"per-case overhead: {n:,} items, median of {opts.reps} runs each (seconds)")
+    gated = ", cases gated on a baseline and updating it" if opts.baseline else ""
+    print(f"per-case overhead: {n:,} items, median of {opts.reps} runs each (seconds){gated}")
     print(load_line())
     print(table(rows, ["", f"wall, {n:,} items", "wall, 1 item", "ms per item"]))
     print(f"ratio per item (case / trivial test): {marginal:.2f}x  "

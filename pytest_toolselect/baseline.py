@@ -33,6 +33,10 @@ class Baseline:
     lint: dict[str, list[str]] = field(default_factory=dict)
     #: False when the file did not exist (this run records it)
     existed: bool = True
+    #: per tools fingerprint, each offered tool's fingerprint by name (toolsdiff)
+    toolsets: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: per tool fingerprint, its bounded description (the system prompt's text)
+    descriptions: dict[str, str] = field(default_factory=dict)
 
 
 #: a baseline is written by the plugin, so it may be far larger than a hand-written file
@@ -96,7 +100,8 @@ def load(path: Path) -> Baseline | None:
         raise _malformed(path, text, None, "it is nested too deep", adopt=True) from None
     _validate(data, path, text)
     return Baseline(path=path, subject=data["subject"], cases=data["cases"],
-                    groups=data.get("groups", {}), lint=data.get("lint", {}))
+                    groups=data.get("groups", {}), lint=data.get("lint", {}),
+                    toolsets=data.get("toolsets", {}), descriptions=data.get("descriptions", {}))
 
 
 def _malformed(path: Path, text: str, where: tuple[str | int, ...] | None, message: str,
@@ -155,9 +160,14 @@ def _validate(data: Any, path: Path, text: str) -> None:
                 raise _malformed(path, text, where, f"{reps} reps in one run (at most {MAX_REPS})")
 
 
+#: subject fields older baselines hold that no longer decide whose baseline it is: the
+#: config's system prompt is now gated per case (in each case's tools fingerprint)
+IGNORED_SUBJECT_FIELDS = frozenset({"system_hash"})
+
+
 def subject_mismatch(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
     """The subject fields that differ (empty: the baseline belongs to this run's subject)."""
-    keys = sorted(set(stored) | set(current))
+    keys = sorted((set(stored) | set(current)) - IGNORED_SUBJECT_FIELDS)
     return [k for k in keys if stored.get(k) != current.get(k)]
 
 
@@ -186,19 +196,24 @@ def merged_history(old: Mapping[str, Any] | None, record: Mapping[str, Any],
     (its case or tools fingerprint): passes of another question or other tool
     descriptions say nothing about how marginal this one is.
     """
+    from .evidence import fresh_run
+
     if keep < 1:
         raise ValueError(f"keep at least one run, got {keep}")
-    this = [int(record["passes"]), int(record["reps"])]
+    # only reps the model was really asked are evidence (a cache replay is not)
+    fresh = fresh_run(record)
+    this = [[int(p), int(r)] for p, r in [fresh]] if fresh is not None else []
     # a fingerprint the entry does not hold (a hand-written entry) is not a change,
     # as in the run record's case_changed and tools_changed
     if old is None or any(old.get(k) not in (None, record.get(k))
                           for k in ("case_fingerprint", "tools_fingerprint")):
-        return [this]
+        # a first entry needs a run: a replayed one is the best evidence there is
+        return this or [[int(record["passes"]), int(record["reps"])]]
     stored = old.get("history")
     # an entry written before the history existed counts as its one run
     runs = [[int(p), int(r)] for p, r in stored] if stored else [[int(old["passes"]),
                                                                   int(old["reps"])]]
-    return [*runs, this][-keep:]
+    return [*runs, *this][-keep:]
 
 
 def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
@@ -212,12 +227,22 @@ def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
     cases known to be gone are dropped. A case run again keeps its last `history`
     runs (merged_history), so a case that wobbles on main is known as marginal.
     """
+    from .evidence import replayed
+
     cases: dict[str, dict[str, Any]] = dict(old.cases) if old is not None else {}
     for nodeid in gone:
         cases.pop(nodeid, None)
+    records = list(records)
     for rec in records:
         if rec.get("status") is not None:
             before = cases.get(rec["nodeid"])
+            if before is None and old is not None and rec.get("renamed_from"):
+                # a renamed case carries its old entry's history to its new key
+                before = old.cases.get(rec["renamed_from"])
+            if before is not None and replayed(rec) and not (rec.get("case_changed")
+                                                             or rec.get("tools_changed")):
+                cases[rec["nodeid"]] = dict(before)  # a replay is no new evidence
+                continue
             cases[rec["nodeid"]] = entry(rec, merged_history(before, rec, history))
     groups: dict[str, Any] = dict(old.groups) if old is not None else {}
     groups.update(group_entries or {})
@@ -233,7 +258,28 @@ def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
     lint.update({s: sorted(ids) for s, ids in (lint_entries or {}).items()})
     if lint:
         document["lint"] = {k: lint[k] for k in sorted(lint)}
+    document.update(_tool_tables(document["cases"], records, old))
     return document
+
+
+def _tool_tables(cases: Mapping[str, Mapping[str, Any]], records: Iterable[Mapping[str, Any]],
+                 old: Baseline | None) -> dict[str, Any]:
+    """The toolsets and descriptions the entries' tools fingerprints refer to (this run's
+    over the old file's), and nothing else: the file stays bounded and deterministic."""
+    toolsets = dict(old.toolsets) if old is not None else {}
+    texts = dict(old.descriptions) if old is not None else {}
+    for rec in records:
+        if rec.get("toolset") is not None:
+            toolsets[rec["tools_fingerprint"]] = rec["toolset"]
+        texts.update(rec.get("tool_texts") or {})
+    used = sorted({c["tools_fingerprint"] for c in cases.values() if c.get("tools_fingerprint")}
+                  & set(toolsets))
+    out: dict[str, Any] = {}
+    if used:
+        out["toolsets"] = {fp: dict(sorted(toolsets[fp].items())) for fp in used}
+        tool_fps = sorted({t for fp in used for t in toolsets[fp].values()} & set(texts))
+        out["descriptions"] = {t: texts[t] for t in tool_fps}
+    return out
 
 
 def write(path: Path, document: Mapping[str, Any]) -> None:

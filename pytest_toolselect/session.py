@@ -118,6 +118,8 @@ class RunSession:
         self._probe: tuple[list[str], dict[str, Any], dict[str, Any] | None] | None = None
         #: server -> what its --toolselect-lint item found (controller)
         self.lint_records: dict[str, dict[str, Any]] = {}
+        #: tool texts this process already put in a record (each travels once)
+        self._sent_texts: set[str] = set()
 
     # settings -----------------------------------------------------------------
     def option(self, name: str) -> Resolved:
@@ -228,12 +230,9 @@ class RunSession:
 
     @cached_property
     def subject(self) -> dict[str, Any]:
-        from .baseline import fingerprint
-
-        subject = dict(self.provider.subject())
-        system = self.config.system
-        subject["system_hash"] = fingerprint(system) if system is not None else None
-        return subject
+        # the model and its sampling settings only: the config's system prompt is gated
+        # per case (part of each case's tools fingerprint), like MCP instructions
+        return dict(self.provider.subject())
 
     # baseline ---------------------------------------------------------------------
     @cached_property
@@ -311,6 +310,18 @@ class RunSession:
     def baseline_entry(self, nodeid: str) -> dict[str, Any] | None:
         base = self.baseline
         return base.cases.get(nodeid) if base is not None else None
+
+    @cached_property
+    def _by_case_fingerprint(self) -> dict[str, list[str]]:
+        from .lineage import by_case_fingerprint
+
+        return by_case_fingerprint(self.baseline.cases if self.baseline is not None else {})
+
+    def renamed_from(self, case_fp: str) -> str | None:
+        """The gone baseline entry a new case with this content was renamed from, if one."""
+        from .lineage import renamed_from
+
+        return renamed_from(self._by_case_fingerprint, case_fp, self.collected)
 
     @cached_property
     def budget(self) -> Budget:
@@ -440,11 +451,22 @@ class RunSession:
             for name, check in s.checks.items():
                 if not check.passed and name not in failing:
                     failing[name] = check.detail
+        from .evidence import dropped_from
+        from .lineage import tool_fields
+
         status = run.status
         base = self.baseline_entry(nodeid)
+        renamed = self.renamed_from(rec["case_fingerprint"]) if base is None else None
+        if renamed is not None:
+            base = self.baseline_entry(renamed)
         verdict = gate.classify(run.passes, len(run.scores), base, have_baseline=self.have_baseline,
                                 rule=str(self.option("rule").value))
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
+        secrets = [v for n in self.servers_for(case) if n in self.config.servers
+                   for v in self.config.servers[n].secrets]
+        rec.update(tool_fields(run, tools_fp, base, self.baseline, self._sent_texts, secrets),
+                   renamed_from=renamed, dropped_from=dropped_from(verdict, base),
+                   in_baseline=base is not None)
         rec.update(
             status=status,
             verdict=verdict,
@@ -520,6 +542,13 @@ class RunSession:
             if file in files or not (self.rootdir / file).exists():
                 gone.append(nodeid)
         return sorted(gone)
+
+    def shown_gone(self) -> list[str]:
+        """The gone cases a report lists: an entry a renamed case took over is not gone."""
+        if not self.baseline:
+            return []
+        renamed = {r.get("renamed_from") for r in self.records.values()}
+        return [k for k in self.gone_cases(self.pytest_config.args) if k not in renamed]
 
     def cache_savings(self) -> dict[str, float]:
         """USD the cache reads saved, by model: what those tokens would have cost as input."""
@@ -691,7 +720,7 @@ class RunSession:
             "baseline_mode": mode,
             "baseline_written": self.baseline_written is not None,
             "records": self.ordered_records(),
-            "gone": self.gone_cases(self.pytest_config.args) if self.baseline else [],
+            "gone": self.shown_gone(),
             "suite": self.suite(),
         }
 

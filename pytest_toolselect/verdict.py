@@ -84,6 +84,10 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
 def _xfail_reason(rec: dict[str, Any]) -> str:
     label = {"still_failing": "still failing", "new_failing": "new failing",
              "regression": "regression accepted by --toolselect-update-baseline"}[rec["verdict"]]
+    if rec.get("dropped_from"):
+        from .evidence import dropped_label
+
+        label = dropped_label(rec["dropped_from"])
     checks = ", ".join(rec["failing_checks"]) or "?"
     first = next(iter(rec["failing_detail"].values()), "")
     return f"{label}: {checks}: {first} | why: {rec['why']}"

@@ -26,6 +26,7 @@ from ..clip import clip_middle
 from ..printable import HIDDEN
 from .charts import categories_svg, confusion_svg, forest_svg, pct, short
 from .charts import esc as _e
+from .notes import note_lines
 from .results import NOTHING, expected_label
 
 #: characters of one value shown in the page (the filter still searches all of it)
@@ -547,6 +548,7 @@ def _verdict_cell(case: Mapping[str, Any]) -> str:
         lines.append(f'<span class="sub">baseline {_e(base["status"])}</span>')
     lines += [f'<span class="tag">{t}</span>' for t, on in (("tools changed", case.get("tools_changed")),
                                                          ("case changed", case.get("case_changed"))) if on]
+    lines += [f'<span class="sub">{_e(_clip(text))}</span>' for text in note_lines(case)]
     return "".join(f'<span class="line">{x}</span>' for x in lines)
 
 

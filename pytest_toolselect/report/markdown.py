@@ -18,7 +18,9 @@ from typing import Any
 
 from .. import gate
 from ..clip import clip_middle
+from ..evidence import DROPPED, section
 from ..printable import printable
+from .notes import notes
 from .results import NOTHING, expected_label
 
 #: GitHub refuses comments over 65,536 characters; leave room for a wrapper's own text
@@ -45,6 +47,8 @@ COLLAPSED_SECTIONS = (
     (gate.FIXED, "Fixed", "failed on the baseline, hold now"),
     (gate.NEW_FAILING, "New failing", "not in the baseline"),
     (gate.FLAKY, "Flaky", "reps disagree"),
+    (DROPPED, "Dropped, not significant", "held on the baseline at times, fail every rep now; "
+     "too little evidence to block"),
     (gate.STILL_FAILING, "Still failing", "failed on the baseline too"),
     (gate.SKIPPED, "Not run", "the cost cap stopped new calls"),
 )
@@ -111,10 +115,9 @@ def _case_block(case: Mapping[str, Any]) -> list[str]:
         out.append(f"- passes: {case['passes']}/{case['reps']} reps" + _baseline_passes(case))
     if case.get("why"):
         out.append(f"- why: {text(case['why'])}")
-    changed = [w for w, k in (("the tools offered or the system prompt", "tools_changed"),
-                              ("the case itself", "case_changed")) if case.get(k)]
-    if changed:
-        out.append(f"- note: since the baseline, {' and '.join(changed)} changed")
+    for note, details in notes(case):
+        out.append(f"- note: {text(note)}")
+        out.extend(f"  - {text(line)}" for line in details)
     return [*out, ""]
 
 
@@ -246,9 +249,11 @@ def _sections(doc: Mapping[str, Any]) -> Iterator[tuple[str, list[list[str]], bo
     """(title, item blocks, collapsed, what an item is) for each non-empty section."""
     by_verdict: dict[str, list[Mapping[str, Any]]] = {}
     for case in doc["cases"]:
-        by_verdict.setdefault(case["verdict"], []).append(case)
+        by_verdict.setdefault(section(case), []).append(case)
     for verdict, title, sub in OPEN_SECTIONS:
         cases = by_verdict.get(verdict, [])
+        if cases and verdict == gate.REGRESSION and doc["settings"].get("update_baseline"):
+            title, sub = "Regressions accepted", "held on the baseline, fail now; the update records them"
         if cases:
             yield f"{title} ({len(cases)}): {sub}", [_case_block(c) for c in cases], False, title.lower()
     for verdict, title, sub in COLLAPSED_SECTIONS:

@@ -70,6 +70,9 @@ def case_entry(rec: Mapping[str, Any], base: Mapping[str, Any] | None,
         "usage": dict(rec.get("usage") or {}),
         "cost_usd": sum(priced) if priced else (None if costs else 0.0),
         "cached": list(rec.get("cached") or []),
+        "renamed_from": rec.get("renamed_from"),
+        "dropped_from": rec.get("dropped_from"),
+        "tools_diff": rec.get("tools_diff"),
     }
 
 
@@ -192,7 +195,8 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
     """The document from the session's plain data (see RunSession.results_input)."""
     settings = data["settings"]
     base_cases: Mapping[str, Mapping[str, Any]] = data.get("baseline_cases") or {}
-    cases = [case_entry(r, base_cases.get(r["nodeid"]), settings) for r in data["records"]]
+    cases = [case_entry(r, base_cases.get(r.get("renamed_from") or r["nodeid"]), settings)
+             for r in data["records"]]
     preference = data.get("preference")
     probe_cost = None
     if preference is not None:

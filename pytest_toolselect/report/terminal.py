@@ -7,7 +7,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .. import gate
+from ..evidence import DROPPED, history_lines, section
+from .notes import notes
 from .results import NOTHING, first_tools_by_intent, intent_disagreements
+
+#: the regressions' title when --toolselect-update-baseline accepts them
+ACCEPTED = ("regressions accepted (held on the baseline, fail now; --toolselect-update-baseline "
+            "records the new behaviour)")
 
 SECTIONS = (
     (gate.REGRESSION, "regressions (held on the baseline, fail now: these block)"),
@@ -16,6 +22,8 @@ SECTIONS = (
     (gate.SKIPPED, "not run (cost cap; baseline entries kept)"),
     (gate.FIXED, "fixed (failed on the baseline, hold now)"),
     (gate.NEW_FAILING, "new failing (not in the baseline)"),
+    (DROPPED, "dropped, not significant (held on the baseline at times, fail every rep now; "
+              "too little evidence to block)"),
     (gate.STILL_FAILING, "still failing (failed on the baseline too)"),
     (gate.FLAKY, "flaky (reps disagree)"),
 )
@@ -62,20 +70,19 @@ def describe(rec: Mapping[str, Any]) -> list[str]:
     if rec.get("status") is not None and rec.get("reps", 1) > 1:
         out.append(f"passes:   {rec['passes']}/{rec['reps']} reps")
     out.append(f"why:      {rec['why']}")
-    changed = [what for what, key in (("the tools offered or the system prompt", "tools_changed"),
-                                      ("the case itself", "case_changed")) if rec.get(key)]
-    if changed:
-        out.append(f"note:     since the baseline, {' and '.join(changed)} changed")
+    for note, details in notes(rec):
+        out.append(f"note:     {note}")
+        out.extend(f"            {line}" for line in details)
     return out
 
 
 def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
     """The summary as plain data: counts, sections, intents, categories, confusions."""
     records: Sequence[Mapping[str, Any]] = data["records"]
-    verdicts = Counter(r["verdict"] for r in records)
+    verdicts = Counter(section(r) for r in records)
     by_verdict: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
     for r in records:
-        by_verdict[r["verdict"]].append(r)
+        by_verdict[section(r)].append(r)
 
     categories: dict[str, list[int]] = {}
     confusions: Counter[tuple[str, str]] = Counter()
@@ -130,13 +137,16 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
         "dropped_schema_keys": sorted({k for r in records for k in r.get("dropped_schema_keys", [])}),
         # the share of cases held against the baseline, with its Newcombe interval (gate.suite_change)
         "suite": data.get("suite"),
+        # what an update did to the histories (restarts, replays not counted)
+        "history": (history_lines(records) if data.get("baseline_mode") == "updated"
+                    and data.get("baseline_written") else []),
     }
 
 
 def _counts_line(summary: Mapping[str, Any]) -> str:
     v = summary["verdicts"]
     order = [gate.REGRESSION, gate.FAILED, gate.ERROR, gate.HELD, gate.PASSED, gate.NEW,
-             gate.FIXED, gate.NEW_FAILING, gate.STILL_FAILING, gate.FLAKY]
+             gate.FIXED, gate.NEW_FAILING, DROPPED, gate.STILL_FAILING, gate.FLAKY]
     parts = [f"{v[k]} {k.replace('_', ' ')}" for k in order if v.get(k)]
     return f"{summary['total']} cases: " + (", ".join(parts) or "none run")
 
@@ -158,10 +168,13 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
     yield _counts_line(summary)
     if summary.get("suite"):
         yield gate.suite_line(summary["suite"])
+    yield from summary.get("history") or ()
     for verdict, title in SECTIONS:
         recs = summary["sections"].get(verdict)
         if not recs:
             continue
+        if verdict == gate.REGRESSION and summary["baseline_mode"] in ("updated", "replaced"):
+            title = ACCEPTED
         yield ""
         yield f"{title}: {len(recs)}"
         if verdict == gate.SKIPPED:

@@ -1,0 +1,31 @@
+"""A case's notes, shared by every report: renamed, dropped without significance, and
+what changed since the baseline (with the tools added, removed or changed). Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..evidence import dropped_label
+from ..toolsdiff import lines as tool_lines
+
+
+def notes(case: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+    """(note, detail lines) pairs, for a run record or a results document's case."""
+    out: list[tuple[str, list[str]]] = []
+    if case.get("renamed_from"):
+        out.append((f"renamed from {case['renamed_from']} (compared with its baseline entry)", []))
+    if case.get("dropped_from"):
+        out.append((dropped_label(case["dropped_from"])
+                    + " (too little evidence for the gate's rule to call it a regression)", []))
+    changed = [what for what, key in (("the tools offered or the system prompt", "tools_changed"),
+                                      ("the case itself", "case_changed")) if case.get(key)]
+    if changed:
+        out.append((f"since the baseline, {' and '.join(changed)} changed",
+                    tool_lines(case.get("tools_diff") or [])))
+    return out
+
+
+def note_lines(case: Mapping[str, Any]) -> list[str]:
+    """Every note and detail as one flat list of lines."""
+    return [line for note, details in notes(case) for line in (note, *details)]
