@@ -19,8 +19,9 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from ..errors import ProviderError, ToolselectError
-from ..tools import Tool, ToolCall
+from pytest_toolselect.spec.errors import ProviderError, ToolselectError
+from pytest_toolselect.spec.tools import Tool, ToolCall
+
 from .pricing import cost_usd
 from .pricing import price_per_token as price_per_token  # re-exported: session.py imports it here
 

@@ -6,7 +6,8 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .. import gate
+from pytest_toolselect.gate import rules as gate
+
 from .results import NOTHING, first_tools_by_intent, intent_disagreements
 
 SECTIONS = (

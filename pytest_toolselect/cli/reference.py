@@ -6,8 +6,8 @@ code: ``tests/test_docs.py`` checks that the committed page equals :func:`render
 
 Regenerate the page from the repository's root with::
 
-    python -m pytest_toolselect.reference --write
-    python -m pytest_toolselect.reference > docs/configuration.md   # the same
+    python -m pytest_toolselect.cli.reference --write
+    python -m pytest_toolselect.cli.reference > docs/configuration.md   # the same
 
 :func:`render` is pure (the schema is read from the package, nothing else); this module
 is never imported by the plugin itself.
@@ -22,12 +22,12 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from .options import OPTIONS, Option
+from pytest_toolselect.spec.options import OPTIONS, Option
 
 SCHEMA = "toolselect_config.v1"
 #: where --write puts the page, from the repository's root
 DEFAULT_PATH = Path("docs") / "configuration.md"
-REGENERATE = "python -m pytest_toolselect.reference --write"
+REGENERATE = "python -m pytest_toolselect.cli.reference --write"
 
 #: how a value of each kind is written, when the schema does not describe the option
 _KIND_VALUE = {
@@ -191,7 +191,7 @@ def render() -> str:
     out: list[str] = [
         "# Configuration reference",
         "",
-        f"<!-- Generated from pytest_toolselect/options.py and the schema {SCHEMA}: do not edit.",
+        f"<!-- Generated from pytest_toolselect/spec/options.py and the schema {SCHEMA}: do not edit.",
         f"     Regenerate with `{REGENERATE}` (tests/test_docs.py checks it). -->",
         "",
         "Every option has three spellings. The command line wins over pytest's ini file, the ini "
@@ -277,7 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m pytest_toolselect.reference",
+        prog="python -m pytest_toolselect.cli.reference",
         description="Print the configuration reference (docs/configuration.md) as markdown.",
     )
     parser.add_argument("--write", nargs="?", const=str(DEFAULT_PATH), metavar="PATH",

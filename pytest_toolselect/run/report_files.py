@@ -14,11 +14,11 @@ def render(kind: str, document: Mapping[str, Any]) -> str:
 
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     if kind == "markdown":
-        from .markdown import render as markdown
+        from pytest_toolselect.report.markdown import render as markdown
 
         return markdown(document)
     if kind == "html":
-        from .html import render as html
+        from pytest_toolselect.report.html import render as html
 
         return html(document)
     raise ValueError(f"unknown report kind {kind!r}")
@@ -30,7 +30,7 @@ def write_reports(document: Mapping[str, Any], paths: Mapping[str, Path]) -> lis
     A report that cannot be written does not stop the others; the problems come back
     as sentences for the terminal summary.
     """
-    from ..atomic import write_text
+    from pytest_toolselect.gate.atomic import write_text
 
     problems = []
     for kind, path in paths.items():

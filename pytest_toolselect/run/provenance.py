@@ -32,7 +32,7 @@ def provenance(root: Path, args: Sequence[str], exitstatus: int | None) -> dict[
 
     import pytest
 
-    from .providers.secrets import redact
+    from pytest_toolselect.providers.secrets import redact
 
     try:
         plugin = version("pytest-toolselect")

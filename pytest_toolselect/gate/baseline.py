@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_toolselect.spec.errors import ToolselectError
+
 from .atomic import write_text
-from .errors import ToolselectError
-from .gate import DEFAULT_HISTORY
+from .rules import DEFAULT_HISTORY
 
 SCHEMA_VERSION = "toolselect_baseline.v1"
 
@@ -61,7 +62,7 @@ def load(path: Path) -> Baseline | None:
     A file that exists but cannot be read as a complete baseline is refused, never
     re-recorded over: losing a team's baseline silently would un-gate every case.
     """
-    from .sourcemap import read_text
+    from pytest_toolselect.spec.sourcemap import read_text
 
     try:
         path.stat()
@@ -103,7 +104,7 @@ def _malformed(path: Path, text: str, where: tuple[str | int, ...] | None, messa
     line-aware parse (slow, but only ever run on a broken file). With ``adopt``, the fault
     is one that parse stops at too (a duplicate key, deep nesting): its message and line
     are taken as they are more precise."""
-    from .sourcemap import format_path, parse_text
+    from pytest_toolselect.spec.sourcemap import format_path, parse_text
 
     line = None
     try:
@@ -125,7 +126,7 @@ def _validate(data: Any, path: Path, text: str) -> None:
     schema = json.loads(files("pytest_toolselect").joinpath("schemas/toolselect_baseline.v1.json")
                         .read_text())
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
-        from .sourcemap import describe
+        from pytest_toolselect.spec.sourcemap import describe
 
         if not isinstance(data, dict):
             found = f"its top is {describe(data)}, not a mapping"

@@ -14,11 +14,12 @@ from typing import Any
 
 import pytest
 
-from . import gate
-from .errors import ToolselectError
-from .options import add_options
-from .printable import printable
-from .session import RUN_SESSION, RunSession
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.report.printable import printable
+from pytest_toolselect.run.session import RUN_SESSION, RunSession
+from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.options import add_options
+
 from .verdict import CASE, ORDER, RECORD, CaseFailed, conclude_case, setup_case
 
 CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
@@ -196,7 +197,7 @@ class SessionHooks:
     def pytest_unconfigure(self) -> None:
         # discovery is cached for one run; a run in the same process (pytester, an IDE)
         # must see servers and tools files as they are now
-        servers = sys.modules.get("pytest_toolselect.servers")
+        servers = sys.modules.get("pytest_toolselect.discovery.servers")
         if servers is not None:
             servers.clear_cache()
 
@@ -210,7 +211,7 @@ class SessionHooks:
                 terminalreporter.write_line(printable(line))
             return
         if run.records or (run.baseline_written and not run.group_records):
-            from .report.terminal import lines, summarize
+            from pytest_toolselect.report.terminal import lines, summarize
 
             terminalreporter.section("toolselect")
             for line in lines(summarize(run.summary_input())):

@@ -14,9 +14,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cases import IdentifierSettings
+from pytest_toolselect.spec.cases import IdentifierSettings
+from pytest_toolselect.spec.tools import Tool, ToolCall
+
 from .matchers import Segment, dotted, iter_leaves, property_schema, schema_any
-from .tools import Tool, ToolCall
 
 # alphanumeric tokens; everything between two tokens is their separator
 _TOKEN = re.compile(r"[^\W_]+")

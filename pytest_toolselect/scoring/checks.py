@@ -10,8 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cases import Case
-from .clip import clip_text
+from pytest_toolselect.spec.cases import Case
+from pytest_toolselect.spec.clip import clip_text
+from pytest_toolselect.spec.tools import Tool, ToolCall
+
 from .identifiers import (
     Identifier,
     decoy_grounding,
@@ -21,7 +23,6 @@ from .identifiers import (
     question_grounding,
 )
 from .matchers import evaluate
-from .tools import Tool, ToolCall
 
 CHECK_NAMES = (
     "tool_choice",

@@ -19,8 +19,9 @@ from .scheduler import RateLimiter, Scheduler
 if TYPE_CHECKING:
     import pytest
 
-    from .cases import Case
-    from .providers import Turn, TurnRequest
+    from pytest_toolselect.providers import Turn, TurnRequest
+    from pytest_toolselect.spec.cases import Case
+
     from .session import CaseRun, RunSession
 
 #: a coroutine factory: the work one item waits for
@@ -63,8 +64,9 @@ class CaseRunner:
         return future.result()
 
     async def case_job(self, case: Case) -> CaseRun:
-        from .checks import score
-        from .providers import TurnRequest
+        from pytest_toolselect.providers import TurnRequest
+        from pytest_toolselect.scoring.checks import score
+
         from .session import CaseRun
 
         session = self.session

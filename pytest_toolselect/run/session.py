@@ -17,18 +17,19 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import gate
-from .errors import ToolselectError
-from .options import DEFAULT_MODEL, Resolved, resolve
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.options import DEFAULT_MODEL, Resolved, resolve
 
 if TYPE_CHECKING:
-    from .baseline import Baseline
+    from pytest_toolselect.gate.baseline import Baseline
+    from pytest_toolselect.providers import Provider, ProviderSettings, Turn
+    from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.spec.config import Config
+    from pytest_toolselect.spec.tools import Tool, ToolCall
+
     from .budget import Budget
-    from .cases import Case
-    from .config import Config
-    from .providers import Provider, ProviderSettings, Turn
     from .runner import CaseRunner
-    from .tools import Tool, ToolCall
 
 RUN_SESSION = pytest.StashKey["RunSession"]()
 
@@ -74,7 +75,7 @@ def case_of(item: pytest.Item) -> Case | None:
         return case  # type: ignore[no-any-return]
     if item.get_closest_marker("toolselect_case") is None:
         return None
-    from .decorator import case_from_item
+    from pytest_toolselect.plugin.decorator import case_from_item
 
     try:
         return case_from_item(item)  # type: ignore[no-any-return]
@@ -125,7 +126,7 @@ class RunSession:
 
     @cached_property
     def config(self) -> Config:
-        from .config import Config, load_config
+        from pytest_toolselect.spec.config import Config, load_config
 
         explicit = resolve(self.pytest_config, "config").value
         if explicit is None and not self.has_config_file():
@@ -147,7 +148,7 @@ class RunSession:
 
     def option_given(self, name: str) -> bool:
         """Set on the command line or in pytest's ini (cheap: no config file read)."""
-        from .options import BY_NAME
+        from pytest_toolselect.spec.options import BY_NAME
 
         opt = BY_NAME[name]
         return (self.pytest_config.getoption(opt.ini, default=None) is not None
@@ -155,7 +156,7 @@ class RunSession:
 
     def in_use(self) -> bool:
         """Whether this run concerns toolselect at all (for the header line)."""
-        from .options import OPTIONS
+        from pytest_toolselect.spec.options import OPTIONS
 
         return self.has_config_file() or any(self.option_given(o.name) for o in OPTIONS)
 
@@ -181,7 +182,7 @@ class RunSession:
     # provider and subject -------------------------------------------------------
     @cached_property
     def provider(self) -> Provider:
-        from .providers import get_provider
+        from pytest_toolselect.providers import get_provider
 
         model = str(self.model.value)
         custom = self.pytest_config.hook.pytest_toolselect_provider(model=model,
@@ -206,7 +207,7 @@ class RunSession:
         return ResponseCache(self.resolve_path(resolved), mode)
 
     def provider_settings(self) -> ProviderSettings:
-        from .providers import ProviderSettings
+        from pytest_toolselect.providers import ProviderSettings
 
         def value(name: str) -> Any:
             return self.option(name).value
@@ -226,7 +227,7 @@ class RunSession:
 
     @cached_property
     def subject(self) -> dict[str, Any]:
-        from .baseline import fingerprint
+        from pytest_toolselect.gate.baseline import fingerprint
 
         subject = dict(self.provider.subject())
         system = self.config.system
@@ -259,7 +260,7 @@ class RunSession:
     @cached_property
     def baseline(self) -> Baseline | None:
         """The stored baseline to compare with (None: none yet, or no baseline asked for)."""
-        from .baseline import load, subject_mismatch
+        from pytest_toolselect.gate.baseline import load, subject_mismatch
 
         if self.baseline_path is None:
             return None
@@ -325,7 +326,7 @@ class RunSession:
 
     def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
         """The tools the case offers (its servers' union) and the system prompt it sends."""
-        from .servers import offered_tools
+        from pytest_toolselect.discovery.servers import offered_tools
 
         names = self.servers_for(case)
         if not names:
@@ -347,7 +348,7 @@ class RunSession:
         timeout = float(self.option("discovery_timeout").value)
         specs = [s if s.timeout is not None else replace(s, timeout=timeout) for s in specs]
         tools, instructions = offered_tools(specs, self.config.root, self.config.tool_name_format)
-        from .cases import check_offered
+        from pytest_toolselect.spec.cases import check_offered
 
         check_offered(case, tools)  # a tool or argument path no server offers: a clear error
         system = case.system if case.system is not None else self.config.system
@@ -383,7 +384,7 @@ class RunSession:
         """The work an item waits for (a case's reps or a group's cells), or None."""
         group = getattr(item, "group", None)
         if group is not None:
-            from .probe import group_job
+            from .probe_items import group_job
 
             return item.nodeid, lambda: group_job(self.runner, group)
         case = case_of(item)
@@ -412,8 +413,8 @@ class RunSession:
     def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
                error: str | None = None, verdict: str = gate.ERROR) -> dict[str, Any]:
         """The JSON-able record of one case, the unit the controller gathers."""
-        from .baseline import fingerprint
-        from .clip import clip_call
+        from pytest_toolselect.gate.baseline import fingerprint
+        from pytest_toolselect.spec.clip import clip_call
 
         rec: dict[str, Any] = {
             "nodeid": nodeid,
@@ -527,7 +528,7 @@ class RunSession:
                 reads[rec["model"]] += (rec.get("usage") or {}).get("cache_read_tokens", 0)
         if not any(reads.values()):
             return {}
-        from .providers import price_per_token
+        from pytest_toolselect.providers import price_per_token
 
         saved = {}
         for model, tokens in reads.items():
@@ -553,7 +554,7 @@ class RunSession:
     def probe(self) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
         """The probe's summary lines, summary and baseline comparison (computed once)."""
         if self._probe is None:
-            from .probe import summary_lines
+            from .probe_items import summary_lines
 
             stored = self.baseline.groups if self.baseline is not None else {}
             mec = self.option("min_effect_change").value
@@ -577,8 +578,9 @@ class RunSession:
         """The probe's tool_preference.v1 document (None: no group ran)."""
         if not self.group_records:
             return None
-        from .probe import load_groups
-        from .report.preference import build_document
+        from pytest_toolselect.report.preference import build_document
+
+        from .probe_items import load_groups
 
         records = self.ordered_group_records()
         calls = [c for r in records for c in r["calls"]]
@@ -620,8 +622,9 @@ class RunSession:
         wanted = {name: r for name, r in wanted.items() if r.value is not None}
         if not wanted or self.is_worker or not (self.records or self.group_records):
             return
-        from .report.files import write_reports
-        from .report.results import build
+        from pytest_toolselect.report.results import build
+
+        from .report_files import write_reports
 
         document = build(self.results_input(exitstatus))
         self.report_problems = write_reports(
@@ -629,15 +632,16 @@ class RunSession:
 
     def dry_run(self, items: Sequence[pytest.Item]) -> None:
         """Count items and calls (and estimate the cost where the model is priced); no call."""
-        from .report.preference import dry_run_lines
+        from pytest_toolselect.report.preference import dry_run_lines
 
         groups = [item.group for item in items if getattr(item, "group", None) is not None]
         cases = [item for item in items if case_of(item) is not None]
         lines = [f"selection cases: {len(cases)} items, {len(cases) * self.reps} calls "
                  f"({self.reps} reps)"]
         if groups:
-            from .preference import dry_run
-            from .probe import resolve
+            from pytest_toolselect.probe.preference import dry_run
+
+            from .probe_items import resolve
 
             prices = self._per_mtok_prices()
             resolved = []
@@ -653,7 +657,7 @@ class RunSession:
         model = str(self.model.value)
         if model.startswith("local/"):
             return {"input_per_mtok": 0.0, "output_per_mtok": 0.0}
-        from .providers import price_per_token
+        from pytest_toolselect.providers import price_per_token
 
         price = price_per_token(model, self.config.prices)
         if price is None:
@@ -693,7 +697,7 @@ class RunSession:
 
     def finish(self, args: Sequence[str]) -> None:
         """Write the baseline (controller only): recorded when absent, or on request."""
-        from .baseline import build, write
+        from pytest_toolselect.gate.baseline import build, write
 
         path = self.baseline_path
         if path is None or self.is_worker or not (self.records or self.group_records):

@@ -23,14 +23,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, NoReturn
 
-from .envrefs import resolve
-from .errors import ServerError, nearest
-from .tools import Tool
+from pytest_toolselect.spec.envrefs import resolve
+from pytest_toolselect.spec.errors import ServerError, nearest
+from pytest_toolselect.spec.tools import Tool
 
 if TYPE_CHECKING:
     from mcp import ClientSession
 
-    from .config import ServerSpec
+    from pytest_toolselect.spec.config import ServerSpec
 
 __all__ = ["ServerTools", "clear_cache", "discover", "load_tools_file", "offered_tools", "schema_problem"]
 
@@ -469,7 +469,7 @@ def _fail(spec: ServerSpec, probe: _Probe, exc: BaseException) -> NoReturn:
         reason = f"failed during {probe.phase}: {_reason(cause)}"
     if probe.stream_errors and not isinstance(cause, _NotJsonRpc):
         reason += f"; it wrote something that is not JSON-RPC: {_stream_error(probe.stream_errors[0])}"
-    from .providers.secrets import redact
+    from pytest_toolselect.providers.secrets import redact
 
     tail = _stderr_tail(probe.stderr)
     if tail:
@@ -608,8 +608,8 @@ _SHAPE_FIX = ("write a list of tools, or a mapping with a tools: list; each tool
 def _load_tools_file(path: Path, server: str) -> tuple[Tool, ...]:
     # sourcemap reads the file as the case and config loaders do: size, binary and UTF-8
     # checks, no YAML aliases, a depth cap, duplicate keys refused, and a line for every place
-    from .errors import ToolselectError
-    from .sourcemap import describe, load_file
+    from pytest_toolselect.spec.errors import ToolselectError
+    from pytest_toolselect.spec.sourcemap import describe, load_file
 
     who = f"server '{server}': " if server else ""
     try:
@@ -667,7 +667,7 @@ class _EntryError(Exception):
 
 
 def _parse_entry(entry: Any) -> Tool:
-    from .sourcemap import describe
+    from pytest_toolselect.spec.sourcemap import describe
 
     if not isinstance(entry, Mapping):
         raise _EntryError(f"a tool must be a mapping, got {describe(entry)}",

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-from .errors import ToolselectError
-from .printable import printable
+from pytest_toolselect.report.printable import printable
+from pytest_toolselect.spec.errors import ToolselectError
 
 SCHEMA_VERSION = "tool_selection.v1"
 #: exit statuses: done; bad input or usage (2, as argparse says a wrong flag)
@@ -111,7 +111,7 @@ def _emit(text: str, out: str, inputs: Sequence[str]) -> None:
     if any(_same_file(path, Path(i)) for i in inputs):
         raise ToolselectError("would overwrite an input file", file=out,
                               fix="choose another path for the report")
-    from .atomic import write_text
+    from pytest_toolselect.gate.atomic import write_text
 
     try:
         write_text(path, text)
@@ -130,7 +130,7 @@ def _same_file(a: Path, b: Path) -> bool:
 # -- commands ----------------------------------------------------------------------------------------
 
 def _report(args: argparse.Namespace) -> int:
-    from .report.files import render
+    from pytest_toolselect.run.report_files import render
 
     document = load_results(args.results)
     wanted = [(kind, out) for kind, out in (("markdown", args.markdown), ("html", args.html))
@@ -143,7 +143,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .report.compare import render
+    from pytest_toolselect.report.compare import render
 
     documents = [(path, load_results(path)) for path in args.results]
     _emit(render(documents, markdown=args.markdown), "-", args.results)

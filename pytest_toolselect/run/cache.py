@@ -33,9 +33,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ToolselectError, nearest
-from .providers import Provider, Turn, TurnRequest
-from .tools import ToolCall
+from pytest_toolselect.providers import Provider, Turn, TurnRequest
+from pytest_toolselect.spec.errors import ToolselectError, nearest
+from pytest_toolselect.spec.tools import ToolCall
 
 if TYPE_CHECKING:
     import sqlite3
@@ -133,7 +133,7 @@ def request_key(subject: Mapping[str, Any], request: TurnRequest) -> str:
 
 def _redacted(value: Any, secrets: tuple[str, ...]) -> Any:
     """Every string in a JSON-shaped value (dict keys too) passed through redact."""
-    from .providers.secrets import redact
+    from pytest_toolselect.providers.secrets import redact
 
     if isinstance(value, str):
         return redact(value, secrets)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .gate import DEFAULT_HISTORY, DEFAULT_RULE, RULES, rule_problem
+from pytest_toolselect.gate.rules import DEFAULT_HISTORY, DEFAULT_RULE, RULES, rule_problem
 
 DEFAULT_MODEL = "local/bm25"
 #: seconds an MCP server gets to start and list its tools, unless told otherwise

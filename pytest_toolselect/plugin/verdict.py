@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.report.printable import printable
+from pytest_toolselect.run.session import RUN_SESSION, CaseRun
+from pytest_toolselect.spec.errors import ToolselectError
+
 from . import gate
-from .errors import ToolselectError
-from .printable import printable
-from .session import RUN_SESSION, CaseRun
 
 if TYPE_CHECKING:
-    from .cases import Case
+    from pytest_toolselect.spec.cases import Case
 
 ORDER = pytest.StashKey[int]()
 RUN = pytest.StashKey[CaseRun]()
@@ -37,7 +38,7 @@ class ToolselectFlakyWarning(UserWarning):
 
 def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     """Ask the model for the case; on failure record an error entry and re-raise."""
-    from .budget import CostCapReached
+    from pytest_toolselect.run.budget import CostCapReached
 
     session = item.config.stash[RUN_SESSION]
     session.prefetch(item)
@@ -64,7 +65,7 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
 
 def conclude_case(item: pytest.Item, case: Case) -> None:
     """Score the run against the baseline and raise what the verdict means in pytest."""
-    from .report.terminal import describe
+    from pytest_toolselect.report.terminal import describe
 
     __tracebackhide__ = True
     session = item.config.stash[RUN_SESSION]

@@ -13,10 +13,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import ToolselectError
+from pytest_toolselect.spec.errors import ToolselectError
 
 if TYPE_CHECKING:
-    from .groups import Group
+    from pytest_toolselect.spec.groups import Group
+
     from .runner import CaseRunner
     from .session import RunSession
 
@@ -27,8 +28,8 @@ def resolve(session: RunSession, group: Group) -> Group:
     """Replace a group's {server, tool} references with the servers' real tools."""
     if group.resolved:
         return group
-    from .groups import resolve_group
-    from .servers import discover
+    from pytest_toolselect.discovery.servers import discover
+    from pytest_toolselect.spec.groups import resolve_group
 
     def lookup(server: str, tool: str) -> Any:
         spec = session.config.servers.get(server)
@@ -45,9 +46,10 @@ def resolve(session: RunSession, group: Group) -> Group:
 
 async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
     """Every cell x rep of the group, as call records (errors and skips kept)."""
+    from pytest_toolselect.probe.preference import call_record, cells_for
+    from pytest_toolselect.providers import TurnRequest
+
     from .budget import CostCapReached
-    from .preference import call_record, cells_for
-    from .providers import TurnRequest
     from .runner import _token_estimate
     from .scheduler import Stopped
 
@@ -72,7 +74,7 @@ async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
 def group_record(nodeid: str, order: int, path: Path, group: Group,
                  calls: list[dict[str, Any]], base: Mapping[str, Any] | None) -> dict[str, Any]:
     """The JSON-able record of one group item: its calls, its stats, its baseline entry."""
-    from .preference import baseline_entry, group_stats
+    from pytest_toolselect.probe.preference import baseline_entry, group_stats
 
     stats = group_stats(calls, group)
     entry = baseline_entry(group, stats)
@@ -98,7 +100,7 @@ def regression_text(rec: Mapping[str, Any], base: Mapping[str, Any] | None) -> s
 
 def load_groups(records: Iterable[Mapping[str, Any]]) -> list[Group]:
     """The groups the records came from, read again from their files (in record order)."""
-    from .groups import load_groups_file
+    from pytest_toolselect.spec.groups import load_groups_file
 
     by_file: dict[str, dict[str, Group]] = {}
     out: list[Group] = []
@@ -115,8 +117,8 @@ def summary_lines(records: Sequence[Mapping[str, Any]], stored: Mapping[str, Any
                   *, seed: int, model: str, min_effect_change: float | None
                   ) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
     """The probe's section of the terminal summary; also the summary and comparison data."""
-    from .preference import compare, summarize
-    from .report.preference import comparison_lines, lines
+    from pytest_toolselect.probe.preference import compare, summarize
+    from pytest_toolselect.report.preference import comparison_lines, lines
 
     groups = load_groups(records)
     calls = [c for rec in records for c in rec["calls"]]

@@ -7,17 +7,18 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.report.printable import printable
+from pytest_toolselect.run.session import RUN_SESSION
+from pytest_toolselect.spec.errors import ToolselectError
+
 from . import gate
-from .errors import ToolselectError
-from .printable import printable
-from .session import RUN_SESSION
 from .verdict import ORDER, RECORD, CaseFailed, conclude_case, setup_case
 
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-    from .cases import Case
-    from .groups import Group
+    from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.spec.groups import Group
 
 
 def label_item(item: pytest.Item, case: Case) -> None:
@@ -47,7 +48,7 @@ class _PlainErrors:
 
 class CaseFile(_PlainErrors, pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        from .cases import load_case_file
+        from pytest_toolselect.spec.cases import load_case_file
 
         session = self.config.stash[RUN_SESSION]
         case_file = load_case_file(self.path, session.config.identifiers)
@@ -78,7 +79,7 @@ class GroupsFile(_PlainErrors, pytest.File):
     """A tool_preference_groups.v1 file: one GroupItem per group."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from .groups import load_groups_file
+        from pytest_toolselect.spec.groups import load_groups_file
 
         for group in load_groups_file(self.path):
             yield GroupItem.from_parent(self, name=group.id, group=group)
@@ -94,7 +95,7 @@ class GroupItem(_PlainErrors, pytest.Item):
         add_labels(self, ("preference", "control" if group.is_control else "pair", group.domain))
 
     def setup(self) -> None:
-        from .probe import group_record
+        from pytest_toolselect.run.probe_items import group_record
 
         session = self.config.stash[RUN_SESSION]
         session.prefetch(self)
@@ -112,7 +113,7 @@ class GroupItem(_PlainErrors, pytest.Item):
                                   f"({len(errors)} errors); first: {errors[0] if errors else '?'}")
 
     def runtest(self) -> None:
-        from .probe import regression_text
+        from pytest_toolselect.run.probe_items import regression_text
 
         rec = self.stash[RECORD]
         session = self.config.stash[RUN_SESSION]
@@ -126,6 +127,6 @@ class GroupItem(_PlainErrors, pytest.Item):
 
 
 def _group_job(session: Any, group: Group) -> Any:
-    from .probe import group_job
+    from pytest_toolselect.run.probe_items import group_job
 
     return group_job(session.runner, group)
