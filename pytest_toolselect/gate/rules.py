@@ -17,6 +17,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+# the names and defaults are data the options table shows too; re-exported as gate.<name>
+from pytest_toolselect.spec.rules import DEFAULT_HISTORY as DEFAULT_HISTORY
+from pytest_toolselect.spec.rules import DEFAULT_RULE
+from pytest_toolselect.spec.rules import RULE_NAMES as RULE_NAMES
+from pytest_toolselect.spec.rules import rule_problem as rule_problem
+
 HELD, FLAKY, FAILING = "held", "flaky", "failing"
 
 # verdicts
@@ -36,8 +42,6 @@ VERDICT_ORDER = (REGRESSION, FAILED, ERROR, SKIPPED, FIXED, NEW_FAILING, STILL_F
 
 #: one stored run of a case: (passes, reps)
 Run = tuple[int, int]
-#: runs per case a baseline keeps when updated (--toolselect-history)
-DEFAULT_HISTORY = 5
 
 
 def status_of(passes: int, reps: int) -> str:
@@ -138,10 +142,6 @@ RULES: dict[str, Rule] = {r.name: r for r in (
          _posterior(0.999)),
 )}
 
-#: chosen by benchmarks/gate_validity.py: at reps 3 on a 50-case suite, the lowest miss
-#: rate among the rules whose false-block rate per pull request is at most 1%; fisher-0.01
-#: ties it at reps 3 but blocks 2.9% of harmless pull requests at reps 5 (docs/gate.md)
-DEFAULT_RULE = "fisher-0.005"
 
 
 def get_rule(name: str | Rule) -> Rule:
@@ -151,13 +151,6 @@ def get_rule(name: str | Rule) -> Rule:
         return RULES[name]
     except KeyError:
         raise ValueError(f"unknown gate rule {name!r}; valid rules: {', '.join(RULES)}") from None
-
-
-def rule_problem(name: Any) -> str | None:
-    """For the --toolselect-rule option: a misspelled rule fails loudly, naming the valid ones."""
-    if name in RULES:
-        return None
-    return f"is not a gate rule; valid rules: {', '.join(RULES)}"
 
 
 # -- verdicts -------------------------------------------------------------------------------------

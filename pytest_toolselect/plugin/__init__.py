@@ -18,8 +18,8 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.session import RUN_SESSION, RunSession
 from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.options import add_options
 
+from .options import add_options
 from .verdict import CASE, ORDER, RECORD, CaseFailed, conclude_case, setup_case
 
 CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")

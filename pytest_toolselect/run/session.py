@@ -19,7 +19,9 @@ import pytest
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.options import DEFAULT_MODEL, Resolved, resolve
+from pytest_toolselect.spec.options import DEFAULT_MODEL
+
+from .settings import Resolved, resolve
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline

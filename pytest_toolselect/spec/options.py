@@ -1,8 +1,7 @@
-"""The --toolselect-* options: one table, each flag also an ini key, one resolver.
+"""The --toolselect-* options as data: one table, each flag also an ini key.
 
-Precedence: command line, then pytest's ini (``toolselect_<name>``), then the
-toolselect config file (``<name>``), then the default. The resolver also says
-where each value came from, so the run header can tell the user.
+The plugin registers them with pytest (:mod:`pytest_toolselect.plugin.options`); the run
+resolves them (:mod:`pytest_toolselect.run.settings`).
 """
 
 from __future__ import annotations
@@ -11,9 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import pytest
-
-from pytest_toolselect.gate.rules import DEFAULT_HISTORY, DEFAULT_RULE, RULES, rule_problem
+from .rules import DEFAULT_HISTORY, DEFAULT_RULE, RULE_NAMES, rule_problem
 
 DEFAULT_MODEL = "local/bm25"
 #: seconds an MCP server gets to start and list its tools, unless told otherwise
@@ -64,7 +61,7 @@ OPTIONS: tuple[Option, ...] = (
            "runs per case the baseline keeps when updated, so a case that wobbles on main is known "
            "as marginal", _positive),
     Option("rule", "str", DEFAULT_RULE,
-           f"how a drop is judged a regression: {', '.join(RULES)} (see docs/gate.md)",
+           f"how a drop is judged a regression: {', '.join(RULE_NAMES)} (see docs/gate.md)",
            rule_problem),
     Option("fail_on_suite_drop", "bool", False,
            "also fail when the share of cases held fell against the baseline, beyond its 95% interval"),
@@ -119,69 +116,3 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 BY_NAME = {o.name: o for o in OPTIONS}
-
-
-def add_options(parser: pytest.Parser) -> None:
-    group = parser.getgroup("toolselect", "tool selection gate (pytest-toolselect)")
-    for opt in OPTIONS:
-        if opt.kind == "bool":
-            group.addoption(opt.flag, action="store_true", default=None, dest=opt.ini, help=opt.help)
-            parser.addini(opt.ini, opt.help, type="bool", default=None)
-        else:
-            group.addoption(opt.flag, action="store", default=None, dest=opt.ini,
-                            metavar=opt.name.split("_")[-1].upper(), help=opt.help)
-            parser.addini(opt.ini, opt.help, type="string", default=None)
-
-
-def convert(opt: Option, raw: Any, source: str) -> Any:
-    """A raw value (string from a flag or ini, or a YAML scalar) as the option's type."""
-    try:
-        if opt.kind == "bool":
-            if isinstance(raw, bool):
-                value: Any = raw
-            elif str(raw).strip().lower() in ("1", "true", "yes", "on"):
-                value = True
-            elif str(raw).strip().lower() in ("0", "false", "no", "off", ""):
-                value = False
-            else:
-                raise ValueError(raw)
-        elif opt.kind == "int":
-            if isinstance(raw, bool):
-                raise ValueError(raw)
-            value = int(raw)
-        elif opt.kind == "float":
-            if isinstance(raw, bool):
-                raise ValueError(raw)
-            value = float(raw)
-        else:
-            value = str(raw)
-    except (TypeError, ValueError):
-        raise pytest.UsageError(
-            f"{opt.flag} (from {source}): {raw!r} is not a valid {opt.kind}"
-        ) from None
-    if opt.check is not None:
-        problem = opt.check(value)
-        if problem:
-            raise pytest.UsageError(f"{opt.flag} (from {source}): {raw!r} {problem}")
-    return value
-
-
-@dataclass(frozen=True)
-class Resolved:
-    value: Any
-    source: str  # "command line", "ini", "<config file name>", "default"
-
-
-def resolve(config: pytest.Config, name: str, file_options: dict[str, Any] | None = None,
-            file_label: str = "config file") -> Resolved:
-    """One option's value and where it came from: flag, ini, config file, default."""
-    opt = BY_NAME[name]
-    raw = config.getoption(opt.ini, default=None)
-    if raw is not None:
-        return Resolved(convert(opt, raw, opt.flag), opt.flag)
-    raw = config.getini(opt.ini)
-    if raw not in (None, "", []):
-        return Resolved(convert(opt, raw, f"ini {opt.ini}"), f"ini {opt.ini}")
-    if file_options and file_options.get(name) is not None:
-        return Resolved(convert(opt, file_options[name], file_label), file_label)
-    return Resolved(opt.default, "default")
