@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -10,17 +9,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.fingerprint import fingerprint as fingerprint  # re-exported
 
 from .atomic import write_text
 from .rules import DEFAULT_HISTORY
 
 SCHEMA_VERSION = "toolselect_baseline.v1"
-
-
-def fingerprint(data: Any) -> str:
-    """A short stable hash of JSON-able data (canonical form)."""
-    blob = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return "sha256:" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 @dataclass

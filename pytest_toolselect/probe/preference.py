@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.providers import Turn
 from pytest_toolselect.spec.groups import CUE_KEYS, TWIN_KEYS, Group, Twin
 from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.spec.turns import Turn
 
 if TYPE_CHECKING:
     from .bootstrap import Interval
@@ -578,7 +578,7 @@ MOST = 0.5
 
 
 def group_fingerprint(group: Group) -> str:
-    from pytest_toolselect.gate.baseline import fingerprint
+    from pytest_toolselect.spec.fingerprint import fingerprint
 
     return fingerprint(group.fingerprint_data())
 

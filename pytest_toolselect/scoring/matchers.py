@@ -8,17 +8,16 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from pytest_toolselect.spec.paths import _INDEX, _MAX_DEPTH, _deref
+
 #: the operations a matcher may use, exactly one per matcher
 OPS = ("equals", "one_of", "contains", "matches", "absent")
 #: the path that matches against every argument value instead of one named path
 ANY_PATH = "any"
 
-_INDEX = re.compile(r"\d+")
 # a numeric string as JSON would write it; rejects Python-only spellings ("1_000", "nan")
 _NUMERIC = re.compile(r"\s*[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*")
 _INTEGER = re.compile(r"\s*[+-]?\d+\s*")
-# $ref chains and anyOf nesting are short in real schemas; the cap only guards cycles
-_MAX_DEPTH = 12
 
 Segment = str | int
 
@@ -229,29 +228,6 @@ def iter_leaves(value: Any, prefix: tuple[Segment, ...] = ()
 
 
 # --- JSON schema --------------------------------------------------------------------
-
-
-def _deref(node: Any, root: Any) -> Any:
-    """Follow local ``$ref``s (``#/$defs/X``), as pydantic-built MCP schemas use them."""
-    for _ in range(_MAX_DEPTH):
-        if not isinstance(node, Mapping):
-            return None
-        ref = node.get("$ref")
-        if not isinstance(ref, str) or not ref.startswith("#"):
-            return node
-        target: Any = root
-        for part in ref[1:].split("/"):
-            if not part:
-                continue
-            part = part.replace("~1", "/").replace("~0", "~")
-            if isinstance(target, Mapping):
-                target = target.get(part)
-            elif isinstance(target, list) and _INDEX.fullmatch(part) and int(part) < len(target):
-                target = target[int(part)]
-            else:
-                return None
-        node = target
-    return None
 
 
 def _branches(node: Mapping[str, Any]) -> Iterator[Any]:

@@ -379,7 +379,7 @@ def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ..
     object is closed (additionalProperties: false) or a declared name is a near miss
     (company.number for company_number): a matcher on an undeclared argument may be a
     deliberate check of one a model might invent."""
-    from pytest_toolselect.scoring.matchers import _INDEX, _deref
+    from .paths import _INDEX, _deref
 
     if not segments or depth > 12:
         return None

@@ -51,9 +51,8 @@ class ServerSpec:
     def secrets(self) -> tuple[str, ...]:
         """The values of its `env:` and `headers:` that hold secrets (masked in its messages),
         with the values of the variables they read as ``${NAME}``."""
-        from pytest_toolselect.providers.secrets import declared_secrets
-
         from .envrefs import resolved_values
+        from .secrets import declared_secrets
 
         return declared_secrets(resolved_values((*self.env, *self.headers)))
 
