@@ -16,6 +16,7 @@ import pytest
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.report.printable import printable
+from pytest_toolselect.run.records import DECORATED_CASE
 from pytest_toolselect.run.session import RUN_SESSION, RunSession
 from pytest_toolselect.spec.errors import ToolselectError
 
@@ -110,7 +111,9 @@ class SessionHooks:
             if item.get_closest_marker("toolselect_case") is not None:
                 # a bad case is reported as the item's error when it runs
                 with contextlib.suppress(ToolselectError):
-                    label_item(item, case_from_item(item))
+                    case = case_from_item(item)
+                    item.stash[DECORATED_CASE] = case  # the run reads it; it reads no marker
+                    label_item(item, case)
         # before -k/-m deselect: these are the cases that exist
         self.session.collected.update(i.nodeid for i in cases)
 

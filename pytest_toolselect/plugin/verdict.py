@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_toolselect.report.printable import printable
-from pytest_toolselect.run.session import RUN_SESSION, CaseRun
+from pytest_toolselect.run.records import CaseRun
+from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
 
 from . import gate

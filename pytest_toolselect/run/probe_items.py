@@ -18,8 +18,7 @@ from pytest_toolselect.spec.errors import ToolselectError
 if TYPE_CHECKING:
     from pytest_toolselect.spec.groups import Group
 
-    from .runner import CaseRunner
-    from .session import RunSession
+    from .runner import CaseRunner, RunSession
 
 KIND = "group"
 

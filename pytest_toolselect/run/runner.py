@@ -12,17 +12,36 @@ import asyncio
 import concurrent.futures
 import json
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
+from .records import CaseRun
 from .scheduler import RateLimiter, Scheduler
 
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_toolselect.providers import Turn, TurnRequest
+    from pytest_toolselect.providers import Provider, Turn, TurnRequest
     from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.spec.config import Config
+    from pytest_toolselect.spec.tools import Tool
 
-    from .session import CaseRun, RunSession
+    from .budget import Budget
+    from .settings import Resolved
+
+
+class RunSession(Protocol):
+    """What the runner and the probe's items use of the run session (which imports them)."""
+
+    @property
+    def reps(self) -> int: ...
+    @property
+    def provider(self) -> Provider: ...
+    @property
+    def budget(self) -> Budget: ...
+    @property
+    def config(self) -> Config: ...
+    def option(self, name: str) -> Resolved: ...
+    def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]: ...
 
 #: a coroutine factory: the work one item waits for
 Job = Callable[[], Awaitable[Any]]
@@ -66,8 +85,6 @@ class CaseRunner:
     async def case_job(self, case: Case) -> CaseRun:
         from pytest_toolselect.providers import TurnRequest
         from pytest_toolselect.scoring.checks import score
-
-        from .session import CaseRun
 
         session = self.session
         tools, system = await asyncio.to_thread(session.tools_for, case)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,14 +21,15 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.options import DEFAULT_MODEL
 
+from .records import DECORATED_CASE, CaseRun, first_tool
 from .settings import Resolved, resolve
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
-    from pytest_toolselect.providers import Provider, ProviderSettings, Turn
+    from pytest_toolselect.providers import Provider, ProviderSettings
     from pytest_toolselect.spec.cases import Case
     from pytest_toolselect.spec.config import Config
-    from pytest_toolselect.spec.tools import Tool, ToolCall
+    from pytest_toolselect.spec.tools import Tool
 
     from .budget import Budget
     from .runner import CaseRunner
@@ -36,53 +37,14 @@ if TYPE_CHECKING:
 RUN_SESSION = pytest.StashKey["RunSession"]()
 
 
-@dataclass
-class CaseRun:
-    """What one case did in this run: its turns and scores per rep."""
-
-    case: Case
-    tools: tuple[Tool, ...]
-    system: str | None
-    turns: list[Turn] = field(default_factory=list)
-    scores: list[Any] = field(default_factory=list)  # checks.ScoreResult per rep
-
-    @property
-    def passes(self) -> int:
-        return sum(1 for s in self.scores if s.passed)
-
-    @property
-    def status(self) -> str:
-        return gate.status_of(self.passes, len(self.scores))
-
-    @property
-    def passed(self) -> bool:
-        """Every rep passed every check."""
-        return bool(self.scores) and self.passes == len(self.scores)
-
-    @property
-    def calls(self) -> tuple[ToolCall, ...]:
-        """The first rep's tool calls."""
-        return self.turns[0].calls if self.turns else ()
-
-    @property
-    def first_tool(self) -> str | None:
-        """The first tool the first rep called (None: it called nothing)."""
-        return first_tool(self.turns[0]) if self.turns else None
-
-
 def case_of(item: pytest.Item) -> Case | None:
     """The case an item stands for, or None (not a case, or one that does not parse)."""
     case = getattr(item, "case", None)
     if case is not None:
         return case  # type: ignore[no-any-return]
-    if item.get_closest_marker("toolselect_case") is None:
-        return None
-    from pytest_toolselect.plugin.decorator import case_from_item
-
-    try:
-        return case_from_item(item)  # type: ignore[no-any-return]
-    except ToolselectError:
-        return None  # its own setup reports the error
+    # a decorated test's case, handed over by the plugin at collection (absent: it does
+    # not parse, and its own setup reports the error)
+    return item.stash.get(DECORATED_CASE, None)
 
 
 def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
@@ -90,10 +52,6 @@ def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
     for usage in usages:
         total.update(usage)
     return dict(sorted(total.items()))
-
-
-def first_tool(turn: Turn) -> str | None:
-    return turn.calls[0].name if turn.calls else None
 
 
 class RunSession:
