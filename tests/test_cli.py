@@ -346,7 +346,7 @@ def test_bad_input_is_one_clear_line_and_status_2(
 
 
 def test_a_broken_probe_document_inside_is_refused_by_its_own_schema(results: Path) -> None:
-    from pytest_toolselect.cli import load_results
+    from pytest_toolselect.cli.results import load_results
     from pytest_toolselect.spec.errors import ToolselectError
 
     document = json.loads(results.read_text())
