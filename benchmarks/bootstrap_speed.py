@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pytest_toolselect.bootstrap import mean_ci
+from pytest_toolselect.probe.bootstrap import mean_ci
 
 GROUPS = 500
 RESAMPLES = 10_000

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from pytest_toolselect import gate
-from pytest_toolselect.baseline import Baseline, build
-from pytest_toolselect.stats import wilson
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate.baseline import Baseline, build
+from pytest_toolselect.gate.stats import wilson
 
 #: the case population of the issue: (share of cases, true pass probability)
 POPULATION = ((0.80, 0.99), (0.15, 0.85), (0.05, 0.50))

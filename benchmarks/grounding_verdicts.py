@@ -44,7 +44,7 @@ def _id_params(tool: Any) -> list[str]:
 
 
 def _turns(case: Any, tools: dict[str, Any], bm25_call: str | None) -> dict[str, list[Any]]:
-    from pytest_toolselect.tools import ToolCall
+    from pytest_toolselect.spec.tools import ToolCall
 
     turns: dict[str, list[Any]] = {"bm25": [ToolCall(bm25_call, {})] if bm25_call else []}
     expected = [t for t in case.expect_tool or () if t in tools]
@@ -63,11 +63,11 @@ def _turns(case: Any, tools: dict[str, Any], bm25_call: str | None) -> dict[str,
 
 
 def main() -> int:
-    from pytest_toolselect.cases import load_case_file
-    from pytest_toolselect.checks import score
-    from pytest_toolselect.config import load_config
+    from pytest_toolselect.discovery.servers import discover
     from pytest_toolselect.providers.local import rank
-    from pytest_toolselect.servers import discover
+    from pytest_toolselect.scoring.checks import score
+    from pytest_toolselect.spec.cases import load_case_file
+    from pytest_toolselect.spec.config import load_config
 
     config = load_config(EXAMPLES)
     offered = {name: discover(spec, EXAMPLES).tools for name, spec in config.servers.items()}

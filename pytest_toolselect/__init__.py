@@ -11,19 +11,19 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .checks import CheckResult, ScoreResult
-    from .decorator import case
-    from .errors import ToolselectError
-    from .session import CaseRun
+    from pytest_toolselect.plugin.decorator import case
+    from pytest_toolselect.run.records import CaseRun
+    from pytest_toolselect.scoring.checks import CheckResult, ScoreResult
+    from pytest_toolselect.spec.errors import ToolselectError
 
 __all__ = ["CaseRun", "CheckResult", "ScoreResult", "ToolselectError", "case", "score_case"]
 
 _LAZY = {
-    "case": ".decorator",
-    "CheckResult": ".checks",
-    "ScoreResult": ".checks",
-    "ToolselectError": ".errors",
-    "CaseRun": ".session",
+    "case": ".plugin.decorator",
+    "CheckResult": ".scoring.checks",
+    "ScoreResult": ".scoring.checks",
+    "ToolselectError": ".spec.errors",
+    "CaseRun": ".run.records",
 }
 
 
@@ -44,9 +44,9 @@ def score_case(case: Mapping[str, Any], calls: Sequence[Mapping[str, Any]],
     ``tools`` (optional) are the offered tools with their ``input_schema``, which
     tells number-typed and identifier parameters apart. ``why`` may be left out here.
     """
-    from .cases import parse_case
-    from .checks import score
-    from .tools import Tool, ToolCall
+    from pytest_toolselect.scoring.checks import score
+    from pytest_toolselect.scoring.contradictions import parse_case
+    from pytest_toolselect.spec.tools import Tool, ToolCall
 
     data = dict(case)
     data.setdefault("id", "case")

@@ -171,7 +171,7 @@ PLANNED = '''
 import json
 from pathlib import Path
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.tools import ToolCall
+from pytest_toolselect.spec.tools import ToolCall
 
 class Planned:
     model = "script/planned"

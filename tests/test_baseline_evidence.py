@@ -12,7 +12,7 @@ from conftest import FIND, OFFICERS, PLANNED, Project, case
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_toolselect.sourcemap import load_schema
+from pytest_toolselect.spec.sourcemap import load_schema
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -260,7 +260,7 @@ def test_an_old_baseline_without_toolsets_gives_the_plain_note(project: Project)
 
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=8))
 def test_only_reps_really_asked_count(reps: list[tuple[bool, bool]]) -> None:
-    from pytest_toolselect.evidence import fresh_run
+    from pytest_toolselect.gate.evidence import fresh_run
 
     record = {"passes": sum(p for p, _ in reps), "reps": len(reps),
               "cached": [c for _, c in reps],
@@ -270,13 +270,13 @@ def test_only_reps_really_asked_count(reps: list[tuple[bool, bool]]) -> None:
 
 
 def test_a_record_without_cache_flags_is_one_whole_run() -> None:
-    from pytest_toolselect.evidence import fresh_run
+    from pytest_toolselect.gate.evidence import fresh_run
 
     assert fresh_run({"passes": 2, "reps": 3}) == (2, 3)
 
 
 def test_the_history_lines_count_each_case_once_and_truly() -> None:
-    from pytest_toolselect.evidence import history_lines
+    from pytest_toolselect.gate.evidence import history_lines
 
     def rec(cached: bool, **flags: bool) -> dict[str, Any]:
         return {"status": "held", "passes": 1, "reps": 1, "cached": [cached],

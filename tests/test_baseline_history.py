@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from conftest import FIND, PLANNED, Project, case
 
-from pytest_toolselect.baseline import Baseline, build, load, merged_history, write
-from pytest_toolselect.errors import ToolselectError
+from pytest_toolselect.gate.baseline import Baseline, build, load, merged_history, write
+from pytest_toolselect.spec.errors import ToolselectError
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from conftest import Project, case
 
-from pytest_toolselect.atomic import STALE_TEMP_SECONDS, temp_prefix
-from pytest_toolselect.baseline import load, write
+from pytest_toolselect.gate.atomic import STALE_TEMP_SECONDS, temp_prefix
+from pytest_toolselect.gate.baseline import load, write
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -35,7 +35,7 @@ from pathlib import Path
 
 import pytest
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.tools import ToolCall
+from pytest_toolselect.spec.tools import ToolCall
 
 HERE = Path(__file__).parent
 STAGE = os.environ.get("PAUSE_AT", "")

@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from pytest_toolselect import bootstrap
-from pytest_toolselect.bootstrap import Interval, mean_ci, paired_difference_ci, resample_means
+from pytest_toolselect.probe import bootstrap
+from pytest_toolselect.probe.bootstrap import Interval, mean_ci, paired_difference_ci, resample_means
 
 
 def test_identical_values_give_a_zero_width_interval() -> None:

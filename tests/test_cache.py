@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from pytest_toolselect.cache import (
+from pytest_toolselect.providers import ProviderCallError, ProviderSettings, Turn, TurnRequest
+from pytest_toolselect.run.cache import (
     MODES,
     CacheMiss,
     CacheStats,
@@ -25,9 +26,8 @@ from pytest_toolselect.cache import (
     check_mode,
     request_key,
 )
-from pytest_toolselect.errors import ToolselectError
-from pytest_toolselect.providers import ProviderCallError, ProviderSettings, Turn, TurnRequest
-from pytest_toolselect.tools import Tool, ToolCall
+from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.tools import Tool, ToolCall
 
 SECRET = "sk-ant-" + "test-secret-0123456789abcdefXYZ"  # built: no key-shaped literal
 
@@ -252,7 +252,7 @@ def test_request_key_hashes_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:
         seen.append(data)
         return real(data)
 
-    monkeypatch.setattr("pytest_toolselect.cache.hashlib.sha256", spy)
+    monkeypatch.setattr("pytest_toolselect.run.cache.hashlib.sha256", spy)
     request_key({"provider": "x", "model": "y", "api_key": SECRET, "settings": {"secret": SECRET}},
                 req())
     assert seen and all(SECRET.encode() not in d for d in seen)
@@ -418,9 +418,9 @@ def test_stats_read_from_another_thread_while_calls_run_concurrently(db: Path) -
 WRITER = textwrap.dedent("""
     import sys, time
     from pathlib import Path
-    from pytest_toolselect.cache import ResponseCache
+    from pytest_toolselect.run.cache import ResponseCache
     from pytest_toolselect.providers import Turn
-    from pytest_toolselect.tools import ToolCall
+    from pytest_toolselect.spec.tools import ToolCall
 
     path, worker, count, go = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
     while not go.exists():  # all writers start together, so their writes overlap
@@ -465,6 +465,6 @@ def test_the_stored_row_is_plain_json(db: Path) -> None:
 
 
 def test_importing_the_cache_does_not_import_sqlite3() -> None:
-    code = "import sys, pytest_toolselect.cache; print('sqlite3' in sys.modules)"
+    code = "import sys, pytest_toolselect.run.cache; print('sqlite3' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

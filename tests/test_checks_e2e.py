@@ -29,7 +29,7 @@ import json
 from pathlib import Path
 
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.tools import ToolCall
+from pytest_toolselect.spec.tools import ToolCall
 
 TABLE = json.loads((Path(__file__).parent / "script_table.json").read_text())
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_toolselect.cases import IdentifierSettings, load_case_file
-from pytest_toolselect.config import Config, ServerSpec, load_config
-from pytest_toolselect.errors import ToolselectError
-from pytest_toolselect.options import OPTIONS
-from pytest_toolselect.sourcemap import load_schema
+from pytest_toolselect.spec.cases import IdentifierSettings, load_case_file
+from pytest_toolselect.spec.config import Config, ServerSpec, load_config
+from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.options import OPTIONS
+from pytest_toolselect.spec.sourcemap import load_schema
 
 FULL = """\
 model: anthropic/claude-haiku-4-5

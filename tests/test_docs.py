@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_toolselect import reference
-from pytest_toolselect.config import load_config
-from pytest_toolselect.options import BY_NAME, OPTIONS, convert
+from pytest_toolselect.cli import reference
+from pytest_toolselect.run.settings import convert
+from pytest_toolselect.spec.config import load_config
+from pytest_toolselect.spec.options import BY_NAME, OPTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -191,7 +192,7 @@ def test_every_pytest_command_shown_passes_values_its_options_accept() -> None:
                 # raises pytest.UsageError for a value the option refuses
                 convert(opt, value, where)
                 if opt.name == "cache_mode":
-                    from pytest_toolselect.cache import check_mode
+                    from pytest_toolselect.run.cache import check_mode
 
                     check_mode(value)
             checked += 1

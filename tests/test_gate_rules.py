@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from conftest import FIND, PLANNED, Project, case
 
-from pytest_toolselect import gate
-from pytest_toolselect.options import BY_NAME
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.spec.options import BY_NAME
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -137,7 +137,7 @@ def _suite(now: Sequence[str], base: Sequence[str | None], **kw: Any) -> dict[st
 
 
 def test_suite_change_is_newcombe_on_the_shares_held() -> None:
-    from pytest_toolselect.stats import newcombe_diff
+    from pytest_toolselect.gate.stats import newcombe_diff
 
     suite = _suite(["held"] * 46 + ["failing"] * 4, ["held"] * 47 + ["flaky"] * 3)
     assert suite is not None

@@ -29,9 +29,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_toolselect import gate
-from pytest_toolselect.report import files, results
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.report import results
 from pytest_toolselect.report.html import CALL_CLIP, CLIP, CSP, render, script_json
+from pytest_toolselect.run import report_files as files
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = jsonschema.Draft202012Validator(

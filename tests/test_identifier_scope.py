@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from pytest_toolselect import score_case
-from pytest_toolselect.cases import Case, Decoy, IdentifierSettings, load_case_file, parse_case
-from pytest_toolselect.checks import score
-from pytest_toolselect.errors import ToolselectError
-from pytest_toolselect.tools import ToolCall
+from pytest_toolselect.scoring.checks import score
+from pytest_toolselect.scoring.contradictions import load_case_file, parse_case
+from pytest_toolselect.spec.cases import Case, Decoy, IdentifierSettings
+from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.tools import ToolCall
 
 VERBATIM = [
     ("Which boards does officer xY7_kQ2pLm9 sit on?", "officer_id", "xY7_kQ2pLm9"),

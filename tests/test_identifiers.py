@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_toolselect.cases import IdentifierSettings
-from pytest_toolselect.identifiers import (
+from pytest_toolselect.scoring.identifiers import (
     Grounding,
     Identifier,
     call_identifiers,
@@ -21,7 +20,8 @@ from pytest_toolselect.identifiers import (
     spans,
     zero_key,
 )
-from pytest_toolselect.tools import Tool, ToolCall
+from pytest_toolselect.spec.cases import IdentifierSettings
+from pytest_toolselect.spec.tools import Tool, ToolCall
 
 DEFAULT = IdentifierSettings()
 NO_ZEROS = IdentifierSettings(leading_zeros=False)

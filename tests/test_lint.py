@@ -13,10 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lint_data import DISTINCT, TWIN
 
-from pytest_toolselect.cases import Case, IdentifierSettings
-from pytest_toolselect.config import load_config
 from pytest_toolselect.lint.findings import ERROR, INFO, WARNING, Finding
-from pytest_toolselect.lint.items import new_errors, stored_ids
 from pytest_toolselect.lint.rules import (
     TOOL_LIMITS,
     ToolSet,
@@ -29,7 +26,10 @@ from pytest_toolselect.lint.rules import (
 )
 from pytest_toolselect.lint.run import discover_all, find_case_files, lint, load_cases, toolset_of
 from pytest_toolselect.lint.similarity import THRESHOLD, similarity
-from pytest_toolselect.tools import Tool
+from pytest_toolselect.plugin.lint_items import new_errors, stored_ids
+from pytest_toolselect.spec.cases import Case, IdentifierSettings
+from pytest_toolselect.spec.config import load_config
+from pytest_toolselect.spec.tools import Tool
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

@@ -20,12 +20,12 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_toolselect import baseline
-from pytest_toolselect.cases import load_case_file
-from pytest_toolselect.config import load_config
-from pytest_toolselect.errors import ToolselectError
-from pytest_toolselect.groups import load_groups_file
-from pytest_toolselect.servers import load_tools_file
+from pytest_toolselect.discovery.servers import load_tools_file
+from pytest_toolselect.gate import baseline
+from pytest_toolselect.spec.cases import load_case_file
+from pytest_toolselect.spec.config import load_config
+from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.groups import load_groups_file
 
 #: per test (so 200 or more per loader); raise it for a deeper search, e.g.
 #: TOOLSELECT_PROPERTY_EXAMPLES=2000 pytest tests/test_loader_properties.py

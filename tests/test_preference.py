@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_toolselect.groups import Group, ToolSpec, Twin, load_groups_file
-from pytest_toolselect.preference import (
+from pytest_toolselect.probe.preference import (
     DEFAULT_CUES,
     DEFAULT_SYSTEM,
     FACTORS,
@@ -40,8 +39,9 @@ from pytest_toolselect.report.preference import (
     dry_run_lines,
     lines,
 )
-from pytest_toolselect.sourcemap import compile_schema, load_schema
-from pytest_toolselect.tools import ToolCall
+from pytest_toolselect.spec.groups import Group, ToolSpec, Twin, load_groups_file
+from pytest_toolselect.spec.sourcemap import compile_schema, load_schema
+from pytest_toolselect.spec.tools import ToolCall
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "preference.groups.json"
 #: few resamples keep the tests fast; the statistics are the same code at any count
@@ -118,8 +118,8 @@ def test_building_cells_and_records_imports_no_numpy() -> None:
     # the session builds cells in every run that collects a groups file; numpy waits
     # for the summary
     code = ("import sys, pathlib\n"
-            "from pytest_toolselect.groups import load_groups_file\n"
-            "from pytest_toolselect.preference import cells_for, call_record, dry_run\n"
+            "from pytest_toolselect.spec.groups import load_groups_file\n"
+            "from pytest_toolselect.probe.preference import cells_for, call_record, dry_run\n"
             "import pytest_toolselect.report.preference\n"
             f"gs = load_groups_file(pathlib.Path({str(EXAMPLE)!r}))\n"
             "cells = [c for g in gs for c in cells_for(g)]\n"

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from fakeapi import ANTHROPIC_PATH, OPENAI_PATH, FakeAPI, Reply, fake_api_fixture  # noqa: F401
 
-from pytest_toolselect.errors import ProviderError, ToolselectError
 from pytest_toolselect.providers import (
     ProviderCallError,
     ProviderSettings,
@@ -32,7 +31,8 @@ from pytest_toolselect.providers.litellm_api import LiteLLMProvider
 from pytest_toolselect.providers.retry import backoff, retry_after
 from pytest_toolselect.providers.secrets import redact
 from pytest_toolselect.providers.wire import SAFE_NAME, NameMap, parse_arguments
-from pytest_toolselect.tools import Tool, ToolCall
+from pytest_toolselect.spec.errors import ProviderError, ToolselectError
+from pytest_toolselect.spec.tools import Tool, ToolCall
 
 ANTHROPIC_KEY = "sk-ant-test-000"
 OPENAI_KEY = "sk-test-000"

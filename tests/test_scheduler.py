@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from pytest_toolselect.scheduler import RateLimiter, Scheduler, Stopped
+from pytest_toolselect.run.scheduler import RateLimiter, Scheduler, Stopped
 
 
 class FakeClock:

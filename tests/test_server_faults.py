@@ -24,9 +24,9 @@ import mcp.client.stdio  # noqa: F401
 import pytest
 from conftest import FIND, OFFICERS, Project, case
 
-from pytest_toolselect.config import ServerSpec
-from pytest_toolselect.errors import ServerError
-from pytest_toolselect.servers import clear_cache, discover, schema_problem
+from pytest_toolselect.discovery.servers import clear_cache, discover, schema_problem
+from pytest_toolselect.spec.config import ServerSpec
+from pytest_toolselect.spec.errors import ServerError
 
 SERVERS = Path(__file__).parent / "servers"
 PROTOCOL_SERVER = SERVERS / "protocol_server.py"

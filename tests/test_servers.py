@@ -19,17 +19,17 @@ from typing import Any
 import pytest
 from conftest import HTTP_TOKEN, free_port, http_mcp_server
 
-from pytest_toolselect import servers
-from pytest_toolselect.config import ServerSpec
-from pytest_toolselect.errors import ServerError
-from pytest_toolselect.servers import (
+from pytest_toolselect.discovery import servers
+from pytest_toolselect.discovery.servers import (
     ServerTools,
     clear_cache,
     discover,
     load_tools_file,
     offered_tools,
 )
-from pytest_toolselect.tools import Tool
+from pytest_toolselect.spec.config import ServerSpec
+from pytest_toolselect.spec.errors import ServerError
+from pytest_toolselect.spec.tools import Tool
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS_SERVER = "tests/servers/tools_server.py"
@@ -255,7 +255,7 @@ def test_unexpected_errors_become_server_errors(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_the_module_does_not_import_mcp_when_loaded() -> None:
-    code = "import sys, pytest_toolselect.servers; print('mcp' in sys.modules)"
+    code = "import sys, pytest_toolselect.discovery.servers; print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from pytest_toolselect.stats import exact_drop_p, newcombe_diff, posterior_no_drop, wilson
+from pytest_toolselect.gate.stats import exact_drop_p, newcombe_diff, posterior_no_drop, wilson
 
 # -- Wilson ---------------------------------------------------------------------------------------
 
@@ -131,7 +131,7 @@ def test_counts_are_checked() -> None:
 
 
 def test_stats_needs_no_numpy_or_scipy() -> None:
-    code = ("import sys, pytest_toolselect.stats, pytest_toolselect.gate; "
+    code = ("import sys, pytest_toolselect.gate.stats, pytest_toolselect.gate.rules; "
             "print([m for m in ('numpy', 'scipy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

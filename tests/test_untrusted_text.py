@@ -11,8 +11,8 @@ import json
 
 from conftest import FIND, OFFICERS, PLANNED, Project, case
 
-from pytest_toolselect.printable import printable
 from pytest_toolselect.report import html, markdown
+from pytest_toolselect.report.printable import printable
 
 #: a forged link around a made-up tool name, a screen clear, a carriage return, a reversal
 LINK = "\x1b]8;;https://evil.example\x07find_company\x1b]8;;\x07"
@@ -62,7 +62,7 @@ def test_no_control_character_reaches_any_output(project: Project) -> None:
 def test_reports_render_controls_visibly() -> None:
     from test_html_report import document, record
 
-    from pytest_toolselect import gate
+    from pytest_toolselect.gate import rules as gate
 
     doc = document([record("c.yaml::a", gate.FAILED, question=QUESTION, why=ARGUMENT)])
     comment, page = markdown.render(doc), html.render(doc)

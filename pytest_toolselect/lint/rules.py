@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from .findings import ERROR, INFO, WARNING, Finding
 
 if TYPE_CHECKING:
-    from ..cases import Case, IdentifierSettings
-    from ..tools import Tool
+    from pytest_toolselect.spec.cases import Case, IdentifierSettings
+    from pytest_toolselect.spec.tools import Tool
+
     from .similarity import Similarity
 
 from .similarity import terms
@@ -133,7 +134,7 @@ def _properties(schema: Any, prefix: str = "") -> list[tuple[str, dict[str, Any]
 
 
 def parameters(toolset: ToolSet, settings: IdentifierSettings) -> list[Finding]:
-    from ..identifiers import identifier_param
+    from pytest_toolselect.scoring.identifiers import identifier_param
 
     found = []
     for server, tool in toolset.all_tools():

@@ -12,8 +12,8 @@ from .findings import Finding, ordered
 from .similarity import THRESHOLD, similarity
 
 if TYPE_CHECKING:
-    from ..cases import Case, IdentifierSettings
-    from ..config import Config
+    from pytest_toolselect.spec.cases import Case, IdentifierSettings
+    from pytest_toolselect.spec.config import Config
 
 CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
 #: folders a case-file search never enters
@@ -71,7 +71,7 @@ def lint(toolset: rules.ToolSet, settings: IdentifierSettings,
 def discover_all(config: Config, timeout: float | None = None,
                  only: Sequence[str] | None = None) -> dict[str, tuple[Any, ...]]:
     """Every server of the config (or those named), discovered as the gate does (cached)."""
-    from ..servers import discover
+    from pytest_toolselect.discovery.servers import discover
 
     found = {}
     for name, spec in config.servers.items():
@@ -96,7 +96,7 @@ def find_case_files(root: Path) -> list[Path]:
 
 
 def load_cases(paths: Iterable[Path], config: Config) -> list[Case]:
-    from ..cases import load_case_file
+    from pytest_toolselect.scoring.contradictions import load_case_file
 
     return [case for p in paths for case in load_case_file(p, config.identifiers).cases]
 

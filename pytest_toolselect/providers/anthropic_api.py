@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from ..tools import ToolCall
+from pytest_toolselect.spec.tools import ToolCall
+
 from . import ProviderSettings, Turn, TurnRequest, finish_turn
 from .clients import LoopClients
 from .pricing import check_prices

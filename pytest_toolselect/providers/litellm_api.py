@@ -14,7 +14,8 @@ import os
 import re
 from typing import Any
 
-from ..tools import ToolCall
+from pytest_toolselect.spec.tools import ToolCall
+
 from . import ProviderSettings, Turn, TurnRequest, finish_turn
 from .pricing import check_prices
 from .retry import (

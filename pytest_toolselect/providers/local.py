@@ -14,7 +14,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from ..tools import Tool, ToolCall
+from pytest_toolselect.spec.tools import Tool, ToolCall
+
 from . import ProviderSettings, Turn, TurnRequest
 
 _WORD = re.compile(r"[A-Za-z0-9]+")

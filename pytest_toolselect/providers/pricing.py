@@ -9,7 +9,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ToolselectError, nearest
+from pytest_toolselect.spec.errors import ToolselectError, nearest
 
 #: the keys of one `prices` entry, per million tokens
 PRICE_KEYS = ("input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok")

@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from ..clip import clip_text
-from ..tools import Tool
+from pytest_toolselect.spec.clip import clip_text
+from pytest_toolselect.spec.tools import Tool
 
 #: Anthropic's and OpenAI's rule for tool names
 SAFE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

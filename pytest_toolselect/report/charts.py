@@ -12,7 +12,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..printable import printable
+from .printable import printable
 from .results import NOTHING
 
 #: characters of a tool or category name drawn in a chart (the full name is its tooltip)

@@ -21,12 +21,13 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from .. import gate
-from ..clip import clip_middle
-from ..printable import HIDDEN
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.spec.clip import clip_middle
+
 from .charts import categories_svg, confusion_svg, forest_svg, pct, short
 from .charts import esc as _e
 from .notes import note_lines
+from .printable import HIDDEN
 from .results import NOTHING, expected_label
 
 #: characters of one value shown in the page (the filter still searches all of it)

@@ -16,11 +16,12 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .. import gate
-from ..clip import clip_middle
-from ..evidence import DROPPED, section
-from ..printable import printable
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate.evidence import DROPPED, section
+from pytest_toolselect.spec.clip import clip_middle
+
 from .notes import notes
+from .printable import printable
 from .results import NOTHING, expected_label
 
 #: GitHub refuses comments over 65,536 characters; leave room for a wrapper's own text

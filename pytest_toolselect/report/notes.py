@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..evidence import dropped_label
-from ..toolsdiff import lines as tool_lines
+from pytest_toolselect.gate.evidence import dropped_label
+from pytest_toolselect.gate.toolsdiff import lines as tool_lines
 
 
 def notes(case: Mapping[str, Any]) -> list[tuple[str, list[str]]]:

@@ -14,8 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..groups import Group
-from ..preference import FACTORS, cell_plan, filled_cues, filled_system, group_fingerprint
+from pytest_toolselect.probe.preference import (
+    FACTORS,
+    cell_plan,
+    filled_cues,
+    filled_system,
+    group_fingerprint,
+)
+from pytest_toolselect.spec.groups import Group
 
 SCHEMA_VERSION = "tool_preference.v1"
 

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .. import gate
+from pytest_toolselect.gate import rules as gate
 
 SCHEMA_VERSION = "tool_selection.v1"
 

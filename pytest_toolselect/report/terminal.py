@@ -6,8 +6,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .. import gate
-from ..evidence import DROPPED, history_lines, section
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
+
 from .notes import notes
 from .results import NOTHING, first_tools_by_intent, intent_disagreements
 

@@ -1,0 +1,15 @@
+"""``toolselect compare``: several saved runs side by side."""
+
+from __future__ import annotations
+
+import argparse
+
+from .results import OK, emit, load_results
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_toolselect.report.compare import render
+
+    documents = [(path, load_results(path)) for path in args.results]
+    emit(render(documents, markdown=args.markdown), "-", args.results)
+    return OK

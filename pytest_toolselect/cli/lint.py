@@ -1,0 +1,75 @@
+"""``toolselect lint``: the linter from the command line (no pytest, no key, no network)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from pytest_toolselect.lint.findings import ERROR, WARNING
+
+#: exit statuses: clean, findings at the --fail-on level (bad input is the CLI's own 2)
+CLEAN, FINDINGS = 0, 1
+
+EPILOG = """\
+examples:
+  toolselect lint                                  # toolselect.yaml here, case files below it
+  toolselect lint --config ci/toolselect.yaml --fail-on warning
+  toolselect lint --json lint.json --markdown comment.md
+
+exit status: 0 no finding at the --fail-on level (default: error), 1 otherwise,
+             2 bad input (a bad config or case file, a server that does not start)
+"""
+
+
+def add_parser(commands: Any, formatter: Any) -> None:
+    lint = commands.add_parser(
+        "lint", formatter_class=formatter, epilog=EPILOG,
+        help="find confusable tools and weak descriptions, before any call is paid for",
+        description="Discover every server in the config (stdio, HTTP, tools files) as the gate "
+                    "does and check the tool set alone: confusable pairs, descriptions, parameters, "
+                    "names, size, and the tools no case tests. No model is called. The rules are in "
+                    "docs/lint.md.")
+    lint.add_argument("--config", metavar="PATH",
+                      help="the toolselect config (default: toolselect.yaml in the current folder, "
+                           "else [tool.toolselect] in its pyproject.toml)")
+    lint.add_argument("--json", metavar="OUT", help="write the findings as JSON to OUT ('-': stdout)")
+    lint.add_argument("--markdown", metavar="OUT",
+                      help="write the findings as a markdown PR comment to OUT ('-': stdout)")
+    lint.add_argument("--fail-on", choices=(ERROR, WARNING), default=ERROR,
+                      help="the least severe finding that fails (exit 1); default: error")
+    lint.add_argument("--model", metavar="MODEL",
+                      help="price the tool list at this model (default: the config's model)")
+    lint.set_defaults(run=run)
+
+
+def build_report(config_path: str | None, model: str | None = None) -> dict[str, Any]:
+    """Discover, lint and return the report as plain data (the JSON document)."""
+    from pytest_toolselect.lint.run import discover_all, find_case_files, lint, load_cases, toolset_of
+    from pytest_toolselect.spec.config import load_config
+    from pytest_toolselect.spec.options import DEFAULT_DISCOVERY_TIMEOUT, DEFAULT_MODEL
+
+    config = load_config(Path.cwd(), Path(config_path) if config_path else None)
+    timeout = float(config.options.get("discovery_timeout") or DEFAULT_DISCOVERY_TIMEOUT)
+    tools = discover_all(config, timeout)
+    cases = load_cases(find_case_files(config.root), config)
+    chosen = model or str(config.options.get("model") or DEFAULT_MODEL)
+    return lint(toolset_of(config, tools, cases, chosen), config.identifiers).to_dict()
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_toolselect.lint.render import markdown, text_lines
+
+    from .results import emit
+
+    doc = build_report(args.config, args.model)
+    outputs = [(out, render) for out, render in (
+        (args.json, lambda: json.dumps(doc, indent=2, ensure_ascii=False) + "\n"),
+        (args.markdown, lambda: markdown(doc) + "\n")) if out is not None]
+    for out, render in outputs:
+        emit(render(), out, [])
+    if not any(out == "-" for out, _ in outputs):
+        emit("\n".join(text_lines(doc)) + "\n", "-", [])
+    failing = {ERROR} if args.fail_on == ERROR else {ERROR, WARNING}
+    return FINDINGS if any(f["severity"] in failing for f in doc["findings"]) else CLEAN

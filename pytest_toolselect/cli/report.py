@@ -1,0 +1,20 @@
+"""``toolselect report``: a saved run rendered as markdown or HTML."""
+
+from __future__ import annotations
+
+import argparse
+
+from .results import OK, emit, load_results
+
+
+def run(args: argparse.Namespace) -> int:
+    from pytest_toolselect.run.report_files import render
+
+    document = load_results(args.results)
+    wanted = [(kind, out) for kind, out in (("markdown", args.markdown), ("html", args.html))
+              if out is not None]
+    # every rendering first: a renderer that fails leaves no report half-written
+    texts = [(render(kind, document), out) for kind, out in wanted or [("markdown", "-")]]
+    for text, out in texts:
+        emit(text, out, [args.results])
+    return OK

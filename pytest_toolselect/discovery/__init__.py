@@ -1,0 +1,1 @@
+"""MCP stdio, streamable HTTP and static files -> tool lists."""

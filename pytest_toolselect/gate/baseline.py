@@ -1,0 +1,284 @@
+"""The baseline file (toolselect_baseline.v1): load, check the subject, build, write atomically."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.fingerprint import fingerprint as fingerprint  # re-exported
+
+from .atomic import write_text
+from .rules import DEFAULT_HISTORY
+
+SCHEMA_VERSION = "toolselect_baseline.v1"
+
+
+@dataclass
+class Baseline:
+    path: Path
+    subject: dict[str, Any]
+    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: preference groups' entries (the probe's gate), by node id
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: lint findings' ids (error and warning level) by server name (--toolselect-lint)
+    lint: dict[str, list[str]] = field(default_factory=dict)
+    #: False when the file did not exist (this run records it)
+    existed: bool = True
+    #: per tools fingerprint, each offered tool's fingerprint by name (toolsdiff)
+    toolsets: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: per tool fingerprint, its bounded description (the system prompt's text)
+    descriptions: dict[str, str] = field(default_factory=dict)
+
+
+#: a baseline is written by the plugin, so it may be far larger than a hand-written file
+#: (about 600 bytes per case); past this it is refused before it is read
+MAX_BYTES = 256 * 1024 * 1024
+#: counts no run of the gate comes near; larger ones are hand edits or corruption
+MAX_REPS = 1_000_000
+_RESTORE = "restore it from version control, or delete it to record a new one"
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of two equal keys; in a baseline that hides a corrupted merge
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key)
+        out[key] = value
+    return out
+
+
+def load(path: Path) -> Baseline | None:
+    """The baseline at path, or None when there is no file yet.
+
+    A file that exists but cannot be read as a complete baseline is refused, never
+    re-recorded over: losing a team's baseline silently would un-gate every case.
+    """
+    from pytest_toolselect.spec.sourcemap import read_text
+
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise ToolselectError(f"cannot read the baseline: {e.strerror or e}", file=path,
+                              fix="check that it is a readable file") from None
+    try:
+        text = read_text(path, what="baseline", max_bytes=MAX_BYTES)
+    except ToolselectError as e:
+        # binary, not UTF-8, unreadable or huge: the same story as broken JSON
+        raise ToolselectError(f"{e.message}; it may be corrupted", file=path, line=e.line,
+                              fix=_RESTORE) from None
+    try:
+        # the C parser: a baseline of thousands of cases loads in milliseconds
+        data = json.loads(text, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as e:
+        msg = e.msg.removesuffix(" at")  # "Invalid control character at"
+        raise ToolselectError(
+            f"the baseline is not valid JSON ({msg} at line {e.lineno}, column {e.colno}); "
+            "it may be truncated or corrupted", file=path, fix=_RESTORE,
+        ) from None
+    except _DuplicateKey as e:
+        # the line-aware parser finds the same duplicate, with its line and place
+        raise _malformed(path, text, None, f"the key {e.args[0]!r} appears twice in one object",
+                         adopt=True) from None
+    except RecursionError:
+        # the line-aware parser stops at its depth cap, and says where
+        raise _malformed(path, text, None, "it is nested too deep", adopt=True) from None
+    _validate(data, path, text)
+    return Baseline(path=path, subject=data["subject"], cases=data["cases"],
+                    groups=data.get("groups", {}), lint=data.get("lint", {}),
+                    toolsets=data.get("toolsets", {}), descriptions=data.get("descriptions", {}))
+
+
+def _malformed(path: Path, text: str, where: tuple[str | int, ...] | None, message: str,
+               adopt: bool = False) -> ToolselectError:
+    """A malformed-baseline error at a JSON path, with its line, found by a second,
+    line-aware parse (slow, but only ever run on a broken file). With ``adopt``, the fault
+    is one that parse stops at too (a duplicate key, deep nesting): its message and line
+    are taken as they are more precise."""
+    from pytest_toolselect.spec.sourcemap import format_path, parse_text
+
+    line = None
+    try:
+        line = parse_text(text, file=str(path), json_syntax=True).line_of(where or ())
+    except ToolselectError as e:
+        line = e.line
+        if adopt:
+            where = None
+            message = e.message + (f" (at {e.place})" if e.place else "")
+    return ToolselectError(f"the baseline is malformed: {message}", file=path, line=line,
+                           place=format_path(where) if where else None, fix=_RESTORE)
+
+
+def _validate(data: Any, path: Path, text: str) -> None:
+    from importlib.resources import files
+
+    import jsonschema
+
+    schema = json.loads(files("pytest_toolselect").joinpath("schemas/toolselect_baseline.v1.json")
+                        .read_text())
+    if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
+        from pytest_toolselect.spec.sourcemap import describe
+
+        if not isinstance(data, dict):
+            found = f"its top is {describe(data)}, not a mapping"
+        elif "schema_version" not in data:
+            found = "it has no schema_version"
+        else:
+            found = f"its schema_version is {describe(data['schema_version'])}"
+        raise ToolselectError(
+            f"not a {SCHEMA_VERSION} file: {found}", file=path,
+            place="schema_version" if isinstance(data, dict) else "(top level)",
+            fix="point --toolselect-baseline at a baseline this plugin wrote",
+        )
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(schema).iter_errors(data))
+    if error is not None:
+        raise _malformed(path, text, tuple(error.absolute_path), error.message)
+    for nodeid, case in data["cases"].items():
+        # the schema cannot compare two items; the gate's statistics need passes <= reps
+        runs = [(("cases", nodeid), case["passes"], case["reps"])]
+        runs += [(("cases", nodeid, "history", i), p, r)
+                 for i, (p, r) in enumerate(case.get("history", ()))]
+        for where, passes, reps in runs:
+            if passes > reps:
+                raise _malformed(path, text, where, f"{passes} passes out of {reps} reps")
+            if reps > MAX_REPS:
+                raise _malformed(path, text, where, f"{reps} reps in one run (at most {MAX_REPS})")
+
+
+#: subject fields older baselines hold that no longer decide whose baseline it is: the
+#: config's system prompt is now gated per case (in each case's tools fingerprint)
+IGNORED_SUBJECT_FIELDS = frozenset({"system_hash"})
+
+
+def subject_mismatch(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+    """The subject fields that differ (empty: the baseline belongs to this run's subject)."""
+    keys = sorted((set(stored) | set(current)) - IGNORED_SUBJECT_FIELDS)
+    return [k for k in keys if stored.get(k) != current.get(k)]
+
+
+def entry(record: Mapping[str, Any], history: Iterable[Iterable[int]] | None = None) -> dict[str, Any]:
+    """A case's baseline entry from its run record (history: the runs kept, this one last)."""
+    runs = [[int(p), int(r)] for p, r in history] if history is not None else []
+    if not runs:
+        runs = [[record["passes"], record["reps"]]]
+    return {
+        "status": record["status"],
+        "passes": record["passes"],
+        "reps": record["reps"],
+        "first_tool": record["first_tool"],
+        "failing_checks": sorted(record["failing_checks"]),
+        "case_fingerprint": record["case_fingerprint"],
+        "tools_fingerprint": record["tools_fingerprint"],
+        "history": runs,
+    }
+
+
+def merged_history(old: Mapping[str, Any] | None, record: Mapping[str, Any],
+                   keep: int = DEFAULT_HISTORY) -> list[list[int]]:
+    """The runs to store for a case: the old entry's runs plus this one, the last `keep`.
+
+    The history restarts with this run when the case or what it was offered changed
+    (its case or tools fingerprint): passes of another question or other tool
+    descriptions say nothing about how marginal this one is.
+    """
+    from .evidence import fresh_run
+
+    if keep < 1:
+        raise ValueError(f"keep at least one run, got {keep}")
+    # only reps the model was really asked are evidence (a cache replay is not)
+    fresh = fresh_run(record)
+    this = [[int(p), int(r)] for p, r in [fresh]] if fresh is not None else []
+    # a fingerprint the entry does not hold (a hand-written entry) is not a change,
+    # as in the run record's case_changed and tools_changed
+    if old is None or any(old.get(k) not in (None, record.get(k))
+                          for k in ("case_fingerprint", "tools_fingerprint")):
+        # a first entry needs a run: a replayed one is the best evidence there is
+        return this or [[int(record["passes"]), int(record["reps"])]]
+    stored = old.get("history")
+    # an entry written before the history existed counts as its one run
+    runs = [[int(p), int(r)] for p, r in stored] if stored else [[int(old["passes"]),
+                                                                  int(old["reps"])]]
+    return [*runs, *this][-keep:]
+
+
+def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
+          old: Baseline | None, gone: Iterable[str] = (), *,
+          history: int = DEFAULT_HISTORY,
+          group_entries: Mapping[str, Mapping[str, Any]] | None = None,
+          lint_entries: Mapping[str, Iterable[str]] | None = None) -> dict[str, Any]:
+    """The new baseline document: this run's entries over the old ones.
+
+    Cases that errored or were not run keep their old entries (nothing lost);
+    cases known to be gone are dropped. A case run again keeps its last `history`
+    runs (merged_history), so a case that wobbles on main is known as marginal.
+    """
+    from .evidence import replayed
+
+    cases: dict[str, dict[str, Any]] = dict(old.cases) if old is not None else {}
+    for nodeid in gone:
+        cases.pop(nodeid, None)
+    records = list(records)
+    for rec in records:
+        if rec.get("status") is not None:
+            before = cases.get(rec["nodeid"])
+            if before is None and old is not None and rec.get("renamed_from"):
+                # a renamed case carries its old entry's history to its new key
+                before = old.cases.get(rec["renamed_from"])
+            if before is not None and replayed(rec) and not (rec.get("case_changed")
+                                                             or rec.get("tools_changed")):
+                cases[rec["nodeid"]] = dict(before)  # a replay is no new evidence
+                continue
+            cases[rec["nodeid"]] = entry(rec, merged_history(before, rec, history))
+    groups: dict[str, Any] = dict(old.groups) if old is not None else {}
+    groups.update(group_entries or {})
+    document: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "subject": dict(subject),
+        "cases": {k: cases[k] for k in sorted(cases)},
+    }
+    if groups:
+        document["groups"] = {k: dict(groups[k]) for k in sorted(groups)}
+    # a server linted this run replaces its entry; the others keep theirs
+    lint = dict(old.lint) if old is not None else {}
+    lint.update({s: sorted(ids) for s, ids in (lint_entries or {}).items()})
+    if lint:
+        document["lint"] = {k: lint[k] for k in sorted(lint)}
+    document.update(_tool_tables(document["cases"], records, old))
+    return document
+
+
+def _tool_tables(cases: Mapping[str, Mapping[str, Any]], records: Iterable[Mapping[str, Any]],
+                 old: Baseline | None) -> dict[str, Any]:
+    """The toolsets and descriptions the entries' tools fingerprints refer to (this run's
+    over the old file's), and nothing else: the file stays bounded and deterministic."""
+    toolsets = dict(old.toolsets) if old is not None else {}
+    texts = dict(old.descriptions) if old is not None else {}
+    for rec in records:
+        if rec.get("toolset") is not None:
+            toolsets[rec["tools_fingerprint"]] = rec["toolset"]
+        texts.update(rec.get("tool_texts") or {})
+    used = sorted({c["tools_fingerprint"] for c in cases.values() if c.get("tools_fingerprint")}
+                  & set(toolsets))
+    out: dict[str, Any] = {}
+    if used:
+        out["toolsets"] = {fp: dict(sorted(toolsets[fp].items())) for fp in used}
+        tool_fps = sorted({t for fp in used for t in toolsets[fp].values()} & set(texts))
+        out["descriptions"] = {t: texts[t] for t in tool_fps}
+    return out
+
+
+def write(path: Path, document: Mapping[str, Any]) -> None:
+    """Write atomically (see atomic.write_text): killed at any point, the file is either
+    the old baseline or the complete new one; two runs writing at once leave one of their
+    two documents; the file keeps the permissions it had."""
+    write_text(path, json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False) + "\n")

@@ -1,0 +1,85 @@
+"""What a run is evidence of, for a case's history: pure functions over run records.
+
+A rep answered from the response cache repeats an answer the model gave before; adding
+it to the history again would count one ask as several clean runs, and the next
+ordinary wobble would then look significant. A history restarted because what the case
+was offered changed is said in the summary, never done silently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pytest_toolselect.gate.rules import STILL_FAILING, Run, history_of
+
+
+def fresh_run(record: Mapping[str, Any]) -> Run | None:
+    """The (passes, reps) of the reps the model was really asked; None when the cache
+    answered every rep (the run is no new evidence)."""
+    cached = list(record.get("cached") or [])
+    if not any(cached):
+        return int(record["passes"]), int(record["reps"])
+    checks = list(record.get("checks") or [])
+    fresh = [i for i, hit in enumerate(cached) if not hit]
+    if not fresh or len(checks) != len(cached):
+        return None
+    passes = sum(1 for i in fresh if all(c["passed"] for c in checks[i]))
+    return passes, len(fresh)
+
+
+def replayed(record: Mapping[str, Any]) -> bool:
+    """Every rep of a scored case came from the response cache."""
+    return record.get("status") is not None and fresh_run(record) is None
+
+
+def dropped_from(verdict: str, base: Mapping[str, Any] | None) -> list[int] | None:
+    """For a case that fails every rep now, held on the baseline at times, and that the
+    rule does not call a regression (too little evidence): the baseline's pooled
+    [passes, reps]. None otherwise ("still failing" is then the truth)."""
+    if base is None or verdict != STILL_FAILING:
+        return None
+    runs = history_of(base)
+    passes, reps = sum(p for p, _ in runs), sum(r for _, r in runs)
+    return [passes, reps] if passes else None
+
+
+#: the report section (and count) of a case dropped_from gives: not "still failing"
+DROPPED = "dropped_not_significant"
+
+
+def section(case: Mapping[str, Any]) -> str:
+    """The report section of a record or results case: its verdict, or DROPPED."""
+    if case["verdict"] == STILL_FAILING and case.get("dropped_from"):
+        return DROPPED
+    return str(case["verdict"])
+
+
+def dropped_label(held: Iterable[int]) -> str:
+    passes, reps = held
+    return f"dropped, not significant: held {passes}/{reps} on the baseline"
+
+
+def history_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """What an update did to the histories: cases restarted (and why), replays not counted."""
+    tools = case = cached = 0
+    for rec in records:
+        if rec.get("status") is None:
+            continue
+        if rec.get("case_changed"):
+            case += 1
+        elif rec.get("tools_changed"):
+            tools += 1
+        elif replayed(rec) and rec.get("in_baseline"):
+            # a new case is recorded from its replayed run: an entry needs one
+            cached += 1
+    out = []
+    if tools or case:
+        why = [f"{n} because {what} changed" for n, what in (
+            (tools, "the tools offered or the system prompt"), (case, "the case itself")) if n]
+        out.append(f"history: restarted for {tools + case} case{'' if tools + case == 1 else 's'} "
+                   f"({'; '.join(why)}): their earlier runs were of another question or other tools")
+    if cached:
+        out.append(f"history: {cached} case{'' if cached == 1 else 's'} answered from the response "
+                   "cache added no run (a replayed answer is not new evidence)")
+    return out

@@ -1,0 +1,253 @@
+"""The gate: a case's status over reps, and its verdict against the baseline.
+
+Only a case that held on the baseline and no longer holds blocks (a
+regression). Repeated runs of a real model move marginal cases back and
+forth, so a gate on the total or on every failure would block on noise.
+
+Which drops count as a regression is a named *rule* over the case's stored
+history (the last K runs on main, see baseline.build): a case that always held
+blocks on a clean break (every rep fails now); a case known to wobble blocks
+only on strong statistical evidence. The default rule is the one the simulation
+in benchmarks/gate_validity.py chose (figures in docs/gate.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+# the names and defaults are data the options table shows too; re-exported as gate.<name>
+from pytest_toolselect.spec.rules import DEFAULT_HISTORY as DEFAULT_HISTORY
+from pytest_toolselect.spec.rules import DEFAULT_RULE
+from pytest_toolselect.spec.rules import RULE_NAMES as RULE_NAMES
+from pytest_toolselect.spec.rules import rule_problem as rule_problem
+
+HELD, FLAKY, FAILING = "held", "flaky", "failing"
+
+# verdicts
+REGRESSION = "regression"
+FIXED = "fixed"
+NEW = "new"
+NEW_FAILING = "new_failing"
+STILL_FAILING = "still_failing"
+ERROR = "error"
+#: not run: the cost cap stopped new calls
+SKIPPED = "skipped"
+#: without any baseline a case is an ordinary test
+PASSED, FAILED = "passed", "failed"
+
+VERDICT_ORDER = (REGRESSION, FAILED, ERROR, SKIPPED, FIXED, NEW_FAILING, STILL_FAILING, FLAKY, NEW,
+                 HELD, PASSED)
+
+#: one stored run of a case: (passes, reps)
+Run = tuple[int, int]
+
+
+def status_of(passes: int, reps: int) -> str:
+    if passes >= reps:
+        return HELD
+    if passes == 0:
+        return FAILING
+    return FLAKY
+
+
+# -- rules ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A way to decide, from a case's history and this run, that it regressed."""
+
+    name: str
+    summary: str
+    #: (history oldest first, passes now, reps now) -> blocks; only asked when not all reps passed
+    regressed: Callable[[Sequence[Run], int, int], bool]
+
+
+def history_of(base: Mapping[str, Any]) -> list[Run]:
+    """A baseline entry's stored runs, oldest first.
+
+    Entries written before the history existed hold one run (their passes and reps);
+    the oldest test fixtures hold only a status, read as one rep.
+    """
+    stored = base.get("history")
+    if stored:
+        return [(int(p), int(r)) for p, r in stored]
+    if "passes" in base and "reps" in base:
+        return [(int(base["passes"]), int(base["reps"]))]
+    return [(1, 1)] if base.get("status") == HELD else [(0, 1)]
+
+
+def _pooled(history: Iterable[Run]) -> Run:
+    runs = list(history)
+    return sum(p for p, _ in runs), sum(r for _, r in runs)
+
+
+def always_held(history: Sequence[Run]) -> bool:
+    """Every stored rep of every stored run passed: nothing marks the case as marginal."""
+    return bool(history) and all(p >= r for p, r in history)
+
+
+def clean_break(history: Sequence[Run], passes: int, reps: int) -> bool:
+    """A case that always held now fails every rep."""
+    return passes == 0 and reps > 0 and always_held(history)
+
+
+def _legacy(history: Sequence[Run], passes: int, reps: int) -> bool:
+    # the gate before the history: held on the last baseline run, fails every rep now
+    p, r = history[-1]
+    return passes == 0 and p >= r
+
+
+def _exact(alpha: float) -> Callable[[Sequence[Run], int, int], bool]:
+    def regressed(history: Sequence[Run], passes: int, reps: int) -> bool:
+        if clean_break(history, passes, reps):
+            return True
+        from .stats import exact_drop_p
+
+        return exact_drop_p(*_pooled(history), passes, reps) <= alpha
+
+    return regressed
+
+
+def _posterior(level: float) -> Callable[[Sequence[Run], int, int], bool]:
+    def regressed(history: Sequence[Run], passes: int, reps: int) -> bool:
+        if clean_break(history, passes, reps):
+            return True
+        from .stats import posterior_no_drop
+
+        return posterior_no_drop(*_pooled(history), passes, reps) <= 1 - level
+
+    return regressed
+
+
+RULES: dict[str, Rule] = {r.name: r for r in (
+    Rule("legacy", "held on the last baseline run, every rep fails now (history ignored)", _legacy),
+    Rule("clean-break", "every stored rep held, every rep fails now; a known-marginal case never "
+         "blocks", clean_break),
+    Rule("fisher-0.05", "clean break, or a one-sided Fisher exact test of history vs now, p <= 0.05",
+         _exact(0.05)),
+    Rule("fisher-0.01", "clean break, or a one-sided Fisher exact test of history vs now, p <= 0.01",
+         _exact(0.01)),
+    Rule("fisher-0.005", "clean break, or a one-sided Fisher exact test of history vs now, "
+         "p <= 0.005", _exact(0.005)),
+    Rule("fisher-0.001", "clean break, or a one-sided Fisher exact test of history vs now, "
+         "p <= 0.001", _exact(0.001)),
+    Rule("beta-0.99", "clean break, or P(rate dropped | data) >= 0.99 with Beta(1,1) priors",
+         _posterior(0.99)),
+    Rule("beta-0.995", "clean break, or P(rate dropped | data) >= 0.995 with Beta(1,1) priors",
+         _posterior(0.995)),
+    Rule("beta-0.999", "clean break, or P(rate dropped | data) >= 0.999 with Beta(1,1) priors",
+         _posterior(0.999)),
+)}
+
+
+
+def get_rule(name: str | Rule) -> Rule:
+    if isinstance(name, Rule):
+        return name
+    try:
+        return RULES[name]
+    except KeyError:
+        raise ValueError(f"unknown gate rule {name!r}; valid rules: {', '.join(RULES)}") from None
+
+
+# -- verdicts -------------------------------------------------------------------------------------
+
+
+def classify(passes: int, reps: int, base: Mapping[str, Any] | None, *, have_baseline: bool,
+             rule: str | Rule = DEFAULT_RULE) -> str:
+    """The verdict of one case from its passes over reps now and its baseline entry (if any)."""
+    status = status_of(passes, reps)
+    if not have_baseline:
+        if status == FLAKY:
+            return FLAKY
+        return PASSED if status == HELD else FAILED
+    if base is None:
+        if status == FLAKY:
+            return FLAKY
+        return NEW if status == HELD else NEW_FAILING
+    if status == HELD:
+        return FIXED if base.get("status") == FAILING else HELD
+    if get_rule(rule).regressed(history_of(base), passes, reps):
+        return REGRESSION
+    if status == FLAKY:
+        # reps disagree within this run and the rule does not call it a regression
+        return FLAKY
+    # every rep fails now, and the history says the case failed on the baseline too
+    # (or the rule wants stronger evidence than a known-marginal case gives)
+    return STILL_FAILING
+
+
+def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: bool,
+                   accept_regressions: bool) -> str:
+    """How a verdict shows in pytest: 'passed', 'failed', 'xfailed' or 'warned' (passed + warning)."""
+    if verdict in (HELD, PASSED, NEW, FIXED):
+        return "passed"
+    if verdict == FLAKY:
+        return "failed" if fail_on_flaky else "warned"
+    if verdict == FAILED:
+        return "failed"
+    if verdict == REGRESSION:
+        return "xfailed" if accept_regressions else "failed"
+    if verdict == STILL_FAILING:
+        return "failed" if fail_on_still_failing else "xfailed"
+    if verdict == NEW_FAILING:
+        return "xfailed"
+    raise ValueError(f"no pytest outcome for verdict {verdict!r}")
+
+
+# -- the whole suite ------------------------------------------------------------------------------
+
+
+def suite_change(records: Iterable[Mapping[str, Any]], base_cases: Mapping[str, Mapping[str, Any]],
+                 *, fail_on_drop: bool = False) -> dict[str, Any] | None:
+    """The share of cases held now against the baseline, with a Newcombe 95% interval.
+
+    Only cases scored now *and* in the baseline are compared, so a new or errored case
+    does not move the rate. The two shares come from the same cases, so treating them as
+    independent (as Newcombe's method 10 does) makes the interval wider, never narrower:
+    the check can only err towards not blocking. None when nothing can be compared.
+    """
+    from .stats import newcombe_diff
+
+    now_held = base_held = n = 0
+    for rec in records:
+        base = base_cases.get(rec["nodeid"])
+        if rec.get("status") is None or base is None:
+            continue
+        n += 1
+        now_held += rec["status"] == HELD
+        base_held += base.get("status") == HELD
+    if n == 0:
+        return None
+    change, low, high = newcombe_diff(now_held, n, base_held, n)
+    dropped = high < 0
+    return {
+        "cases": n,
+        "held_now": now_held,
+        "held_baseline": base_held,
+        "rate_now": now_held / n,
+        "rate_baseline": base_held / n,
+        "change": change,
+        "low": low,
+        "high": high,
+        "level": 0.95,
+        "method": "newcombe-hybrid-score",
+        # the whole interval below zero: the suite as a whole got worse, beyond noise
+        "dropped": dropped,
+        "blocks": fail_on_drop and dropped,
+    }
+
+
+def suite_line(suite: Mapping[str, Any]) -> str:
+    """One line for the terminal summary (and any other text report)."""
+    line = (f"suite: {suite['rate_now']:.1%} held vs {suite['rate_baseline']:.1%} on the baseline, "
+            f"change {suite['change'] * 100:+.1f} pts [{suite['low'] * 100:+.1f}, "
+            f"{suite['high'] * 100:+.1f}] (Newcombe 95%, {suite['cases']} cases)")
+    if suite.get("blocks"):
+        line += "; blocks: the whole interval is below 0 (--toolselect-fail-on-suite-drop)"
+    elif suite.get("dropped"):
+        line += "; below 0 beyond noise (blocks only with --toolselect-fail-on-suite-drop)"
+    return line

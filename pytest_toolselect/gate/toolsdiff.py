@@ -1,0 +1,128 @@
+"""What changed in the tools a case is offered since the baseline: pure functions.
+
+A baseline keeps, per tools fingerprint, the fingerprint of each tool offered (the
+system prompt among them) and, bounded, each tool's description. A run whose tools
+fingerprint moved can then name the tools added, removed or changed, with a short
+word-level diff of a changed description: what a reviewer needs first.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.tools import Tool
+
+#: the system prompt's name among the tools (brackets and spaces make it no valid MCP
+#: tool name, so it never clashes with one)
+SYSTEM = "(system prompt)"
+#: characters of a description a baseline keeps per tool (a diff is shown from these)
+TEXT_LIMIT = 2_000
+#: characters of one word diff shown in a report
+DIFF_LIMIT = 400
+#: unchanged words kept around each change
+CONTEXT = 3
+
+
+def _fingerprint(data: Any) -> str:
+    from pytest_toolselect.gate.baseline import fingerprint
+
+    return fingerprint(data)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tool_fingerprint(tool: Tool) -> str:
+    # the same servers offer the same Tool objects to case after case: hash each once
+    return _fingerprint(tool.to_dict())
+
+
+def toolset(tools: Sequence[Tool], system: str | None) -> dict[str, str]:
+    """Each offered tool's fingerprint by name, the system prompt as SYSTEM (read only:
+    cases offered the same tools share one mapping)."""
+    return _toolset(tuple(tools), system)
+
+
+@functools.lru_cache(maxsize=256)
+def _toolset(tools: tuple[Tool, ...], system: str | None) -> dict[str, str]:
+    out = {t.name: _tool_fingerprint(t) for t in tools}
+    if system is not None:
+        out[SYSTEM] = _fingerprint(system)
+    return dict(sorted(out.items()))
+
+
+def texts(tools: Sequence[Tool], system: str | None, skip: Collection[str] = (),
+          secrets: Sequence[str] = ()) -> dict[str, str]:
+    """The bounded text of each tool (its description; the system prompt's own text), by
+    the tool's fingerprint, but those in skip. A key-shaped string or a server's declared
+    secret is masked: the text is written to the baseline and shown in reports."""
+    if skip and all(fp in skip for fp in toolset(tools, system).values()):
+        return {}  # the common case: every text already travelled
+    from pytest_toolselect.providers.secrets import redact
+
+    named = [(_tool_fingerprint(t), t.description) for t in tools]
+    if system is not None:
+        named.append((_fingerprint(system), system))
+    return {fp: redact(text[:TEXT_LIMIT], secrets) for fp, text in named if fp not in skip}
+
+
+def word_diff(before: str, after: str, limit: int = DIFF_LIMIT) -> str:
+    """The words removed ``[-...-]`` and added ``{+...+}``, with a little context."""
+    a, b = before.split(), after.split()
+    ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    parts: list[str] = []
+    for n, (op, i1, i2, j1, j2) in enumerate(ops):
+        if op == "equal":
+            words = a[i1:i2]
+            head = words[:CONTEXT] if n > 0 else []
+            tail = words[-CONTEXT:] if n < len(ops) - 1 else []
+            if len(words) > len(head) + len(tail):
+                parts += [*head, "…", *tail]
+            else:
+                parts += words
+            continue
+        if i2 > i1:
+            parts.append("[-" + " ".join(a[i1:i2]) + "-]")
+        if j2 > j1:
+            parts.append("{+" + " ".join(b[j1:j2]) + "+}")
+    text = " ".join(parts)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def diff(old_set: Mapping[str, str], new_set: Mapping[str, str], old_texts: Mapping[str, str],
+         new_texts: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The tools added, removed or changed from old_set to new_set, by name.
+
+    A changed tool carries a word diff of its text when both texts are known; when the
+    kept texts are equal, what changed is the input schema (or text past TEXT_LIMIT).
+    """
+    changes: list[dict[str, Any]] = []
+    for name in sorted(set(old_set) | set(new_set)):
+        before, after = old_set.get(name), new_set.get(name)
+        if before == after:
+            continue
+        if before is None or after is None:
+            changes.append({"tool": name, "change": "added" if before is None else "removed",
+                            "diff": None})
+            continue
+        old_text, new_text = old_texts.get(before), new_texts.get(after)
+        shown = None
+        if old_text is not None and new_text is not None:
+            shown = (word_diff(old_text, new_text) if old_text != new_text else
+                     f"same text in its first {TEXT_LIMIT:,} characters: the input schema or "
+                     "later text changed")
+        changes.append({"tool": name, "change": "changed", "diff": shown})
+    return changes
+
+
+def lines(changes: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per change, for any report (each renderer escapes it its own way)."""
+    out = []
+    for c in changes:
+        line = f"{c['change']} {c['tool']}"
+        if c.get("diff"):
+            line += f": {c['diff']}"
+        out.append(line)
+    return out

@@ -1,0 +1,238 @@
+"""pytest hooks: thin, each hands off to the run session.
+
+Importing this module must stay cheap (it loads in every pytest run of every
+user): nothing here imports yaml, jsonschema, mcp, numpy or a model SDK.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Generator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.report.printable import printable
+from pytest_toolselect.run.records import DECORATED_CASE
+from pytest_toolselect.run.session import RUN_SESSION, RunSession
+from pytest_toolselect.spec.errors import ToolselectError
+
+from .options import add_options
+from .verdict import CASE, ORDER, RECORD, CaseFailed, conclude_case, setup_case
+
+CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
+#: tool_preference_groups.v1 files (kept in step with groups.GROUPS_FILE_SUFFIXES)
+GROUPS_SUFFIXES = (".groups.json", ".groups.yaml", ".groups.yml")
+COLLECTED_KEY = "toolselect_collected"
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    add_options(parser)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "toolselect_case(**fields): this test is a tool-selection case (see @case)"
+    )
+    session = RunSession(config)
+    config.stash[RUN_SESSION] = session
+    config.pluginmanager.register(SessionHooks(session), "toolselect-session")
+    config.addinivalue_line("markers", "toolselect_lint: a --toolselect-lint item (one per server)")
+    if session.in_use():
+        session.check_setup()
+        if session.flag("lint"):
+            from pytest_toolselect.plugin.lint_items import LintHooks
+
+            config.pluginmanager.register(LintHooks(session), "toolselect-lint")
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name.endswith(CASE_SUFFIXES):
+        from .collect import CaseFile
+
+        return CaseFile.from_parent(parent, path=file_path)
+    if file_path.name.endswith(GROUPS_SUFFIXES) and _declares_groups(file_path):
+        from .collect import GroupsFile
+
+        return GroupsFile.from_parent(parent, path=file_path)
+    return None
+
+
+def _declares_groups(path: Path) -> bool:
+    """A *.groups.json may be anybody's file: collect only those that say they are groups.
+
+    Any version counts (``tool_preference_groups.v2``, a typo in the digit): the loader
+    then refuses it with a clear error instead of the file being passed over in silence.
+    """
+    try:
+        with path.open("rb") as fh:
+            return b"tool_preference_groups" in fh.read(4096)
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def toolselect_result(request: pytest.FixtureRequest) -> Any:
+    """The decorated case's run: turns, scores and calls per rep, for extra assertions."""
+    from .decorator import case_from_item
+
+    item = request.node
+    case = case_from_item(item)
+    item.stash[CASE] = case
+    return setup_case(item, case)
+
+
+def _is_case(item: pytest.Item) -> bool:
+    from .collect import CaseItem
+
+    return isinstance(item, CaseItem) or item.get_closest_marker("toolselect_case") is not None
+
+
+class SessionHooks:
+    """The hooks that need the run session; registered per pytest config."""
+
+    def __init__(self, session: RunSession) -> None:
+        self.session = session
+
+    def pytest_report_header(self) -> str | None:
+        return self.session.model_line() if self.session.in_use() else None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        from .collect import label_item
+        from .decorator import case_from_item
+
+        cases = [i for i in items if _is_case(i)]
+        for item in cases:
+            if item.get_closest_marker("toolselect_case") is not None:
+                # a bad case is reported as the item's error when it runs
+                with contextlib.suppress(ToolselectError):
+                    case = case_from_item(item)
+                    item.stash[DECORATED_CASE] = case  # the run reads it; it reads no marker
+                    label_item(item, case)
+        # before -k/-m deselect: these are the cases that exist
+        self.session.collected.update(i.nodeid for i in cases)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # the final order is the report's order, identical on every xdist worker
+        for index, item in enumerate(session.items):
+            item.stash[ORDER] = index
+        if self.session.flag("dry_run") and not self.session.is_worker:
+            self.session.dry_run(session.items)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        result = yield
+        case = item.stash.get(CASE, None)
+        if case is not None:
+            conclude_case(item, case)
+        return result
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item,
+                                  call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        report = yield
+        rec = item.stash.get(RECORD, None)
+        if rec is not None and (call.when == "call" or (call.when == "setup" and not report.passed)):
+            # plain JSON data on the report travels to the xdist controller with it
+            report.toolselect = rec
+        if call.excinfo is not None and isinstance(call.excinfo.value, (CaseFailed, ToolselectError)):
+            # the message is the whole story; a traceback through the plugin adds nothing
+            report.longrepr = printable(str(call.excinfo.value))
+        elif report.skipped and rec is not None and rec["verdict"] == gate.SKIPPED:
+            # point the skip at the case, not at the plugin line that skipped it
+            reason = call.excinfo.value.msg if call.excinfo is not None else rec.get("error")
+            report.longrepr = (str(item.path), (item.location[1] or 0) + 1, printable(f"Skipped: {reason}"))
+        return report
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        rec = getattr(report, "toolselect", None)
+        if isinstance(rec, dict):
+            self.session.add_record(rec)
+        # after pytest's own hook has counted the failure: -x / --maxfail stop new calls now
+        pytest_session = self.session.pytest_session
+        if pytest_session is not None and (pytest_session.shouldfail or pytest_session.shouldstop):
+            self.session.stop_calls()
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session.pytest_session = session
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        # only for plain `-n` (dist load) in a run that uses toolselect: keep each worker's
+        # queue about twice its call concurrency deep so its calls can run ahead
+        if config.getvalue("dist") != "load" or not self.session.in_use():
+            return None
+        from .xdist_schedule import DeepLoadScheduling
+
+        return DeepLoadScheduling(config, log, depth=2 * int(self.session.option("concurrency").value))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        self.session.collected.update(node.workeroutput.get(COLLECTED_KEY, []))
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        # Ctrl-C, -x or the end: nothing queued may still start
+        self.session.close_calls()
+        if self.session.is_worker:
+            session.config.workeroutput[COLLECTED_KEY] = sorted(self.session.collected)  # type: ignore[attr-defined]
+            return
+        self.session.finish(session.config.args)
+        if self.session.probe_blocks() and session.exitstatus == 0:
+            session.exitstatus = 1
+        if self.session.cost_capped() and session.exitstatus in (0, 1):
+            # calls were left unmade: the run is incomplete, whatever it found
+            session.exitstatus = 2
+        suite = self.session.suite() if session.exitstatus == 0 and self.session.records else None
+        if suite is not None and suite["blocks"]:
+            # --toolselect-fail-on-suite-drop: every case passed, but the suite as a whole fell
+            session.exitstatus = 1
+        self.session.write_reports(int(session.exitstatus))
+        if self.session.report_problems and session.exitstatus == 0:
+            session.exitstatus = 1  # a report CI expects is missing
+
+    def pytest_unconfigure(self) -> None:
+        # discovery is cached for one run; a run in the same process (pytester, an IDE)
+        # must see servers and tools files as they are now
+        servers = sys.modules.get("pytest_toolselect.discovery.servers")
+        if servers is not None:
+            servers.clear_cache()
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        run = self.session
+        if run.is_worker:
+            return
+        if run.dry_run_lines:
+            terminalreporter.section("toolselect dry run")
+            for line in run.dry_run_lines:
+                terminalreporter.write_line(printable(line))
+            return
+        if run.records or (run.baseline_written and not run.group_records):
+            from pytest_toolselect.report.terminal import lines, summarize
+
+            terminalreporter.section("toolselect")
+            for line in lines(summarize(run.summary_input())):
+                terminalreporter.write_line(printable(line))
+        if run.group_records:
+            terminalreporter.section("toolselect preference probe")
+            for line in run.probe_lines():
+                terminalreporter.write_line(printable(line))
+        for problem in run.report_problems:
+            terminalreporter.write_line(printable(f"toolselect: {problem}"), red=True)
+
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        # a dry run counts the calls and makes none
+        return True if self.session.flag("dry_run") else None

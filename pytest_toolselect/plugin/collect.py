@@ -1,0 +1,132 @@
+"""pytest collection: case files become a File node with one CaseItem per case."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_toolselect.report.printable import printable
+from pytest_toolselect.run.session import RUN_SESSION
+from pytest_toolselect.spec.errors import ToolselectError
+
+from . import gate
+from .verdict import ORDER, RECORD, CaseFailed, conclude_case, setup_case
+
+if TYPE_CHECKING:
+    from _pytest._code.code import ExceptionInfo, TerminalRepr
+
+    from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.spec.groups import Group
+
+
+def label_item(item: pytest.Item, case: Case) -> None:
+    """category, intent and tags select with -k and (registered) -m markers."""
+    add_labels(item, (case.category, case.intent, *case.tags))
+
+
+def add_labels(item: pytest.Item, labels: Iterable[str | None]) -> None:
+    for label in labels:
+        if label:
+            item.config.addinivalue_line("markers", f"{label}: toolselect label")
+            item.add_marker(label)
+            item.extra_keyword_matches.add(label)
+
+
+class _PlainErrors:
+    """The plugin's own errors show as their message: a traceback through it adds nothing."""
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException],
+                     style: Any = None) -> str | TerminalRepr:
+        # an xfail's long report is thrown away by pytest: building its traceback (which
+        # parses the source of the plugin's modules) only costs time
+        if isinstance(excinfo.value, (CaseFailed, ToolselectError, pytest.xfail.Exception)):
+            return printable(str(excinfo.value))
+        return super().repr_failure(excinfo)  # type: ignore[misc, no-any-return]
+
+
+class CaseFile(_PlainErrors, pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        from pytest_toolselect.scoring.contradictions import load_case_file
+
+        session = self.config.stash[RUN_SESSION]
+        case_file = load_case_file(self.path, session.config.identifiers)
+        for case in case_file.cases:
+            yield CaseItem.from_parent(self, name=case.id, case=case)
+
+
+
+class CaseItem(_PlainErrors, pytest.Item):
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        label_item(self, case)
+
+    def setup(self) -> None:
+        setup_case(self, self.case)
+
+    def runtest(self) -> None:
+        conclude_case(self, self.case)
+
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        line = self.case.line - 1 if self.case.line else None
+        return self.path, line, f"toolselect case {self.case.id}"
+
+
+class GroupsFile(_PlainErrors, pytest.File):
+    """A tool_preference_groups.v1 file: one GroupItem per group."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from pytest_toolselect.spec.groups import load_groups_file
+
+        for group in load_groups_file(self.path):
+            yield GroupItem.from_parent(self, name=group.id, group=group)
+
+
+
+class GroupItem(_PlainErrors, pytest.Item):
+    """A preference group: all its cells x reps; fails only when a control starts over-calling."""
+
+    def __init__(self, *, group: Group, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.group = group
+        add_labels(self, ("preference", "control" if group.is_control else "pair", group.domain))
+
+    def setup(self) -> None:
+        from pytest_toolselect.run.probe_items import group_record
+
+        session = self.config.stash[RUN_SESSION]
+        session.prefetch(self)
+        calls = session.runner.result(self.nodeid, lambda: _group_job(session, self.group))
+        base = session.baseline_group(self.nodeid)
+        rec = group_record(self.nodeid, self.stash.get(ORDER, 0), self.path, self.group, calls, base)
+        self.stash[RECORD] = rec
+        if calls and all(c.get("skipped") for c in calls):
+            rec["verdict"] = gate.SKIPPED
+            pytest.skip(str(calls[0].get("error") or "cost cap reached"))
+        if calls and not rec["entry"]:
+            rec["verdict"] = gate.ERROR
+            errors = [c["error"] for c in calls if c.get("error")]
+            raise ToolselectError(f"no call of group {self.group.id} was scored "
+                                  f"({len(errors)} errors); first: {errors[0] if errors else '?'}")
+
+    def runtest(self) -> None:
+        from pytest_toolselect.run.probe_items import regression_text
+
+        rec = self.stash[RECORD]
+        session = self.config.stash[RUN_SESSION]
+        if rec["verdict"] == "regression" and not session.flag("update_baseline"):
+            raise CaseFailed(regression_text(rec, session.baseline_group(self.nodeid)))
+
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        line = self.group.line - 1 if self.group.line else None
+        return self.path, line, f"toolselect group {self.group.id}"
+
+
+def _group_job(session: Any, group: Group) -> Any:
+    from pytest_toolselect.run.probe_items import group_job
+
+    return group_job(session.runner, group)

@@ -1,0 +1,168 @@
+"""``--toolselect-lint``: one pytest item per server, gated against the baseline like cases.
+
+An item fails on the error-level findings about its server that the baseline does not
+hold; findings it holds are known (xfailed, as a still-failing case is). Its findings
+travel on the test report as plain data, so the xdist controller records them in the
+baseline (under "lint", by server name and finding id) and in the reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_toolselect.lint.findings import ERROR, INFO, Finding
+from pytest_toolselect.report.printable import printable
+from pytest_toolselect.run.session import RunSession, case_of
+from pytest_toolselect.spec.errors import ToolselectError
+
+if TYPE_CHECKING:
+    from _pytest._code.code import ExceptionInfo, TerminalRepr
+
+    from pytest_toolselect.lint.run import LintReport
+    from pytest_toolselect.spec.cases import Case
+
+#: the finding data an item hands the controller
+LINT_RECORD = pytest.StashKey[dict[str, Any]]()
+ITEM_PREFIX = "toolselect-lint"
+
+
+class LintFailed(AssertionError):
+    """New error-level findings on a server; the text is the whole story."""
+
+
+def stored_ids(findings: Sequence[Finding]) -> list[str]:
+    """What the baseline keeps of a server's findings: every id but the informational."""
+    return sorted({f.id for f in findings if f.severity != INFO})
+
+
+def new_errors(findings: Sequence[Finding], known: Sequence[str] | None) -> list[Finding]:
+    """Error-level findings the baseline does not hold (None: no baseline, all are new)."""
+    held = set(known or ())
+    return [f for f in findings if f.severity == ERROR and f.id not in held]
+
+
+class LintItem(pytest.Item):
+    def __init__(self, *, server: str, hooks: LintHooks, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.server = server
+        self.hooks = hooks
+        self.add_marker("toolselect_lint")
+
+    def setup(self) -> None:
+        # a server that cannot give its tools is an error of its own item, as for cases
+        failed = self.hooks.failed(self.server)
+        if failed is not None:
+            raise failed.with_traceback(None) from None
+
+    def runtest(self) -> None:
+        session = self.hooks.session
+        report = self.hooks.report()
+        findings = report.for_server(self.server)
+        base = session.baseline
+        known = base.lint.get(self.server) if base is not None else None
+        new = new_errors(findings, known)
+        blocks = bool(new) and (base is not None or not session.have_baseline)
+        self.stash[LINT_RECORD] = {
+            "server": self.server, "entry": stored_ids(findings),
+            "findings": [f.to_dict() for f in findings], "new": [f.id for f in new] if blocks else [],
+            "tools": list(report.servers.get(self.server, ())),
+            "coverage": report.coverage.get(self.server), "heatmap": report.heatmap(),
+            "threshold": report.threshold}
+        errors = [f for f in findings if f.severity == ERROR]
+        if blocks:
+            raise LintFailed(_explain(self.server, new, base is not None))
+        if errors:
+            why = "held by the baseline" if base is not None else "recorded in the new baseline"
+            pytest.xfail(f"{len(errors)} error-level lint finding(s) on {self.server}, {why}")
+
+    def repr_failure(self, excinfo: ExceptionInfo[BaseException],
+                     style: Any = None) -> str | TerminalRepr:
+        if isinstance(excinfo.value, (LintFailed, ToolselectError)):
+            return printable(str(excinfo.value))
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.hooks.session.config.path or self.path, None, f"toolselect lint {self.server}"
+
+
+def _explain(server: str, new: Sequence[Finding], against_baseline: bool) -> str:
+    head = (f"{len(new)} new error-level lint finding(s) on server {server!r}"
+            + (" (not in the baseline)" if against_baseline else ""))
+    lines = [head]
+    for f in new:
+        lines += [f"  {f.rule} [{', '.join(f.tools)}]: {f.message}", f"    fix: {f.fix}"]
+    return "\n".join(lines)
+
+
+class LintHooks:
+    """Adds the lint items and gathers their findings; registered by the plugin per config."""
+
+    def __init__(self, session: RunSession) -> None:
+        self.session = session
+        self._cases: list[Case] = []
+        self._report: LintReport | None = None
+        #: servers that could not give their tools: the error of each
+        self._failed: dict[str, ToolselectError] = {}
+
+    def failed(self, server: str) -> ToolselectError | None:
+        self.report()
+        return self._failed.get(server)
+
+    def report(self) -> LintReport:
+        """The lint of every configured server that gives its tools, once per process."""
+        if self._report is None:
+            self._report = self._lint()
+        return self._report
+
+    def _lint(self) -> LintReport:
+        from pytest_toolselect.lint.run import discover_all, lint, toolset_of
+
+        config = self.session.config
+        timeout = float(self.session.option("discovery_timeout").value)
+        tools: dict[str, tuple[Any, ...]] = {}
+        for name in config.servers:
+            try:
+                tools.update(discover_all(config, timeout, only=[name]))
+            except ToolselectError as e:
+                self._failed[name] = e
+        toolset = toolset_of(config, tools, self._cases, str(self.session.model.value))
+        return lint(toolset, config.identifiers)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
+        # every collected case counts for coverage, before -k or -m deselect some
+        self._cases = [c for c in (case_of(i) for i in items) if c is not None]
+        names = list(self.session.config.servers)
+        lint_items = [LintItem.from_parent(session, name=f"{ITEM_PREFIX}[{name}]", server=name,
+                                           hooks=self) for name in names]
+        items[:0] = lint_items
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item,
+                                  call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        report = yield
+        rec = item.stash.get(LINT_RECORD, None)
+        if rec is not None and call.when == "call":
+            report.toolselect_lint = rec
+        return report
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        rec = getattr(report, "toolselect_lint", None)
+        if isinstance(rec, dict):
+            self.session.lint_records[str(rec["server"])] = rec
+
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.session.is_worker or not self.session.lint_records:
+            return
+        from pytest_toolselect.lint.render import counts_line
+
+        terminalreporter.section("toolselect lint")
+        for server, rec in sorted(self.session.lint_records.items()):
+            terminalreporter.write_line(printable(
+                f"{server}: {counts_line(rec['findings'])}; {len(rec['new'])} new"))
+

@@ -1,0 +1,95 @@
+"""Running one case inside a pytest item and turning its verdict into a pytest outcome.
+
+Shared by case-file items and decorated test functions: the model is asked in
+the setup phase (so a provider or server failure is a pytest *error*, never a
+pass or a failure) and the verdict is applied in the call phase.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_toolselect.report.printable import printable
+from pytest_toolselect.run.records import CaseRun
+from pytest_toolselect.run.session import RUN_SESSION
+from pytest_toolselect.spec.errors import ToolselectError
+
+from . import gate
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.cases import Case
+
+ORDER = pytest.StashKey[int]()
+RUN = pytest.StashKey[CaseRun]()
+RECORD = pytest.StashKey[dict[str, Any]]()
+#: a decorated test's case, set by the toolselect_result fixture
+CASE = pytest.StashKey["Case"]()
+
+
+class CaseFailed(AssertionError):
+    """A case's verdict fails the item; its text is the whole explanation."""
+
+
+class ToolselectFlakyWarning(UserWarning):
+    """A case whose reps disagree: reported, not blocking unless asked."""
+
+
+def setup_case(item: pytest.Item, case: Case) -> CaseRun:
+    """Ask the model for the case; on failure record an error entry and re-raise."""
+    from pytest_toolselect.run.budget import CostCapReached
+
+    session = item.config.stash[RUN_SESSION]
+    session.prefetch(item)
+    try:
+        run = session.run_case(item.nodeid, case)
+    except CostCapReached as e:
+        item.stash[RECORD] = session.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
+                                            error=str(e), verdict=gate.SKIPPED)
+        pytest.skip(str(e))
+    except ToolselectError as e:
+        item.stash[RECORD] = session.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
+                                            error=str(e))
+        # The message is the report (plugin.py replaces the longrepr with it), but pytest
+        # formats the traceback of a setup error first, chained causes included: through
+        # anyio and the mcp SDK that costs about a second of CPU per item of a dead server.
+        raise e.with_traceback(None) from None
+    except Exception as e:
+        item.stash[RECORD] = session.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
+                                            error=f"{type(e).__name__}: {e}")
+        raise
+    item.stash[RUN] = run
+    return run
+
+
+def conclude_case(item: pytest.Item, case: Case) -> None:
+    """Score the run against the baseline and raise what the verdict means in pytest."""
+    from pytest_toolselect.report.terminal import describe
+
+    __tracebackhide__ = True
+    session = item.config.stash[RUN_SESSION]
+    run = item.stash[RUN]
+    rec = session.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
+    item.stash[RECORD] = rec
+    outcome = session.outcome(rec["verdict"])
+    if outcome == "failed":
+        raise CaseFailed("\n".join(describe(rec)))
+    if outcome == "xfailed":
+        pytest.xfail(printable(_xfail_reason(rec)))
+    if outcome == "warned":
+        text = "\n".join(describe(rec))
+        warnings.warn(ToolselectFlakyWarning(printable(f"{item.nodeid}: {text}")), stacklevel=1)
+
+
+def _xfail_reason(rec: dict[str, Any]) -> str:
+    label = {"still_failing": "still failing", "new_failing": "new failing",
+             "regression": "regression accepted by --toolselect-update-baseline"}[rec["verdict"]]
+    if rec.get("dropped_from"):
+        from pytest_toolselect.gate.evidence import dropped_label
+
+        label = dropped_label(rec["dropped_from"])
+    checks = ", ".join(rec["failing_checks"]) or "?"
+    first = next(iter(rec["failing_detail"].values()), "")
+    return f"{label}: {checks}: {first} | why: {rec['why']}"

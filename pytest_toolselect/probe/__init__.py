@@ -1,0 +1,1 @@
+"""Pure: the preference probe's cells, outcomes, statistics and bootstrap."""

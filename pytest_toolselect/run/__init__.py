@@ -1,0 +1,1 @@
+"""One run: the session, settings, the call scheduler, cost budget, response cache, records."""

@@ -1,0 +1,137 @@
+"""The preference probe inside a pytest run: group items, their calls, the summary and gate.
+
+A group is one item that runs all its cells x reps on the scheduler. A call that
+fails is kept with its error (left out of the shares, counted); a call the cost
+cap stopped is kept as skipped. The controller summarises every group's calls
+from the records on the reports, so a run under xdist sums up like a serial one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_toolselect.spec.errors import ToolselectError
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.groups import Group
+
+    from .runner import CaseRunner, RunSession
+
+KIND = "group"
+
+
+def resolve(session: RunSession, group: Group) -> Group:
+    """Replace a group's {server, tool} references with the servers' real tools."""
+    if group.resolved:
+        return group
+    from pytest_toolselect.discovery.servers import discover
+    from pytest_toolselect.spec.groups import resolve_group
+
+    def lookup(server: str, tool: str) -> Any:
+        spec = session.config.servers.get(server)
+        if spec is None:
+            known = ", ".join(session.config.servers) or "none defined"
+            raise group.error(f"unknown server {server!r}", f"servers in the config: {known}")
+        for t in discover(spec, session.config.root).tools:
+            if t.name == tool:
+                return t
+        raise group.error(f"server {server!r} offers no tool {tool!r}")
+
+    return resolve_group(group, lookup)
+
+
+async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
+    """Every cell x rep of the group, as call records (errors and skips kept)."""
+    from pytest_toolselect.probe.preference import call_record, cells_for
+    from pytest_toolselect.providers import TurnRequest
+
+    from .budget import CostCapReached
+    from .runner import _token_estimate
+    from .scheduler import Stopped
+
+    session = runner.session
+    resolved = await asyncio.to_thread(resolve, session, group)
+    cells = cells_for(resolved)
+
+    async def one(cell: Any, rep: int) -> dict[str, Any]:
+        request = TurnRequest(question=cell.query, tools=cell.tools, system=cell.system, rep=rep)
+        tokens = _token_estimate(cell.query, cell.tools, cell.system)
+        try:
+            turn = await runner.call(request, tokens)
+        except (CostCapReached, Stopped) as e:
+            return {**call_record(cell, resolved, rep, skipped=True), "error": str(e)}
+        except ToolselectError as e:
+            return call_record(cell, resolved, rep, getattr(e, "turn", None), error=str(e))
+        return call_record(cell, resolved, rep, turn)
+
+    return list(await asyncio.gather(*(one(c, r) for c in cells for r in range(session.reps))))
+
+
+def group_record(nodeid: str, order: int, path: Path, group: Group,
+                 calls: list[dict[str, Any]], base: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The JSON-able record of one group item: its calls, its stats, its baseline entry."""
+    from pytest_toolselect.probe.preference import baseline_entry, group_stats
+
+    stats = group_stats(calls, group)
+    entry = baseline_entry(group, stats)
+    verdict = "held"
+    scored = [c for c in calls if c.get("outcome") is not None]
+    if group.is_control and scored:
+        over = entry.get("over_call_share") or 0.0
+        was = base.get("over_call_share") if base else None
+        if was == 0 and over > 0.5:
+            verdict = "regression"
+    return {"kind": KIND, "nodeid": nodeid, "order": order, "file": str(path),
+            "group_id": group.id, "control": group.is_control, "calls": calls,
+            "entry": entry if scored else None, "verdict": verdict,
+            "over_call_share": entry.get("over_call_share")}
+
+
+def regression_text(rec: Mapping[str, Any], base: Mapping[str, Any] | None) -> str:
+    was = base.get("over_call_share") if base else None
+    return (f"control group {rec['group_id']}: a tool was called in "
+            f"{rec['over_call_share']:.0%} of its calls (baseline {was:.0%}); the request needs "
+            "no tool, so a description change now pulls the model into over-calling")
+
+
+def load_groups(records: Iterable[Mapping[str, Any]]) -> list[Group]:
+    """The groups the records came from, read again from their files (in record order)."""
+    from pytest_toolselect.spec.groups import load_groups_file
+
+    by_file: dict[str, dict[str, Group]] = {}
+    out: list[Group] = []
+    for rec in records:
+        if rec["file"] not in by_file:
+            by_file[rec["file"]] = {g.id: g for g in load_groups_file(Path(rec["file"]))}
+        group = by_file[rec["file"]].get(rec["group_id"])
+        if group is not None and group not in out:
+            out.append(group)
+    return out
+
+
+def summary_lines(records: Sequence[Mapping[str, Any]], stored: Mapping[str, Any],
+                  *, seed: int, model: str, min_effect_change: float | None
+                  ) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
+    """The probe's section of the terminal summary; also the summary and comparison data."""
+    from pytest_toolselect.probe.preference import compare, summarize
+    from pytest_toolselect.report.preference import comparison_lines, lines
+
+    groups = load_groups(records)
+    calls = [c for rec in records for c in rec["calls"]]
+    summary = summarize(calls, groups, seed)
+    summary["model"] = model
+    out = list(lines(summary))
+    comparison = None
+    current = {rec["nodeid"]: rec["entry"] for rec in records if rec.get("entry")}
+    if stored:
+        comparison = compare(stored, current, seed=seed, min_effect_change=min_effect_change)
+        out.extend(comparison_lines(comparison))
+    return out, summary, comparison
+
+
+def iter_calls(records: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
+    for rec in records:
+        yield from rec["calls"]

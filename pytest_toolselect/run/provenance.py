@@ -1,0 +1,50 @@
+"""Where a run came from: time, plugin version, command line, and the git commit when in a repo."""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+
+def git_state(root: Path) -> dict[str, Any] | None:
+    """The commit checked out at root and whether the tree has changes (None: not a git repo)."""
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                                  timeout=10, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if commit is None:
+        return None
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit.strip(), "dirty": bool(status and status.strip())}
+
+
+def provenance(root: Path, args: Sequence[str], exitstatus: int | None) -> dict[str, Any]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    import pytest
+
+    from pytest_toolselect.providers.secrets import redact
+
+    try:
+        plugin = version("pytest-toolselect")
+    except PackageNotFoundError:
+        plugin = None
+    return {
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "plugin_version": plugin,
+        "pytest_version": pytest.__version__,
+        "python_version": platform.python_version(),
+        # a key pasted on the command line must not reach the report
+        "command": ["pytest", *(redact(str(a)) for a in args)],
+        "git": git_state(root),
+        "exit_status": exitstatus,
+    }

@@ -1,0 +1,57 @@
+"""What a case did in this run (its turns and scores per rep), and the case an item stands for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_toolselect.gate import rules as gate
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.spec.tools import Tool, ToolCall
+    from pytest_toolselect.spec.turns import Turn
+
+#: the case a decorated test stands for, set by the plugin at collection (the run never
+#: reads markers itself: the plugin is the pytest face, the run only uses what it hands over)
+DECORATED_CASE = pytest.StashKey["Case"]()
+
+
+@dataclass
+class CaseRun:
+    """What one case did in this run: its turns and scores per rep."""
+
+    case: Case
+    tools: tuple[Tool, ...]
+    system: str | None
+    turns: list[Turn] = field(default_factory=list)
+    scores: list[Any] = field(default_factory=list)  # checks.ScoreResult per rep
+
+    @property
+    def passes(self) -> int:
+        return sum(1 for s in self.scores if s.passed)
+
+    @property
+    def status(self) -> str:
+        return gate.status_of(self.passes, len(self.scores))
+
+    @property
+    def passed(self) -> bool:
+        """Every rep passed every check."""
+        return bool(self.scores) and self.passes == len(self.scores)
+
+    @property
+    def calls(self) -> tuple[ToolCall, ...]:
+        """The first rep's tool calls."""
+        return self.turns[0].calls if self.turns else ()
+
+    @property
+    def first_tool(self) -> str | None:
+        """The first tool the first rep called (None: it called nothing)."""
+        return first_tool(self.turns[0]) if self.turns else None
+
+
+def first_tool(turn: Turn) -> str | None:
+    return turn.calls[0].name if turn.calls else None

@@ -1,0 +1,41 @@
+"""Writing the results document and its renderings (the one place reports touch the disk)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+def render(kind: str, document: Mapping[str, Any]) -> str:
+    """The document as one kind of report: json, markdown or html."""
+    if kind == "json":
+        import json
+
+        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    if kind == "markdown":
+        from pytest_toolselect.report.markdown import render as markdown
+
+        return markdown(document)
+    if kind == "html":
+        from pytest_toolselect.report.html import render as html
+
+        return html(document)
+    raise ValueError(f"unknown report kind {kind!r}")
+
+
+def write_reports(document: Mapping[str, Any], paths: Mapping[str, Path]) -> list[str]:
+    """Each asked-for report, written atomically (a reader never sees half a file).
+
+    A report that cannot be written does not stop the others; the problems come back
+    as sentences for the terminal summary.
+    """
+    from pytest_toolselect.gate.atomic import write_text
+
+    problems = []
+    for kind, path in paths.items():
+        try:
+            write_text(path, render(kind, document))
+        except OSError as e:
+            problems.append(f"could not write the {kind} report to {path}: {e.strerror or e}")
+    return problems

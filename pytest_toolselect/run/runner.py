@@ -1,0 +1,142 @@
+"""Running cases' calls ahead of their items, on the scheduler.
+
+The first case item to set up hands every case this process is due to run to
+the scheduler; each item then waits for its own result. In a serial run those
+are all remaining items; under pytest-xdist a worker only knows the items the
+controller has queued for it, so it looks again at each item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from .records import CaseRun
+from .scheduler import RateLimiter, Scheduler
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_toolselect.providers import Provider, Turn, TurnRequest
+    from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.spec.config import Config
+    from pytest_toolselect.spec.tools import Tool
+
+    from .budget import Budget
+    from .settings import Resolved
+
+
+class RunSession(Protocol):
+    """What the runner and the probe's items use of the run session (which imports them)."""
+
+    @property
+    def reps(self) -> int: ...
+    @property
+    def provider(self) -> Provider: ...
+    @property
+    def budget(self) -> Budget: ...
+    @property
+    def config(self) -> Config: ...
+    def option(self, name: str) -> Resolved: ...
+    def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]: ...
+
+#: a coroutine factory: the work one item waits for
+Job = Callable[[], Awaitable[Any]]
+
+
+def _token_estimate(question: str, tools: Iterable[Any], system: str | None) -> int:
+    """A rough prompt size for the tokens-per-minute limit (4 characters a token)."""
+    text = question + (system or "") + json.dumps([t.to_dict() for t in tools], default=str)
+    return len(text) // 4
+
+
+class CaseRunner:
+    def __init__(self, session: RunSession) -> None:
+        self.session = session
+        self._scheduler: Scheduler | None = None
+        self._pending: dict[str, concurrent.futures.Future[Any]] = {}
+
+    @property
+    def scheduler(self) -> Scheduler:
+        if self._scheduler is None:
+            opt = self.session.option
+            limiter = RateLimiter(rpm=opt("rpm").value, tpm=opt("tpm").value)
+            self._scheduler = Scheduler(int(opt("concurrency").value), limiter)
+        return self._scheduler
+
+    def prefetch(self, upcoming: Iterable[tuple[str, Job]]) -> None:
+        """Start the jobs of items not started yet (in the order given)."""
+        if self._scheduler is not None and self._scheduler.stopped:
+            return
+        for nodeid, job in upcoming:
+            if nodeid not in self._pending:
+                self._pending[nodeid] = self.scheduler.submit(job)
+
+    def result(self, nodeid: str, job: Job) -> Any:
+        """This item's result: prefetched, or started now; its error raised here."""
+        future = self._pending.pop(nodeid, None)
+        if future is None:
+            future = self.scheduler.submit(job)
+        return future.result()
+
+    async def case_job(self, case: Case) -> CaseRun:
+        from pytest_toolselect.providers import TurnRequest
+        from pytest_toolselect.scoring.checks import score
+
+        session = self.session
+        tools, system = await asyncio.to_thread(session.tools_for, case)
+        run = CaseRun(case=case, tools=tools, system=system)
+        tokens = _token_estimate(case.question, tools, system)
+        requests = [TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep)
+                    for rep in range(session.reps)]
+        turns = await asyncio.gather(*(self.call(r, tokens) for r in requests))
+        for turn in turns:
+            run.turns.append(turn)
+            run.scores.append(score(case, turn.calls, tools))
+        return run
+
+    async def call(self, request: TurnRequest, tokens: int) -> Turn:
+        """One model call: a scheduler slot, the rate limit, the cost cap, then the call."""
+        session = self.session
+        provider = session.provider
+        try:
+            turn = await self.scheduler.call(lambda: provider.first_turn(request), tokens,
+                                             before=session.budget.check)
+        except Exception as e:
+            # a reply cut before any tool call is an error, but it was billed
+            billed = getattr(e, "turn", None)
+            if billed is not None:
+                session.budget.charge(provider.model, billed.cost_usd)
+            raise
+        session.budget.charge(provider.model, turn.cost_usd)
+        return turn
+
+    def stop(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.stop()
+
+    def close(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.close()
+
+
+def queued_items(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.Item] | None:
+    """Under pytest-xdist, the items the controller has queued for this worker, in order.
+
+    xdist keeps them in its worker plugin's queue; there is no public API for it, so
+    this looks defensively and returns None when it cannot tell.
+    """
+    for plugin in config.pluginmanager.get_plugins():
+        queue = getattr(plugin, "torun", None)
+        if queue is None or not hasattr(plugin, "nextitem_index"):
+            continue
+        try:
+            with queue.lock() as pending:
+                indices = [plugin.nextitem_index, *pending]
+        except Exception:
+            return None
+        return [items[i] for i in indices if isinstance(i, int) and 0 <= i < len(items)]
+    return None

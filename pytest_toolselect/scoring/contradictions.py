@@ -1,0 +1,105 @@
+"""Cases that can never pass because two of their own keys contradict each other.
+
+Checked at load, with the case and both places named: a decoy that an ``expect_args``
+matcher requires, or a decoy that is the question's only identifier while the case
+expects an identifier parameter that must be grounded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pytest_toolselect.scoring.identifiers import (
+    Identifier,
+    decoy_grounding,
+    decoy_matched,
+    guards,
+    identifier_param,
+    identifiers_in_value,
+    normal_form,
+)
+from pytest_toolselect.spec import cases
+from pytest_toolselect.spec.cases import Case, CaseFile, Decoy, IdentifierSettings
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.sourcemap import PathT, Sourced
+
+
+def _required(matcher: dict[str, Any]) -> list[Any]:
+    """The values a matcher accepts, when it accepts only listed values."""
+    if "equals" in matcher:
+        return [matcher["equals"]]
+    if "one_of" in matcher:
+        return list(matcher["one_of"])
+    return []
+
+
+def _as_ident(path: str, value: Any, declared: bool) -> Identifier | None:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return None
+    return Identifier(0, "", path, str(value), declared)
+
+
+def check_contradictions(case: Case, src: Sourced, path: PathT) -> None:
+    """Raise ToolselectError when the case contradicts itself (see the module doc)."""
+    decoys = [Decoy.of(d) for d in case.decoys]
+    if not decoys:
+        return
+    settings = case.identifiers
+    for j, matcher in enumerate(case.expect_args):
+        mpath = matcher.get("path")
+        if not isinstance(mpath, str) or mpath == "any":
+            continue
+        declared = identifier_param(mpath, None, settings)
+        values = _required(matcher)
+        for i, decoy in enumerate(decoys):
+            grounding = decoy_grounding([decoy.value], settings)
+            hits = [v for v in values
+                    if (ident := _as_ident(mpath, v, declared)) is not None
+                    and guards(decoy.params, ident) and decoy_matched(ident, grounding)]
+            # one_of: a contradiction only when every accepted value is the decoy
+            if values and len(hits) == len(values):
+                op = "equals" if "equals" in matcher else "one_of"
+                raise src.error(
+                    (*path, "decoys", i),
+                    f"case {case.id!r}: decoys[{i}] {decoy.value!r} is the value expect_args[{j}] "
+                    f"requires ({mpath} {op} {values[0] if op == 'equals' else values!r}), "
+                    "so the case can never pass",
+                    f"remove the decoy, or change expect_args[{j}] (line "
+                    f"{src.line_of((*path, 'expect_args', j))}) to the value that is right",
+                )
+    if not case.grounds_params:
+        return
+    expected = [j for j, m in enumerate(case.expect_args)
+                if isinstance(m.get("path"), str) and "absent" not in m
+                and identifier_param(m["path"], None, settings)]
+    found = {normal_form(text): text
+             for text, _, _ in identifiers_in_value(case.question, "free")}
+    if not expected or len(found) != 1:
+        return
+    (only,) = found.values()
+    for i, decoy in enumerate(decoys):
+        ident = Identifier(0, "", case.expect_args[expected[0]]["path"], only, True)
+        if guards(decoy.params, ident) and decoy_matched(ident, decoy_grounding([decoy.value],
+                                                                                settings)):
+            raise src.error(
+                (*path, "decoys", i),
+                f"case {case.id!r}: decoys[{i}] {decoy.value!r} is the only identifier in the "
+                f"question ({only!r}), and expect_args[{expected[0]}] expects an identifier "
+                f"parameter that must be grounded in the question, so the case can never pass",
+                "remove the decoy, add the right identifier to the question, or set "
+                "forbid_ungrounded: false if an identifier from elsewhere is right",
+            )
+
+
+def load_case_file(path: Path, config_identifiers: IdentifierSettings | None = None) -> CaseFile:
+    """A case file as ``spec.cases.load_case_file`` reads it, refusing a case that contradicts
+    itself: the loader every reader of case files uses."""
+    return cases.load_case_file(path, config_identifiers, check=check_contradictions)
+
+
+def parse_case(data: Mapping[str, Any], **options: Any) -> Case:
+    """One case mapping as ``spec.cases.parse_case`` builds it, with the contradiction check."""
+    return cases.parse_case(data, check=check_contradictions, **options)

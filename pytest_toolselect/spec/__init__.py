@@ -1,0 +1,1 @@
+"""Data loaded and validated: cases, groups, config, tools, source maps, env references, errors."""

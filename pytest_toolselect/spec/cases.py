@@ -1,0 +1,562 @@
+"""Selection cases: the Case model, and loading and validating case files."""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+# sourcemap imports only the standard library; yaml and jsonschema load inside its functions
+from .sourcemap import (
+    PathT,
+    Sourced,
+    compile_schema,
+    describe,
+    load_file,
+    load_schema,
+    validate,
+)
+
+if TYPE_CHECKING:
+    from .tools import Tool
+
+
+@dataclass(frozen=True)
+class IdentifierSettings:
+    """What counts as an identifier, and which equivalences grounding allows."""
+
+    #: parameter names (or dotted paths) always treated as identifiers
+    params: tuple[str, ...] = ()
+    #: parameter names never treated as identifiers, whatever their values look like
+    ignore_params: tuple[str, ...] = ()
+    #: 4138203 and 04138203 name the same thing
+    leading_zeros: bool = True
+    #: a digit-bearing value under an identifier parameter must be grounded in the question
+    #: even where a case does not set forbid_ungrounded (forbid_ungrounded: false opts out)
+    ground_params: bool = True
+
+
+@dataclass(frozen=True)
+class Decoy:
+    """A value that must not be used as an identifier, and the parameters it guards."""
+
+    value: str
+    #: parameter names or dotted paths; () guards the identifier parameters
+    params: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, item: str | Decoy | Mapping[str, Any]) -> Decoy:
+        if isinstance(item, Decoy):
+            return item
+        if isinstance(item, Mapping):
+            return cls(str(item["value"]), tuple(item.get("params", ())))
+        return cls(str(item))
+
+    def data(self) -> str | dict[str, Any]:
+        """As written in a case file: the plain string when it guards the default."""
+        return {"value": self.value, "params": list(self.params)} if self.params else self.value
+
+
+@dataclass(frozen=True)
+class Case:
+    """One selection case, in canonical (snake_case) form."""
+
+    id: str
+    question: str
+    why: str = ""
+    servers: tuple[str, ...] | None = None
+    category: str | None = None
+    intent: str | None = None
+    tags: tuple[str, ...] = ()
+    #: None: no tool_choice check; (): the model must call nothing
+    expect_tool: tuple[str, ...] | None = None
+    allow_no_tool: bool = False
+    forbid_tools: tuple[str, ...] = ()
+    #: each a matcher mapping: {path, equals|one_of|contains|matches|absent}
+    expect_args: tuple[dict[str, Any], ...] = ()
+    #: True: every identifier; None: identifier parameters (identifiers.ground_params); False: none
+    forbid_ungrounded: bool | None = None
+    forbid_any_identifier: bool = False
+    #: plain strings or Decoy (Decoy.of reads either)
+    decoys: tuple[str | Decoy, ...] = ()
+    identifiers: IdentifierSettings = field(default_factory=IdentifierSettings)
+    #: overrides the servers' instructions as the system prompt ("" sends none)
+    system: str | None = None
+    #: where it was written, for messages
+    source: str = ""
+    line: int | None = None
+
+    def fingerprint_data(self) -> dict[str, Any]:
+        """The parts of the case that decide its verdict (not its place in a file)."""
+        return {
+            "question": self.question,
+            "servers": list(self.servers) if self.servers is not None else None,
+            "expect_tool": list(self.expect_tool) if self.expect_tool is not None else None,
+            "allow_no_tool": self.allow_no_tool,
+            "forbid_tools": list(self.forbid_tools),
+            "expect_args": list(self.expect_args),
+            "forbid_ungrounded": bool(self.forbid_ungrounded),
+            "forbid_any_identifier": self.forbid_any_identifier,
+            "decoys": [Decoy.of(d).data() for d in self.decoys],
+            "identifiers": self._identifiers_data(),
+            "system": self.system,
+        }
+
+    def _identifiers_data(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "params": list(self.identifiers.params),
+            "ignore_params": list(self.identifiers.ignore_params),
+            "leading_zeros": self.identifiers.leading_zeros,
+        }
+        # only when off: grounding identifier parameters is the default, and cases
+        # written before it keep their fingerprint
+        if not self.grounds_params:
+            data["ground_params"] = False
+        return data
+
+    @property
+    def grounds_params(self) -> bool:
+        """Whether identifier parameters must be grounded (the default check)."""
+        if self.forbid_ungrounded is None:
+            return self.identifiers.ground_params
+        return self.forbid_ungrounded
+
+
+@dataclass(frozen=True)
+class CaseFile:
+    path: str
+    servers: tuple[str, ...] | None
+    cases: tuple[Case, ...]
+
+
+# -- loading ---------------------------------------------------------------------------
+
+CASE_FILE_PATTERNS = ("*.toolselect.yaml", "*.toolselect.yml", "*.toolselect.json")
+SCHEMA_VERSION = "toolselect_cases.v1"
+
+#: the gate reference's camelCase spellings, accepted so its cases load unchanged
+CASE_ALIASES: dict[str, str] = {
+    "expectTool": "expect_tool",
+    "allowNoTool": "allow_no_tool",
+    "forbidTools": "forbid_tools",
+    "expectArgs": "expect_args",
+    "forbidUngrounded": "forbid_ungrounded",
+    "forbidAnyIdentifier": "forbid_any_identifier",
+}
+MATCHER_ALIASES: dict[str, str] = {"oneOf": "one_of"}
+#: by schema title, for "did you mean" on a misspelled alias
+_ALIASES_BY_TITLE = {"case": CASE_ALIASES, "matcher": MATCHER_ALIASES}
+
+
+def is_case_file(path: Path) -> bool:
+    """True for ``*.toolselect.yaml``, ``*.toolselect.yml`` and ``*.toolselect.json``."""
+    return any(fnmatch.fnmatchcase(path.name, pattern) for pattern in CASE_FILE_PATTERNS)
+
+
+def merge_identifiers(
+    base: IdentifierSettings | None, override: Mapping[str, Any] | None
+) -> IdentifierSettings:
+    """``override``'s keys replace ``base``'s (a case's settings over the config's)."""
+    merged = base or IdentifierSettings()
+    if not override:
+        return merged
+    changes: dict[str, Any] = {}
+    if "params" in override:
+        changes["params"] = tuple(override["params"])
+    if "ignore_params" in override:
+        changes["ignore_params"] = tuple(override["ignore_params"])
+    for key in ("leading_zeros", "ground_params"):
+        if key in override:
+            changes[key] = bool(override[key])
+    return replace(merged, **changes)
+
+
+#: a further check of a built case that the schema cannot express, given its source and place
+#: (scoring's contradiction check: spec does not know the identifier rule it needs)
+CaseCheck = Callable[["Case", Sourced, PathT], None]
+
+
+def load_case_file(path: Path, config_identifiers: IdentifierSettings | None = None, *,
+                   check: CaseCheck | None = None) -> CaseFile:
+    """Read, validate and build one case file; any problem raises ToolselectError.
+
+    The plugin loads through ``scoring.contradictions.load_case_file``, which passes ``check``."""
+    src = load_file(
+        Path(path), what="case file", split_hint="split it into several *.toolselect.yaml files"
+    )
+    data = src.data
+    start = f"start it with schema_version: {SCHEMA_VERSION} and a cases: list"
+    if data is None:
+        raise src.error((), "the case file is empty", f"{start}, or delete it")
+    if not isinstance(data, dict):
+        raise src.error(
+            (), "the top of a case file must be a mapping with schema_version, servers and "
+            f"cases; got {describe(data)}", start,
+        )
+    if "schema_version" not in data:
+        raise src.error((), "missing schema_version",
+                        f"add schema_version: {SCHEMA_VERSION} as the first line", line=1)
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise src.error(
+            ("schema_version",),
+            f"schema_version must be {SCHEMA_VERSION}; got {describe(data['schema_version'])}",
+            f"write schema_version: {SCHEMA_VERSION}, the case format this plugin reads",
+        )
+    cases = data.get("cases")
+    if isinstance(cases, list):
+        for i, item in enumerate(cases):
+            if isinstance(item, dict):
+                cases[i] = _normalize_case(item, src, ("cases", i))
+    validate(_file_validator(), src, aliases=_ALIASES_BY_TITLE)
+
+    file_servers = tuple(data["servers"]) if "servers" in data else None
+    built: list[Case] = []
+    first_seen: dict[str, int] = {}
+    for i, item in enumerate(data["cases"]):
+        case = _build_case(item, src, ("cases", i), file_servers, config_identifiers, check)
+        if case.id in first_seen:
+            j = first_seen[case.id]
+            raise src.error(
+                ("cases", i, "id"),
+                f"duplicate case id {case.id!r}: cases[{j}] on line "
+                f"{src.line_of(('cases', j, 'id'))} and cases[{i}] on line "
+                f"{src.line_of(('cases', i, 'id'))}",
+                "give each case a unique id; ids name the pytest items",
+            )
+        first_seen[case.id] = i
+        built.append(case)
+    return CaseFile(path=str(path), servers=file_servers, cases=tuple(built))
+
+
+def parse_case(
+    data: Mapping[str, Any],
+    *,
+    source: str = "<case>",
+    default_servers: tuple[str, ...] | None = None,
+    config_identifiers: IdentifierSettings | None = None,
+    require_why: bool = True,
+    check: CaseCheck | None = None,
+) -> Case:
+    """One case mapping (case-file keys; camelCase aliases accepted) as a validated Case."""
+    src = Sourced(file=source, data=None)
+    if not isinstance(data, Mapping):
+        raise src.error((), f"a case must be a mapping of case keys; got {describe(data)}",
+                        "pass a dict such as {'id': ..., 'question': ..., 'why': ...}")
+    plain = _normalize_case(_plain(data), src, ())
+    src.data = plain
+    validate(_case_validator(require_why), src, aliases=_ALIASES_BY_TITLE)
+    return _build_case(plain, src, (), default_servers, config_identifiers, check)
+
+
+# -- helpers ---------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    """Python values (tuples, other mappings) as the JSON shapes the schema checks."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _rename(obj: dict[str, Any], aliases: Mapping[str, str], src: Sourced,
+            path: PathT) -> dict[str, Any]:
+    """Aliases renamed to canonical keys (keeping their order); both spellings is an error."""
+    if not any(k in aliases for k in obj):
+        return obj
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        canonical = aliases.get(key, key)
+        if canonical in out:
+            other = src.renames.get((path, canonical), canonical)
+            raise src.error(
+                path,
+                f"both {other!r} and {key!r} are given: they are the same key",
+                f"keep one of them; {canonical} is the usual spelling",
+                line=src.lines.get((*src.written(path), key)),
+            )
+        if canonical != key:
+            src.renames[(path, canonical)] = key
+        out[canonical] = value
+    return out
+
+
+def _normalize_case(item: dict[str, Any], src: Sourced, path: PathT) -> dict[str, Any]:
+    # aliases become canonical keys before validation, so the schema lists only ours
+    item = _rename(item, CASE_ALIASES, src, path)
+    matchers = item.get("expect_args")
+    if isinstance(matchers, list):
+        for j, m in enumerate(matchers):
+            if isinstance(m, dict):
+                matchers[j] = _rename(m, MATCHER_ALIASES, src, (*path, "expect_args", j))
+    return item
+
+
+@functools.cache
+def _file_validator() -> Any:
+    return compile_schema(load_schema(SCHEMA_VERSION))
+
+
+@functools.cache
+def _case_validator(require_why: bool) -> Any:
+    root = load_schema(SCHEMA_VERSION)
+    defs = root["$defs"]
+    if not require_why:
+        defs["case"]["required"] = [k for k in defs["case"]["required"] if k != "why"]
+    # the case item subschema, with the definitions it refers to
+    return compile_schema({"$schema": root["$schema"], "$defs": defs, "$ref": "#/$defs/case"})
+
+
+def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
+                default_servers: tuple[str, ...] | None,
+                config_identifiers: IdentifierSettings | None,
+                check: CaseCheck | None = None) -> Case:
+    """A validated case mapping as a Case, after the checks a schema cannot express."""
+    matchers = item.get("expect_args", [])
+    for j, m in enumerate(matchers):
+        if "matches" in m:
+            try:
+                re.compile(m["matches"])
+            except re.error as exc:
+                at = f" at position {exc.pos}" if exc.pos is not None else ""
+                raise src.error(
+                    (*path, "expect_args", j, "matches"),
+                    f"matches {m['matches']!r} is not a valid regular expression: {exc.msg}{at}",
+                    "fix the pattern, a Python regular expression: escape . ( ) [ ] { } * + ? with a "
+                    "backslash to match them literally, or use contains for plain text",
+                ) from None
+    both = [t for t in item.get("forbid_tools", []) if t in item.get("expect_tool", [])]
+    if both:
+        raise src.error(
+            (*path, "forbid_tools"),
+            f"tool {both[0]!r} is both expected (expect_tool) and forbidden (forbid_tools)",
+            "remove it from one of the two lists",
+        )
+    servers = item.get("servers")
+    case = Case(
+        id=item["id"],
+        question=item["question"],
+        why=item.get("why", ""),
+        servers=tuple(servers) if servers is not None else default_servers,
+        category=item.get("category"),
+        intent=item.get("intent"),
+        tags=tuple(item.get("tags", ())),
+        expect_tool=tuple(item["expect_tool"]) if "expect_tool" in item else None,
+        allow_no_tool=item.get("allow_no_tool", False),
+        forbid_tools=tuple(item.get("forbid_tools", ())),
+        expect_args=tuple(dict(m) for m in matchers),
+        forbid_ungrounded=item.get("forbid_ungrounded"),
+        forbid_any_identifier=item.get("forbid_any_identifier", False),
+        decoys=tuple(Decoy.of(d) if isinstance(d, Mapping) else d for d in item.get("decoys", ())),
+        identifiers=merge_identifiers(config_identifiers, item.get("identifiers")),
+        system=item.get("system"),
+        source=src.file,
+        line=src.line_of(path),
+    )
+    if check is not None:
+        check(case, src, path)
+    return case
+
+
+# -- against the offered tools ---------------------------------------------------------
+
+
+def check_offered(case: Case, tools: Sequence[Tool]) -> None:
+    """What a case file cannot check alone: the tools it names and the argument paths it
+    matches must exist among the tools its servers offer, else the case can never pass
+    (an expected tool that is not offered) or a check can never fail (a misspelled
+    forbidden tool). Raises ToolselectError naming the case and the fix."""
+    from .errors import ToolselectError, nearest
+
+    offered = {t.name: t for t in tools}
+    names = ", ".join(offered) or "none"
+
+    def error(place: str, message: str, fix: str) -> ToolselectError:
+        return ToolselectError(message, file=case.source or None, line=case.line,
+                               place=f"case {case.id!r}, {place}", fix=fix)
+
+    # tool_name_format renames every tool: the name on its server is not what the model sees
+    renamed = {t.original_name: t.name for t in tools if t.original_name and t.original_name != t.name}
+
+    def hint(name: str, near: str | None) -> str:
+        if name in renamed:
+            return f"; tool_name_format renames it to {renamed[name]!r}"
+        return f"; did you mean {near!r}?" if near else ""
+
+    for i, name in enumerate(case.expect_tool or ()):
+        if name not in offered:
+            near = renamed.get(name) or nearest(name, offered)
+            raise error(
+                f"expect_tool[{i}]",
+                f"expect_tool names {name!r}, which the case's servers do not offer, so the case "
+                "can never pass" + hint(name, near),
+                f"write {near}" if name in renamed else f"write one of the offered tools: {names}",
+            )
+    for i, name in enumerate(case.forbid_tools):
+        # a forbidden name that is not offered may be deliberate (a tool of another server, or
+        # one a model might invent, as write_file beside read_file); only a misspelling of an
+        # offered tool, or its name before tool_name_format, is a mistake that disables the check
+        if name in offered:
+            continue
+        near = renamed.get(name) or _misspelt(name, offered)
+        if near:
+            raise error(f"forbid_tools[{i}]",
+                        f"forbid_tools names {name!r}, which is not offered{hint(name, near)}",
+                        f"rename it to {near}")
+    targets = [offered[n] for n in case.expect_tool or () if n in offered]
+    for j, m in enumerate(case.expect_args):
+        path = m.get("path")
+        # absent: true on an undeclared argument is a real guard against invented arguments
+        if not targets or not isinstance(path, str) or path == "any" or "absent" in m:
+            continue
+        problems = [_path_problem(t.input_schema, path.split("."), t.input_schema) for t in targets]
+        if all(problems):
+            reason, near = next(p for p in problems if p)
+            tools = ", ".join(t.name for t in targets)
+            raise error(
+                f"expect_args[{j}].path",
+                f"path {path!r} leads to no argument of {tools}: {reason}, so this matcher can never "
+                "hold" + (f"; did you mean {near!r}?" if near else ""),
+                f"write path: {near}" if near else "match an argument the tool declares, or use path: any",
+            )
+
+
+def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ...] = (),
+                  depth: int = 0) -> tuple[str, str | None] | None:
+    """Why a schema-conforming call can never have an argument at ``segments`` (with a
+    likely intended path), or None when it can or the schema cannot tell ($ref cycles,
+    open objects). An argument the schema does not declare is ruled out only when the
+    object is closed (additionalProperties: false) or a declared name is a near miss
+    (company.number for company_number): a matcher on an undeclared argument may be a
+    deliberate check of one a model might invent."""
+    from .paths import _INDEX, _deref
+
+    if not segments or depth > 12:
+        return None
+    raw = node
+    node = _deref(node, root)
+    if node is None:
+        return None
+    if node is not raw and isinstance(raw, Mapping) and _SHAPING_KEYS.intersection(raw):
+        # keywords beside a $ref (2019-09 on) apply as well: the path may be declared there
+        own = {k: v for k, v in raw.items() if k != "$ref"}
+        found = [_path_problem(n, segments, root, done, depth + 1) for n in (node, own)]
+        return None if not all(found) else found[0]
+    lists = [node.get(k) for k in ("anyOf", "oneOf", "allOf")]
+    branches = [b for branch_list in lists if isinstance(branch_list, list) for b in branch_list]
+    if branches:
+        found = [_path_problem(b, segments, root, done, depth + 1) for b in branches]
+        if not all(found):
+            return None
+        own = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "allOf")}
+        if not _SHAPING_KEYS.intersection(own):
+            return next(f for f in found if f)
+        # properties beside the branches (common ones, with a oneOf per variant) count too
+        return _path_problem(own, segments, root, done, depth + 1)
+    here = ".".join(done) or "the tool"
+    props = node.get("properties")
+    problem: tuple[str, str | None] | None = None
+    if isinstance(props, Mapping):
+        # a key may itself hold dots (matchers try the longest key first)
+        for k in range(len(segments), 0, -1):
+            key = ".".join(segments[:k])
+            if key in props:
+                problem = _path_problem(props[key], segments[k:], root, (*done, key), depth + 1)
+                if problem is None:
+                    return None
+        if problem:
+            return problem
+    kind = node.get("type")
+    kinds = {k for k in (kind if isinstance(kind, list) else [kind]) if isinstance(k, str)}
+    if _INDEX.fullmatch(segments[0]) and ("items" in node or "prefixItems" in node or kinds == {"array"}):
+        index = int(segments[0])
+        prefix, items = node.get("prefixItems"), node.get("items")
+        if isinstance(prefix, list) and index < len(prefix):
+            return _path_problem(prefix[index], segments[1:], root, (*done, segments[0]), depth + 1)
+        if items is False:
+            return f"{here} holds at most {len(prefix or [])} items", None
+        if isinstance(items, list):
+            item = items[index] if index < len(items) else None
+            return _path_problem(item, segments[1:], root, (*done, segments[0]), depth + 1)
+        return _path_problem(items, segments[1:], root, (*done, segments[0]), depth + 1)
+    if kinds and kinds <= {"string", "number", "integer", "boolean", "null"}:
+        return f"{here} is a {' or '.join(sorted(kinds))}, with nothing inside", None
+    if kinds == {"array"}:
+        return f"{here} is a list: its items are reached by index, e.g. {'.'.join((*done, '0'))}", None
+    if not isinstance(props, Mapping) or not props:
+        return None
+    if node.get("additionalProperties") not in (None, False) or node.get("patternProperties") \
+            or node.get("unevaluatedProperties") not in (None, False) \
+            or _CONDITIONAL_KEYS.intersection(node):
+        # open, or declaring more under a condition (if/then, dependentSchemas): cannot tell
+        return None
+    near = _near_path(segments, [str(p) for p in props])
+    if near:
+        return f"{here} declares no {segments[0]!r}", ".".join((*done, near))
+    if node.get("additionalProperties") is False:
+        return f"{here} declares no {segments[0]!r} and allows no other keys", None
+    return None
+
+
+#: keywords that shape where arguments may be, beside a $ref or anyOf/oneOf/allOf
+_SHAPING_KEYS = frozenset({"properties", "patternProperties", "additionalProperties",
+                           "unevaluatedProperties", "items", "prefixItems"})
+#: keywords that may declare properties only under a condition
+_CONDITIONAL_KEYS = frozenset({"if", "then", "else", "dependentSchemas", "dependencies"})
+
+
+def _misspelt(name: str, offered: Mapping[str, Any]) -> str | None:
+    """The offered tool ``name`` is a misspelling of: the same name but for case and
+    separators (Find-Company), or one letter off inside a word (list_oficers, fnid_company).
+    Not a word's first letter (set_user is not get_user) nor a plural (delete_files is
+    not delete_file): those name other tools a model may call."""
+    def squash(text: str) -> str:
+        return re.sub(r"[-_.\s]", "", text).casefold()
+
+    for other in offered:
+        if squash(other) == squash(name):
+            return other
+    for other in offered:
+        if _one_slip(name, other):
+            return other
+    return None
+
+
+def _one_slip(a: str, b: str) -> bool:
+    """Whether a and b differ by one typing slip inside a word of the same name: two
+    neighbouring letters swapped, or one letter dropped, added or changed, neither at a
+    word's start nor a trailing s."""
+    if a.count("_") != b.count("_") or abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    start = next(i for i, (x, y) in enumerate(zip(a + "\0", b + "\0", strict=False)) if x != y)
+    word_start = start == 0 or a[start - 1] in "_-."
+    if len(a) == len(b):
+        if a[start + 2:] == b[start + 2:] and a[start:start + 2] == b[start:start + 2][::-1]:
+            return True  # swapped neighbours (oficres): even at a word's start
+        rest_equal = a[start + 1:] == b[start + 1:]
+    else:
+        short, long = (a, b) if len(a) < len(b) else (b, a)
+        rest_equal = short[start:] == long[start + 1:]
+        if rest_equal and long[start:] == "s":
+            return False  # a plural names another tool
+    return rest_equal and not word_start
+
+
+def _near_path(segments: list[str], names: list[str]) -> str | None:
+    """The declared name the path most likely meant, with the rest of the path kept:
+    company.number -> company_number (one name misread as two), mayb.x -> maybe.x."""
+    import difflib
+
+    from .errors import nearest
+
+    rest = ".".join(segments)
+    whole, first = nearest(rest, names), nearest(segments[0], names)
+    if whole and (not first or difflib.SequenceMatcher(None, rest, whole).ratio()
+                  >= difflib.SequenceMatcher(None, segments[0], first).ratio()):
+        return whole
+    return ".".join((first, *segments[1:])) if first else None

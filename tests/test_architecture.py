@@ -1,0 +1,206 @@
+"""The rules of the house, read from every module's imports (module level and lazy alike).
+
+docs/architecture.md explains the parts and why the arrows point the way they do.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+import pytest_toolselect
+
+PKG = "pytest_toolselect"
+ROOT = Path(pytest_toolselect.__file__).parent
+
+#: parts that must stay pure: no I/O, no pytest, nothing that talks to the world or runs a run
+PURE = ("scoring", "probe", "report")
+PURE_FORBIDDEN = (
+    "pytest", "_pytest", "xdist", "os", "subprocess", "socket", "sqlite3", "threading",
+    f"{PKG}.providers", f"{PKG}.discovery", f"{PKG}.run", f"{PKG}.plugin", f"{PKG}.cli",
+    f"{PKG}.gate.baseline", f"{PKG}.gate.atomic",
+)
+#: providers and discovery know no pytest and are driven by the run, never the other way
+WORLD = ("providers", "discovery")
+WORLD_FORBIDDEN = ("pytest", "_pytest", "xdist", f"{PKG}.plugin", f"{PKG}.run")
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the importing module
+    target: str  # a dotted name it imports (a module, or module.name)
+    line: int
+
+    def __str__(self) -> str:
+        return f"{self.module} (line {self.line}) imports {self.target}"
+
+
+def sources(root: Path = ROOT) -> dict[str, str]:
+    """Every module of the package by dotted name ('pytest_toolselect.run.session') -> source."""
+    out = {}
+    for f in sorted(root.rglob("*.py")):
+        parts = list(f.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = f.read_text()
+    return out
+
+
+def imports(mods: Mapping[str, str]) -> Iterator[Import]:
+    """Every import of every module; `from a import b` yields a, and a.b too when that is a module."""
+    for mod, src in mods.items():
+        is_pkg = any(m.startswith(mod + ".") for m in mods) or mod == PKG
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    yield Import(mod, a.name, node.lineno)
+            elif isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+                    base = base[: len(base) - (node.level - 1)]
+                    name = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    name = node.module or ""
+                yield Import(mod, name, node.lineno)
+                for a in node.names:
+                    if f"{name}.{a.name}" in mods:
+                        yield Import(mod, f"{name}.{a.name}", node.lineno)
+
+
+def _under(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _part(module: str) -> str:
+    """'pytest_toolselect.run.session' -> 'run'; the top package -> ''."""
+    rest = module.split(".")[1:]
+    return rest[0] if rest else ""
+
+
+def broken_rules(mods: Mapping[str, str]) -> list[str]:
+    """One line per import that breaks a rule of the house, naming the module and the import."""
+    problems = []
+    for imp in imports(mods):
+        part = _part(imp.module)
+        if part in PURE:
+            bad = [p for p in PURE_FORBIDDEN if _under(imp.target, p)]
+            if bad:
+                problems.append(f"{imp}: {part} is pure (no I/O, pytest, providers, discovery, run, "
+                                f"plugin, cli, baseline file)")
+        if part == "spec" and _under(imp.target, PKG) and not _under(imp.target, f"{PKG}.spec"):
+            problems.append(f"{imp}: spec is data and imports nothing of the package outside spec")
+        if part in WORLD and any(_under(imp.target, p) for p in WORLD_FORBIDDEN):
+            problems.append(f"{imp}: {part} knows no pytest and does not drive the run or the plugin")
+        if part == "run" and _under(imp.target, f"{PKG}.plugin"):
+            problems.append(f"{imp}: the run never imports the plugin (the plugin drives the run)")
+    return problems
+
+
+def circles(mods: Mapping[str, str]) -> list[list[str]]:
+    """Strongly connected groups of modules that import each other (through any chain).
+
+    A module's import of its own parent package does not count: a package's ``__init__``
+    re-exporting its children is not a circle with them.
+    """
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for imp in imports(mods):
+        target = imp.target if imp.target in mods else imp.target.rpartition(".")[0]
+        if target in mods and target != imp.module and not _under(imp.module, target):
+            graph[imp.module].add(target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_every_rule_of_the_house_holds() -> None:
+    problems = broken_rules(sources())
+    assert not problems, "\n".join(problems)
+
+
+def test_no_module_imports_itself_back_through_others() -> None:
+    found = circles(sources())
+    assert not found, "\n".join(" <-> ".join(group) for group in found)
+
+
+def test_the_layout_has_its_parts() -> None:
+    parts = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
+    assert {"plugin", "run", "spec", "discovery", "providers", "scoring", "probe", "gate", "report",
+            "cli"} <= parts
+    flat = sorted(p.name for p in ROOT.glob("*.py") if p.name != "__init__.py")
+    assert flat == [], f"modules outside any part: {flat}"
+
+
+# -- the checks themselves catch what they are for -------------------------------------------
+
+FAKE = {
+    PKG: "",
+    f"{PKG}.scoring": "",
+    f"{PKG}.scoring.checks": "import os\nfrom pytest_toolselect.run import session\n",
+    f"{PKG}.spec": "",
+    f"{PKG}.spec.cases": "def f():\n    from ..scoring.checks import score\n",
+    f"{PKG}.discovery": "",
+    f"{PKG}.discovery.servers": "import pytest\n",
+    f"{PKG}.run": "",
+    f"{PKG}.run.session": "from ..plugin.decorator import case_from_item\n",
+    f"{PKG}.plugin": "from .decorator import case\n",
+    f"{PKG}.plugin.decorator": "from pytest_toolselect.run.session import RUN_SESSION\n",
+}
+
+
+@pytest.mark.parametrize(("needle", "module"), [
+    ("imports os", f"{PKG}.scoring.checks"),
+    (f"imports {PKG}.run.session", f"{PKG}.scoring.checks"),
+    (f"imports {PKG}.scoring.checks", f"{PKG}.spec.cases (line 2)"),
+    ("imports pytest", f"{PKG}.discovery.servers"),
+    (f"imports {PKG}.plugin.decorator", f"{PKG}.run.session"),
+])
+def test_a_broken_rule_is_named_with_its_module_and_import(needle: str, module: str) -> None:
+    assert any(module in p and needle in p for p in broken_rules(FAKE)), broken_rules(FAKE)
+
+
+def test_a_circle_is_found_and_a_package_reexport_is_not_one() -> None:
+    assert circles(FAKE) == [[f"{PKG}.plugin.decorator", f"{PKG}.run.session"]]
+    # plugin/__init__ imports its child decorator; the child importing the parent is no circle
+    fake = {**FAKE, f"{PKG}.plugin.decorator": "from pytest_toolselect import plugin\n",
+            f"{PKG}.run.session": ""}
+    assert circles(fake) == []
+
+
+def test_the_gate_defines_exactly_the_rules_the_options_name() -> None:
+    from pytest_toolselect.gate import rules
+    from pytest_toolselect.spec.rules import DEFAULT_RULE, RULE_NAMES
+
+    assert tuple(rules.RULES) == RULE_NAMES
+    assert DEFAULT_RULE in rules.RULES
