@@ -49,6 +49,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--reps", type=int, default=3)
+    # compare each case run with a baseline (the warm-up round records it): the cost of
+    # loading, keying and checking the baseline is then part of the figures
+    parser.add_argument("--baseline", action="store_true")
     opts = parser.parse_args()
     n = opts.items
     env = bench_env()
@@ -64,7 +67,9 @@ def main() -> None:
                 projects[(kind, size)] = root
         for rep in range(opts.reps + 1):  # the first round warms the disk cache; not counted
             for key, root in projects.items():
-                run = run_pytest(root, "-q", "-p", "no:cacheprovider", env=env)
+                extra = (["--toolselect-baseline", "base.json"]
+                         if opts.baseline and key[0] == "cases" else [])
+                run = run_pytest(root, "-q", "-p", "no:cacheprovider", *extra, env=env)
                 check(run)
                 kind, size = key
                 # every generated case passes with local/bm25 (no baseline: ordinary tests)
@@ -82,7 +87,9 @@ def main() -> None:
     ]
     marginal = per["cases"] / per["tests"]
     total = w[f"cases-{n}"] / w[f"tests-{n}"]
-    print(f"per-case overhead: {n:,} items, median of {opts.reps} runs each (seconds)")
+    with_baseline = ", cases compared with a baseline" if opts.baseline else ""
+    print(f"per-case overhead: {n:,} items, median of {opts.reps} runs each (seconds)"
+          f"{with_baseline}")
     print(load_line())
     print(table(rows, ["", f"wall, {n:,} items", "wall, 1 item", "ms per item"]))
     print(f"ratio per item (case / trivial test): {marginal:.2f}x  "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,12 +66,21 @@ def load(path: Path) -> Baseline | None:
     from .sourcemap import read_text
 
     try:
-        path.stat()
-    except FileNotFoundError:
-        return None
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # no file there (a parent that is a file: the write will say so)
     except OSError as e:
         raise ToolselectError(f"cannot read the baseline: {e.strerror or e}", file=path,
                               fix="check that it is a readable file") from None
+    if stat.S_ISDIR(mode):
+        raise ToolselectError("the baseline path is a folder, not a file", file=path,
+                              fix="point --toolselect-baseline at a file in it")
+    # the mode bits as well as access(): root reads a mode-000 file, a user cannot, and a
+    # file one of them cannot read is the same file to both
+    if stat.S_IMODE(mode) & 0o444 == 0 or not os.access(path, os.R_OK):
+        raise ToolselectError(
+            f"the baseline cannot be read: permission denied (mode {stat.S_IMODE(mode):03o})",
+            file=path, fix="make it readable (chmod u+r), then run again")
     try:
         text = read_text(path, what="baseline", max_bytes=MAX_BYTES)
     except ToolselectError as e:
@@ -214,8 +225,9 @@ def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
         cases.pop(nodeid, None)
     for rec in records:
         if rec.get("status") is not None:
-            before = cases.get(rec["nodeid"])
-            cases[rec["nodeid"]] = entry(rec, merged_history(before, rec, history))
+            key = rec.get("key", rec["nodeid"])
+            before = cases.get(key)
+            cases[key] = entry(rec, merged_history(before, rec, history))
     groups: dict[str, Any] = dict(old.groups) if old is not None else {}
     groups.update(group_entries or {})
     document: dict[str, Any] = {

@@ -102,8 +102,21 @@ class RunSession:
         self.records: dict[str, dict[str, Any]] = {}
         #: nodeid -> a preference group's record (controller)
         self.group_records: dict[str, dict[str, Any]] = {}
-        #: node ids collected in this process (or, on the controller, by the workers)
+        #: baseline keys of the case items collected in this process (or, on the
+        #: controller, by the workers), before -k/-m deselection
         self.collected: set[str] = set()
+        #: every key a case or groups file read in this run defines, by the file part of
+        #: its key (the file's content, whatever filtering pytest did afterwards)
+        self.defined: dict[str, set[str]] = {}
+        #: node id -> baseline key, for the items of this process
+        self.keys: dict[str, str] = {}
+        #: a key's file part -> the folder it is relative to
+        self.anchor_of: dict[str, Path] = {}
+        #: said in the summary under the toolselect section (not failures)
+        self.baseline_notes: list[str] = []
+        #: config files found per folder (discovery), and the files each search looked at
+        self._found: dict[Path, Any] = {}
+        self._configs: dict[Path, Config] = {}
         self.baseline_written: Path | None = None
         #: the subject of a baseline that --toolselect-update-baseline re-recorded
         self.replaced_subject: dict[str, Any] | None = None
@@ -129,11 +142,80 @@ class RunSession:
 
         explicit = resolve(self.pytest_config, "config").value
         if explicit is None and not self.has_config_file():
+            # none at the rootdir: the nearest one to the paths named on the command line
+            for folder in self._arg_folders():
+                found = self._nearest(folder)
+                if found.path is not None:
+                    return self._config_at(found.path)
             return Config(path=None, root=self.rootdir)
         path = Path(explicit) if explicit else None
         if path is not None and not path.is_absolute():
             path = Path(str(self.pytest_config.invocation_params.dir)) / path
         return load_config(self.rootdir, path)
+
+    def _arg_folders(self) -> list[Path]:
+        base = Path(str(self.pytest_config.invocation_params.dir))
+        folders = []
+        for arg in self.pytest_config.args:
+            path = base / str(arg).split("::", 1)[0]
+            if path.exists():
+                folders.append(path if path.is_dir() else path.parent)
+        return folders
+
+    def _nearest(self, folder: Path) -> Any:
+        from .discover import nearest
+
+        found = self._found.get(folder)
+        if found is None:
+            found = self._found[folder] = nearest(folder)
+        return found
+
+    def _config_at(self, path: Path) -> Config:
+        from .config import load_config
+
+        config = self._configs.get(path.parent)
+        if config is None:
+            config = self._configs[path.parent] = load_config(path.parent)
+        return config
+
+    def governs_all(self) -> bool:
+        """An explicit config or one at the rootdir governs every case file."""
+        return resolve(self.pytest_config, "config").value is not None or self.has_config_file()
+
+    def config_for(self, path: Path | None) -> Config:
+        """The config that governs the case file at path (explicit, rootdir, nearest)."""
+        if path is None or self.governs_all():
+            return self.config
+        found = self._nearest(Path(path).absolute().parent)
+        if found.path is None or found.path == self.config.path:
+            return self.config
+        return self._config_at(found.path)
+
+    def looked_for(self, path: Path | None) -> list[Path]:
+        """The config files looked for to govern path (for an error that names them)."""
+        explicit = resolve(self.pytest_config, "config").value
+        if explicit is not None:
+            return [self.config.path] if self.config.path is not None else []
+        from .discover import in_folder
+
+        looked = list(in_folder(self.rootdir).looked)
+        if path is not None and not self.has_config_file():
+            looked += [p for p in self._nearest(Path(path).absolute().parent).looked
+                       if p not in looked]
+        return looked
+
+    def config_note(self) -> str | None:
+        """Which file is used when a folder holds both toolselect.yaml and [tool.toolselect]."""
+        from .discover import in_folder
+
+        path = self.config.path
+        if path is None or path.name == "pyproject.toml":
+            return None
+        shadowed = in_folder(path.parent).shadowed
+        if shadowed is None:
+            return None
+        return (f"toolselect: config {path} is used; the [tool.toolselect] table in "
+                f"{shadowed} is not read")
 
     def has_config_file(self) -> bool:
         """Cheap: is there a toolselect config at all (so the header has something to say)."""
@@ -264,7 +346,8 @@ class RunSession:
         if self.baseline_path is None:
             return None
         stored = load(self.baseline_path)
-        if stored is None:
+        if stored is None or not (stored.cases or stored.groups):
+            # an empty baseline gates nothing: it counts as absent, and this run records
             return None
         differ = subject_mismatch(stored.subject, self.subject)
         if differ and self.flag("update_baseline"):
@@ -294,6 +377,9 @@ class RunSession:
 
                 check_mode(str(mode))
             if self.baseline_path is not None:
+                from .lifecycle import check_ci
+
+                check_ci(self)
                 _ = self.baseline
             # a misspelled gate rule or a bad history is refused before any call is made
             for name in ("rule", "history"):
@@ -308,7 +394,20 @@ class RunSession:
 
     def baseline_entry(self, nodeid: str) -> dict[str, Any] | None:
         base = self.baseline
-        return base.cases.get(nodeid) if base is not None else None
+        return base.cases.get(self.key_of(nodeid)) if base is not None else None
+
+    def key_of(self, nodeid: str) -> str:
+        """The baseline key of an item of this process (its node id if not collected here)."""
+        return self.keys.get(nodeid, nodeid)
+
+    def add_item_key(self, item: pytest.Item) -> str:
+        from .keys import key_for
+
+        anchor = self.config_for(item.path).root
+        key = key_for(item.path, item.nodeid, anchor)
+        self.keys[item.nodeid] = key
+        self.anchor_of[key.partition("::")[0]] = anchor
+        return key
 
     @cached_property
     def budget(self) -> Budget:
@@ -321,7 +420,11 @@ class RunSession:
     def servers_for(self, case: Case) -> list[str]:
         if case.servers is not None:
             return list(case.servers)
-        return list(self.config.servers)
+        return list(self.case_config(case).servers)
+
+    def case_config(self, case: Case) -> Config:
+        source = Path(case.source) if case.source else None
+        return self.config_for(source if source is not None and source.is_file() else None)
 
     def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
         """The tools the case offers (its servers' union) and the system prompt it sends."""
@@ -334,26 +437,34 @@ class RunSession:
                 fix="add `servers:` to the case or its file, and define them in toolselect.yaml",
             )
         specs = []
+        config = self.case_config(case)
         for name in names:
-            spec = self.config.servers.get(name)
+            spec = config.servers.get(name)
             if spec is None:
-                known = ", ".join(self.config.servers) or "none defined"
-                raise ToolselectError(
-                    f"unknown server {name!r}", file=case.source or None, place=f"case {case.id}",
-                    fix=f"servers defined in the config: {known}",
-                )
+                raise self.unknown_server(name, case)
             specs.append(spec)
         # a server's own `timeout:` wins; the option sets it for the others
         timeout = float(self.option("discovery_timeout").value)
         specs = [s if s.timeout is not None else replace(s, timeout=timeout) for s in specs]
-        tools, instructions = offered_tools(specs, self.config.root, self.config.tool_name_format)
+        tools, instructions = offered_tools(specs, config.root, config.tool_name_format)
         from .cases import check_offered
 
         check_offered(case, tools)  # a tool or argument path no server offers: a clear error
-        system = case.system if case.system is not None else self.config.system
+        system = case.system if case.system is not None else config.system
         if system is None:
             system = instructions
         return tools, system
+
+    def unknown_server(self, name: str, case: Case) -> ToolselectError:
+        config = self.case_config(case)
+        known = ", ".join(config.servers) or "none defined"
+        where = f"in {config.path}" if config.path is not None else "(no config file found)"
+        source = Path(case.source) if case.source and Path(case.source).is_file() else None
+        looked = ", ".join(str(p) for p in self.looked_for(source)) or "none"
+        return ToolselectError(
+            f"unknown server {name!r}", file=case.source or None, place=f"case {case.id}",
+            fix=f"servers defined {where}: {known}; config files looked for: {looked}",
+        )
 
     @cached_property
     def runner(self) -> CaseRunner:
@@ -417,6 +528,7 @@ class RunSession:
 
         rec: dict[str, Any] = {
             "nodeid": nodeid,
+            "key": self.key_of(nodeid),
             "order": order,
             "case_id": case.id,
             "question": case.question,
@@ -492,7 +604,7 @@ class RunSession:
 
     def baseline_group(self, nodeid: str) -> dict[str, Any] | None:
         base = self.baseline
-        return base.groups.get(nodeid) if base is not None else None
+        return base.groups.get(self.key_of(nodeid)) if base is not None else None
 
     def ordered_group_records(self) -> list[dict[str, Any]]:
         return sorted(self.group_records.values(), key=lambda r: (r["order"], r["nodeid"]))
@@ -500,24 +612,15 @@ class RunSession:
     def ordered_records(self) -> list[dict[str, Any]]:
         return sorted(self.records.values(), key=lambda r: (r["order"], r["nodeid"]))
 
-    def gone_cases(self, args: Sequence[str]) -> list[str]:
-        """Baseline cases that no longer exist: their file was collected, they were not.
+    def gone_cases(self) -> list[str]:
+        """Baseline keys whose case was removed from its file (or whose file is gone)."""
+        from .lifecycle import gone, migrate
 
-        When the command line names single items (file::id), a file's other cases were
-        not collected on purpose, so nothing is said to be gone.
-        """
         base = self.baseline
-        if base is None or any("::" in a for a in args):
+        if base is None:
             return []
-        files = {n.split("::", 1)[0] for n in self.collected}
-        gone = []
-        for nodeid in base.cases:
-            file = nodeid.split("::", 1)[0]
-            if nodeid in self.collected:
-                continue
-            if file in files or not (self.rootdir / file).exists():
-                gone.append(nodeid)
-        return sorted(gone)
+        migrate(self, base)
+        return gone(self, base.cases)
 
     def cache_savings(self) -> dict[str, float]:
         """USD the cache reads saved, by model: what those tokens would have cost as input."""
@@ -624,7 +727,7 @@ class RunSession:
         from .report.results import build
 
         document = build(self.results_input(exitstatus))
-        self.report_problems = write_reports(
+        self.report_problems += write_reports(
             document, {name: self.resolve_path(r) for name, r in wanted.items()})
 
     def dry_run(self, items: Sequence[pytest.Item]) -> None:
@@ -681,7 +784,7 @@ class RunSession:
             "baseline_mode": mode,
             "baseline_written": self.baseline_written is not None,
             "records": self.ordered_records(),
-            "gone": self.gone_cases(self.pytest_config.args) if self.baseline else [],
+            "gone": self.gone_cases(),
             "suite": self.suite(),
         }
 
@@ -691,10 +794,8 @@ class RunSession:
         return session is not None and session.exitstatus in (pytest.ExitCode.INTERRUPTED,
                                                               pytest.ExitCode.INTERNAL_ERROR)
 
-    def finish(self, args: Sequence[str]) -> None:
+    def finish(self) -> None:
         """Write the baseline (controller only): recorded when absent, or on request."""
-        from .baseline import build, write
-
         path = self.baseline_path
         if path is None or self.is_worker or not (self.records or self.group_records):
             return
@@ -704,10 +805,6 @@ class RunSession:
             # Ctrl-C or a crash mid-run: the cases not reached would be recorded as absent
             # (or, on update, half the suite as of now): the old file stays as it was
             return
-        document = build(self.subject, self.ordered_records(), self.baseline,
-                         self.gone_cases(args) if self.baseline is not None else (),
-                         history=int(self.option("history").value),
-                         group_entries={r["nodeid"]: r["entry"] for r in self.group_records.values()
-                                        if r.get("entry")})
-        write(path, document)
-        self.baseline_written = path
+        from .lifecycle import write_baseline
+
+        write_baseline(self)

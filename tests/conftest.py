@@ -193,6 +193,13 @@ def pytest_toolselect_provider(model, config):
 '''
 
 
+@pytest.fixture(autouse=True)
+def _not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+    # under CI=true a run refuses to record a missing baseline; the suite's runs are local
+    # runs (as a developer's) unless a test sets CI itself
+    monkeypatch.delenv("CI", raising=False)
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
     # hypothesis's plugin imports all of hypothesis in every inner run's summary (~2 s)
