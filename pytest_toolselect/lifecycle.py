@@ -51,8 +51,7 @@ def migrate(run: RunSession, base: Baseline | None) -> None:
 
 
 def anchors(run: RunSession) -> list[Path]:
-    roots = [run.rootdir, run.config.root, *(c.root for c in run._configs.values())]
-    return list(dict.fromkeys(roots))
+    return run.configs.roots()
 
 
 def is_gone(run: RunSession, key: str, where: list[Path], texts: dict[Path, str]) -> bool:

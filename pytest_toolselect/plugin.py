@@ -100,7 +100,7 @@ class SessionHooks:
     def pytest_report_header(self) -> list[str] | None:
         if not self.session.in_use():
             return None
-        note = self.session.config_note()
+        note = self.session.configs.note()
         return [self.session.model_line(), *([note] if note else [])]
 
     @pytest.hookimpl(tryfirst=True)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .budget import Budget
     from .cases import Case
     from .config import Config
+    from .discover import Configs
     from .providers import Provider, ProviderSettings, Turn
     from .runner import CaseRunner
     from .tools import Tool, ToolCall
@@ -114,9 +115,6 @@ class RunSession:
         self.anchor_of: dict[str, Path] = {}
         #: said in the summary under the toolselect section (not failures)
         self.baseline_notes: list[str] = []
-        #: config files found per folder (discovery), and the files each search looked at
-        self._found: dict[Path, Any] = {}
-        self._configs: dict[Path, Config] = {}
         self.baseline_written: Path | None = None
         #: the subject of a baseline that --toolselect-update-baseline re-recorded
         self.replaced_subject: dict[str, Any] | None = None
@@ -137,95 +135,28 @@ class RunSession:
         return resolve(self.pytest_config, name, cfg.options, label)
 
     @cached_property
-    def config(self) -> Config:
-        from .config import Config, load_config
+    def configs(self) -> Configs:
+        from .discover import Configs
 
         explicit = resolve(self.pytest_config, "config").value
-        if explicit is None and not self.has_config_file():
-            # none at the rootdir: the nearest one to the paths named on the command line
-            for folder in self._arg_folders():
-                found = self._nearest(folder)
-                if found.path is not None:
-                    return self._config_at(found.path)
-            return Config(path=None, root=self.rootdir)
-        path = Path(explicit) if explicit else None
+        path = Path(str(explicit)) if explicit else None
+        invoked = Path(str(self.pytest_config.invocation_params.dir))
         if path is not None and not path.is_absolute():
-            path = Path(str(self.pytest_config.invocation_params.dir)) / path
-        return load_config(self.rootdir, path)
+            path = invoked / path
+        return Configs(self.rootdir, path, invoked, [str(a) for a in self.pytest_config.args])
 
-    def _arg_folders(self) -> list[Path]:
-        base = Path(str(self.pytest_config.invocation_params.dir))
-        folders = []
-        for arg in self.pytest_config.args:
-            path = base / str(arg).split("::", 1)[0]
-            if path.exists():
-                folders.append(path if path.is_dir() else path.parent)
-        return folders
-
-    def _nearest(self, folder: Path) -> Any:
-        from .discover import nearest
-
-        found = self._found.get(folder)
-        if found is None:
-            found = self._found[folder] = nearest(folder)
-        return found
-
-    def _config_at(self, path: Path) -> Config:
-        from .config import load_config
-
-        config = self._configs.get(path.parent)
-        if config is None:
-            config = self._configs[path.parent] = load_config(path.parent)
-        return config
-
-    def governs_all(self) -> bool:
-        """An explicit config or one at the rootdir governs every case file."""
-        return resolve(self.pytest_config, "config").value is not None or self.has_config_file()
+    @property
+    def config(self) -> Config:
+        """The run's config: explicit, at the rootdir, or the nearest to the paths given."""
+        return self.configs.main
 
     def config_for(self, path: Path | None) -> Config:
-        """The config that governs the case file at path (explicit, rootdir, nearest)."""
-        if path is None or self.governs_all():
-            return self.config
-        found = self._nearest(Path(path).absolute().parent)
-        if found.path is None or found.path == self.config.path:
-            return self.config
-        return self._config_at(found.path)
-
-    def looked_for(self, path: Path | None) -> list[Path]:
-        """The config files looked for to govern path (for an error that names them)."""
-        explicit = resolve(self.pytest_config, "config").value
-        if explicit is not None:
-            return [self.config.path] if self.config.path is not None else []
-        from .discover import in_folder
-
-        looked = list(in_folder(self.rootdir).looked)
-        if path is not None and not self.has_config_file():
-            looked += [p for p in self._nearest(Path(path).absolute().parent).looked
-                       if p not in looked]
-        return looked
-
-    def config_note(self) -> str | None:
-        """Which file is used when a folder holds both toolselect.yaml and [tool.toolselect]."""
-        from .discover import in_folder
-
-        path = self.config.path
-        if path is None or path.name == "pyproject.toml":
-            return None
-        shadowed = in_folder(path.parent).shadowed
-        if shadowed is None:
-            return None
-        return (f"toolselect: config {path} is used; the [tool.toolselect] table in "
-                f"{shadowed} is not read")
+        """The config that governs the case file at path."""
+        return self.configs.for_file(path)
 
     def has_config_file(self) -> bool:
-        """Cheap: is there a toolselect config at all (so the header has something to say)."""
-        if any((self.rootdir / n).is_file() for n in ("toolselect.yaml", "toolselect.yml")):
-            return True
-        pyproject = self.rootdir / "pyproject.toml"
-        try:
-            return "[tool.toolselect]" in pyproject.read_text(encoding="utf-8")
-        except OSError:
-            return False
+        """Cheap: is there a toolselect config at the rootdir (so the header has something to say)."""
+        return self.configs.at_rootdir
 
     def option_given(self, name: str) -> bool:
         """Set on the command line or in pytest's ini (cheap: no config file read)."""
@@ -441,7 +372,9 @@ class RunSession:
         for name in names:
             spec = config.servers.get(name)
             if spec is None:
-                raise self.unknown_server(name, case)
+                from .discover import unknown_server
+
+                raise unknown_server(self.configs, config, name, case)
             specs.append(spec)
         # a server's own `timeout:` wins; the option sets it for the others
         timeout = float(self.option("discovery_timeout").value)
@@ -454,17 +387,6 @@ class RunSession:
         if system is None:
             system = instructions
         return tools, system
-
-    def unknown_server(self, name: str, case: Case) -> ToolselectError:
-        config = self.case_config(case)
-        known = ", ".join(config.servers) or "none defined"
-        where = f"in {config.path}" if config.path is not None else "(no config file found)"
-        source = Path(case.source) if case.source and Path(case.source).is_file() else None
-        looked = ", ".join(str(p) for p in self.looked_for(source)) or "none"
-        return ToolselectError(
-            f"unknown server {name!r}", file=case.source or None, place=f"case {case.id}",
-            fix=f"servers defined {where}: {known}; config files looked for: {looked}",
-        )
 
     @cached_property
     def runner(self) -> CaseRunner:

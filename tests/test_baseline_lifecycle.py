@@ -176,6 +176,15 @@ def test_a_baseline_that_matches_too_little_is_a_usage_error(project: Project) -
     assert result.ret == 0, result.stdout.str()
 
 
+def test_under_xdist_a_foreign_baseline_is_a_usage_error_too(project: Project) -> None:
+    base = recorded(project)
+    other = {f"other/{k}": v for k, v in base["cases"].items()}
+    (project.path / "other.json").write_text(json.dumps({**base, "cases": other}))
+    result = project.pytester.runpytest_subprocess("--toolselect-baseline=other.json", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    assert "match 0 of the baseline's 3 entries" in result.stdout.str()
+
+
 @pytest.mark.parametrize("select", [["-k", "find"], ["registry.toolselect.yaml::find"],
                                     ["--deselect", "registry.toolselect.yaml::find"]])
 def test_filtering_the_run_is_not_taken_for_a_foreign_baseline(project: Project,
