@@ -193,11 +193,14 @@ def pytest_toolselect_provider(model, config):
 '''
 
 
-@pytest.fixture(autouse=True)
-def _not_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="session", autouse=True)
+def _not_in_ci() -> Iterator[None]:
     # under CI=true a run refuses to record a missing baseline; the suite's runs are local
-    # runs (as a developer's) unless a test sets CI itself
-    monkeypatch.delenv("CI", raising=False)
+    # runs (as a developer's) unless a test sets CI itself. Session-scoped: module-scoped
+    # projects start their runs before any function-scoped fixture
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("CI", raising=False)
+        yield
 
 
 @pytest.fixture
