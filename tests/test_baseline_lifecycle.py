@@ -369,17 +369,23 @@ def test_an_unwritable_baseline_is_one_line_and_every_report_is_still_written(
         assert (project.path / name).stat().st_size > 0, name
 
 
+def run_with_mode(project: Project, path: Path, mode: int, *args: str) -> Any:
+    """A run while path has mode; its mode is given back afterwards (for tmp cleanup)."""
+    before = path.stat().st_mode
+    path.chmod(mode)
+    try:
+        return project.pytester.runpytest(*args)
+    finally:
+        path.chmod(before)
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a read-only folder")
 def test_a_read_only_folder_is_one_line(project: Project) -> None:
     project.config()
     project.cases(CASES)
     folder = project.path / "ro"
     folder.mkdir()
-    folder.chmod(0o555)
-    try:
-        result = project.pytester.runpytest("--toolselect-baseline=ro/base.json")
-    finally:
-        folder.chmod(0o755)
+    result = run_with_mode(project, folder, 0o555, "--toolselect-baseline=ro/base.json")
     out = result.stdout.str()
     assert result.ret != 0 and "Traceback" not in out, out
     assert f"cannot write the baseline {folder / 'base.json'}: Permission denied" in out, out
@@ -400,11 +406,7 @@ def test_a_read_only_baseline_is_not_replaced(project: Project) -> None:
 def test_an_unreadable_baseline_says_permissions_not_corruption(project: Project) -> None:
     recorded(project)
     path = project.path / "base.json"
-    path.chmod(0o000)
-    try:
-        result = project.pytester.runpytest("--toolselect-baseline=base.json")
-    finally:
-        path.chmod(0o644)
+    result = run_with_mode(project, path, 0o000, "--toolselect-baseline=base.json")
     err = result.stderr.str()
     assert result.ret == pytest.ExitCode.USAGE_ERROR, err
     assert "cannot be read: permission denied" in err and "corrupted" not in err, err
