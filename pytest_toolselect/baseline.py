@@ -29,7 +29,7 @@ class Baseline:
     path: Path
     subject: dict[str, Any]
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: preference groups' entries (the probe's gate), by node id
+    #: preference groups' entries (the probe's gate), by key (see keys.py)
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: False when the file did not exist (this run records it)
     existed: bool = True
