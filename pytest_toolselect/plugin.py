@@ -116,9 +116,11 @@ class SessionHooks:
                     label_item(item, case_from_item(item))
         # before -k/-m deselect: these are the cases that exist
         self.session.collected.update(self.session.add_item_key(i) for i in cases)
-        for item in items:
-            if getattr(item, "group", None) is not None:
-                self.session.add_item_key(item)
+        groups = [i for i in items if getattr(i, "group", None) is not None]
+        for item in groups:
+            self.session.add_item_key(item)
+        if not (cases or groups):
+            return  # a run of ordinary tests: no config or baseline is read
         from .lifecycle import migrate, overlap_problem
 
         migrate(self.session, self.session.baseline)
