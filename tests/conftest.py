@@ -193,6 +193,16 @@ def pytest_toolselect_provider(model, config):
 '''
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _not_in_ci() -> Iterator[None]:
+    # under CI=true a run refuses to record a missing baseline; the suite's runs are local
+    # runs (as a developer's) unless a test sets CI itself. Session-scoped: module-scoped
+    # projects start their runs before any function-scoped fixture
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("CI", raising=False)
+        yield
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
     # hypothesis's plugin imports all of hypothesis in every inner run's summary (~2 s)

@@ -8,7 +8,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import FIND, OFFICERS, PLANNED, Project, case
+from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, Project, case
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -131,13 +131,16 @@ def test_a_renamed_case_is_compared_with_its_old_entry(project: Project) -> None
 
 def test_two_gone_entries_with_the_same_content_are_no_rename(project: Project) -> None:
     planned(project)
-    project.cases([case(*FIND)])
-    plan(project, {FIND[1]: [RIGHT]})
+    # two cases that stay keep the run's overlap with the baseline above the guard's half
+    kept = [case(*OFFICERS), case(*OUT_OF_SCOPE)]
+    project.cases([case(*FIND), *kept])
+    plan(project, {FIND[1]: [RIGHT], OFFICERS[1]: ["list_officers"], OUT_OF_SCOPE[1]: [None]})
     project.pytester.runpytest(*ARGS)
-    entry = project.read_baseline()["cases"][FIND_ID]
-    project.baseline({FIND_ID: entry, "registry.toolselect.yaml::twin": entry},
+    cases = project.read_baseline()["cases"]
+    entry = cases[FIND_ID]
+    project.baseline({**cases, "registry.toolselect.yaml::twin": entry},
                      subject={"provider": "script", "model": "script/planned"})
-    project.cases([case("find_acme", FIND[1], FIND[2])])
+    project.cases([case("find_acme", FIND[1], FIND[2]), *kept])
     result = project.pytester.runpytest(*ARGS)
     assert "renamed from" not in result.stdout.str()
     result.stdout.fnmatch_lines(["*1 new*"])

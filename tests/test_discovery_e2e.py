@@ -73,7 +73,7 @@ def test_unknown_server_name_is_an_error(project: Project) -> None:
     project.cases([case(*FIND, servers=["nope"])])
     result = project.pytester.runpytest()
     result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*unknown server 'nope'*servers defined in the config: registry*"])
+    result.stdout.fnmatch_lines(["*unknown server 'nope'*servers defined in *toolselect.yaml: registry*"])
 
 
 @pytest.fixture

@@ -69,7 +69,7 @@ SUBJECT = {"provider": "local", "model": "local/bm25"}
 
 
 def rec(nodeid: str, tools: list[Tool], **extra: Any) -> dict[str, Any]:
-    from pytest_toolselect.gate.baseline import fingerprint
+    from pytest_toolselect.spec.fingerprint import fingerprint
 
     return {"nodeid": nodeid, "status": "held", "passes": 1, "reps": 1, "first_tool": "find",
             "failing_checks": [], "case_fingerprint": "sha256:c",

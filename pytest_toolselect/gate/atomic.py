@@ -12,6 +12,7 @@ import os
 import stat
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 #: the temp file a write goes through: hidden, beside the file and named after it
@@ -56,6 +57,42 @@ def write_text(path: Path, text: str) -> None:
         raise
     _fsync_dir(path.parent)
     remove_stale_temps(path)
+
+
+#: how long a run waits for another run's baseline write to finish
+LOCK_WAIT_SECONDS = 120.0
+
+
+@contextlib.contextmanager
+def locked(path: Path, wait: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
+    """Hold an exclusive lock for a read-merge-write of path: flock on its folder.
+
+    The file itself is replaced on write, so it cannot hold a lock; a sidecar lock file
+    would be left behind by a run killed while holding it. A folder's lock leaves
+    nothing and is released by the kernel when its holder dies. Another run holding it
+    is waited for; past ``wait`` seconds, an OSError.
+    """
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock (Windows): writes stay atomic
+        yield
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise OSError(f"another run has been writing a baseline in {path.parent} "
+                                  f"for over {wait:.0f} s") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def remove_stale_temps(path: Path, older_than: float = STALE_TEMP_SECONDS) -> list[Path]:

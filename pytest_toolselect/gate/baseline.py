@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +24,7 @@ class Baseline:
     path: Path
     subject: dict[str, Any]
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: preference groups' entries (the probe's gate), by node id
+    #: preference groups' entries (the probe's gate), by key (see keys.py)
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: lint findings' ids (error and warning level) by server name (--toolselect-lint)
     lint: dict[str, list[str]] = field(default_factory=dict)
@@ -32,6 +34,11 @@ class Baseline:
     toolsets: dict[str, dict[str, str]] = field(default_factory=dict)
     #: per tool fingerprint, its bounded description (the system prompt's text)
     descriptions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        """No entry of any kind: such a file gates nothing and counts as absent."""
+        return not (self.cases or self.groups or self.lint)
 
 
 #: a baseline is written by the plugin, so it may be far larger than a hand-written file
@@ -65,12 +72,21 @@ def load(path: Path) -> Baseline | None:
     from pytest_toolselect.spec.sourcemap import read_text
 
     try:
-        path.stat()
-    except FileNotFoundError:
-        return None
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # no file there (a parent that is a file: the write will say so)
     except OSError as e:
         raise ToolselectError(f"cannot read the baseline: {e.strerror or e}", file=path,
                               fix="check that it is a readable file") from None
+    if stat.S_ISDIR(mode):
+        raise ToolselectError("the baseline path is a folder, not a file", file=path,
+                              fix="point --toolselect-baseline at a file in it")
+    # the mode bits as well as access(): root reads a mode-000 file, a user cannot, and a
+    # file one of them cannot read is the same file to both
+    if stat.S_IMODE(mode) & 0o444 == 0 or not os.access(path, os.R_OK):
+        raise ToolselectError(
+            f"the baseline cannot be read: permission denied (mode {stat.S_IMODE(mode):03o})",
+            file=path, fix="make it readable (chmod u+r), then run again")
     try:
         text = read_text(path, what="baseline", max_bytes=MAX_BYTES)
     except ToolselectError as e:
@@ -230,15 +246,16 @@ def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
     records = list(records)
     for rec in records:
         if rec.get("status") is not None:
-            before = cases.get(rec["nodeid"])
+            key = rec.get("key", rec["nodeid"])
+            before = cases.get(key)
             if before is None and old is not None and rec.get("renamed_from"):
                 # a renamed case carries its old entry's history to its new key
                 before = old.cases.get(rec["renamed_from"])
             if before is not None and replayed(rec) and not (rec.get("case_changed")
                                                              or rec.get("tools_changed")):
-                cases[rec["nodeid"]] = dict(before)  # a replay is no new evidence
+                cases[key] = dict(before)  # a replay is no new evidence
                 continue
-            cases[rec["nodeid"]] = entry(rec, merged_history(before, rec, history))
+            cases[key] = entry(rec, merged_history(before, rec, history))
     groups: dict[str, Any] = dict(old.groups) if old is not None else {}
     groups.update(group_entries or {})
     document: dict[str, Any] = {

@@ -214,7 +214,7 @@ def suite_change(records: Iterable[Mapping[str, Any]], base_cases: Mapping[str, 
 
     now_held = base_held = n = 0
     for rec in records:
-        base = base_cases.get(rec["nodeid"])
+        base = base_cases.get(rec.get("key", rec["nodeid"]))
         if rec.get("status") is None or base is None:
             continue
         n += 1

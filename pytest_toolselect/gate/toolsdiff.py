@@ -28,7 +28,7 @@ CONTEXT = 3
 
 
 def _fingerprint(data: Any) -> str:
-    from pytest_toolselect.gate.baseline import fingerprint
+    from pytest_toolselect.spec.fingerprint import fingerprint
 
     return fingerprint(data)
 

@@ -27,6 +27,7 @@ CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
 #: tool_preference_groups.v1 files (kept in step with groups.GROUPS_FILE_SUFFIXES)
 GROUPS_SUFFIXES = (".groups.json", ".groups.yaml", ".groups.yml")
 COLLECTED_KEY = "toolselect_collected"
+DEFINED_KEY = "toolselect_defined"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -103,8 +104,11 @@ class SessionHooks:
     def __init__(self, session: RunSession) -> None:
         self.session = session
 
-    def pytest_report_header(self) -> str | None:
-        return self.session.model_line() if self.session.in_use() else None
+    def pytest_report_header(self) -> list[str] | None:
+        if not self.session.in_use():
+            return None
+        note = self.session.configs.note()
+        return [self.session.model_line(), *([note] if note else [])]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -120,7 +124,19 @@ class SessionHooks:
                     item.stash[DECORATED_CASE] = case  # the run reads it; it reads no marker
                     label_item(item, case)
         # before -k/-m deselect: these are the cases that exist
-        self.session.collected.update(i.nodeid for i in cases)
+        self.session.collected.update(self.session.add_item_key(i) for i in cases)
+        groups = [i for i in items if getattr(i, "group", None) is not None]
+        for item in groups:
+            self.session.add_item_key(item)
+        if not (cases or groups):
+            return  # a run of ordinary tests: no config or baseline is read
+        from pytest_toolselect.run.lifecycle import migrate, overlap_problem
+
+        migrate(self.session, self.session.baseline)
+        if not self.session.is_worker:
+            problem = overlap_problem(self.session)
+            if problem is not None:
+                raise pytest.UsageError(problem)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -181,14 +197,26 @@ class SessionHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self.session.collected.update(node.workeroutput.get(COLLECTED_KEY, []))
+        for file, keys in node.workeroutput.get(DEFINED_KEY, {}).items():
+            self.session.defined.setdefault(file, set()).update(keys)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Ctrl-C, -x or the end: nothing queued may still start
         self.session.close_calls()
         if self.session.is_worker:
-            session.config.workeroutput[COLLECTED_KEY] = sorted(self.session.collected)  # type: ignore[attr-defined]
+            output = session.config.workeroutput  # type: ignore[attr-defined]
+            output[COLLECTED_KEY] = sorted(self.session.collected)
+            output[DEFINED_KEY] = {f: sorted(k) for f, k in self.session.defined.items()}
             return
-        self.session.finish(session.config.args)
+        if self.session.collected and getattr(session.config.option, "dist", "no") != "no":
+            # under xdist the controller learns the cases only now: refuse the gate here
+            from pytest_toolselect.run.lifecycle import overlap_problem
+
+            problem = overlap_problem(self.session)
+            if problem is not None:
+                self.session.report_problems.append(problem)
+                session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        self.session.finish()
         if self.session.probe_blocks() and session.exitstatus == 0:
             session.exitstatus = 1
         if self.session.cost_capped() and session.exitstatus in (0, 1):
@@ -228,6 +256,8 @@ class SessionHooks:
             terminalreporter.section("toolselect preference probe")
             for line in run.probe_lines():
                 terminalreporter.write_line(printable(line))
+        for note in run.baseline_notes:
+            terminalreporter.write_line(printable(f"toolselect: {note}"), yellow=True)
         for problem in run.report_problems:
             terminalreporter.write_line(printable(f"toolselect: {problem}"), red=True)
 

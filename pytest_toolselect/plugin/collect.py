@@ -51,9 +51,24 @@ class CaseFile(_PlainErrors, pytest.File):
         from pytest_toolselect.scoring.contradictions import load_case_file
 
         session = self.config.stash[RUN_SESSION]
-        case_file = load_case_file(self.path, session.config.identifiers)
+        case_file = load_case_file(self.path, session.config_for(self.path).identifiers)
+        define_keys(self, [case.id for case in case_file.cases])
         for case in case_file.cases:
             yield CaseItem.from_parent(self, name=case.id, case=case)
+
+
+def define_keys(file: pytest.File, names: Iterable[str]) -> None:
+    """Every case the file defines, before any filtering (--lf, node ids): what is gone
+    from the baseline is decided from this, never from the items pytest keeps."""
+    from pytest_toolselect.gate.keys import key_for, split
+
+    session = file.config.stash[RUN_SESSION]
+    anchor = session.config_for(file.path).root
+    keys = {key_for(file.path, f"{file.nodeid}::{name}", anchor) for name in names}
+    if keys:
+        file_part = split(next(iter(keys)))[0]
+        session.defined.setdefault(file_part, set()).update(keys)
+        session.anchor_of[file_part] = anchor
 
 
 
@@ -81,7 +96,9 @@ class GroupsFile(_PlainErrors, pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         from pytest_toolselect.spec.groups import load_groups_file
 
-        for group in load_groups_file(self.path):
+        groups = load_groups_file(self.path)
+        define_keys(self, [group.id for group in groups])
+        for group in groups:
             yield GroupItem.from_parent(self, name=group.id, group=group)
 
 
@@ -102,6 +119,7 @@ class GroupItem(_PlainErrors, pytest.Item):
         calls = session.runner.result(self.nodeid, lambda: _group_job(session, self.group))
         base = session.baseline_group(self.nodeid)
         rec = group_record(self.nodeid, self.stash.get(ORDER, 0), self.path, self.group, calls, base)
+        rec["key"] = session.key_of(self.nodeid)
         self.stash[RECORD] = rec
         if calls and all(c.get("skipped") for c in calls):
             rec["verdict"] = gate.SKIPPED

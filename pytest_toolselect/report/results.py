@@ -195,7 +195,7 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
     """The document from the session's plain data (see RunSession.results_input)."""
     settings = data["settings"]
     base_cases: Mapping[str, Mapping[str, Any]] = data.get("baseline_cases") or {}
-    cases = [case_entry(r, base_cases.get(r.get("renamed_from") or r["nodeid"]), settings)
+    cases = [case_entry(r, base_cases.get(r.get("renamed_from") or r.get("key", r["nodeid"])), settings)
              for r in data["records"]]
     preference = data.get("preference")
     probe_cost = None

@@ -125,7 +125,7 @@ def summary_lines(records: Sequence[Mapping[str, Any]], stored: Mapping[str, Any
     summary["model"] = model
     out = list(lines(summary))
     comparison = None
-    current = {rec["nodeid"]: rec["entry"] for rec in records if rec.get("entry")}
+    current = {rec.get("key", rec["nodeid"]): rec["entry"] for rec in records if rec.get("entry")}
     if stored:
         comparison = compare(stored, current, seed=seed, min_effect_change=min_effect_change)
         out.extend(comparison_lines(comparison))

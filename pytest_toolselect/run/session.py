@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.providers import Provider, ProviderSettings
     from pytest_toolselect.spec.cases import Case
     from pytest_toolselect.spec.config import Config
+    from pytest_toolselect.spec.discover import Configs
     from pytest_toolselect.spec.tools import Tool
 
     from .budget import Budget
@@ -63,8 +64,18 @@ class RunSession:
         self.records: dict[str, dict[str, Any]] = {}
         #: nodeid -> a preference group's record (controller)
         self.group_records: dict[str, dict[str, Any]] = {}
-        #: node ids collected in this process (or, on the controller, by the workers)
+        #: baseline keys of the case items collected in this process (or, on the
+        #: controller, by the workers), before -k/-m deselection
         self.collected: set[str] = set()
+        #: every key a case or groups file read in this run defines, by the file part of
+        #: its key (the file's content, whatever filtering pytest did afterwards)
+        self.defined: dict[str, set[str]] = {}
+        #: node id -> baseline key, for the items of this process
+        self.keys: dict[str, str] = {}
+        #: a key's file part -> the folder it is relative to
+        self.anchor_of: dict[str, Path] = {}
+        #: said in the summary under the toolselect section (not failures)
+        self.baseline_notes: list[str] = []
         self.baseline_written: Path | None = None
         #: the subject of a baseline that --toolselect-update-baseline re-recorded
         self.replaced_subject: dict[str, Any] | None = None
@@ -89,26 +100,28 @@ class RunSession:
         return resolve(self.pytest_config, name, cfg.options, label)
 
     @cached_property
-    def config(self) -> Config:
-        from pytest_toolselect.spec.config import Config, load_config
+    def configs(self) -> Configs:
+        from pytest_toolselect.spec.discover import Configs
 
         explicit = resolve(self.pytest_config, "config").value
-        if explicit is None and not self.has_config_file():
-            return Config(path=None, root=self.rootdir)
-        path = Path(explicit) if explicit else None
+        path = Path(str(explicit)) if explicit else None
+        invoked = Path(str(self.pytest_config.invocation_params.dir))
         if path is not None and not path.is_absolute():
-            path = Path(str(self.pytest_config.invocation_params.dir)) / path
-        return load_config(self.rootdir, path)
+            path = invoked / path
+        return Configs(self.rootdir, path, invoked, [str(a) for a in self.pytest_config.args])
+
+    @property
+    def config(self) -> Config:
+        """The run's config: explicit, at the rootdir, or the nearest to the paths given."""
+        return self.configs.main
+
+    def config_for(self, path: Path | None) -> Config:
+        """The config that governs the case file at path."""
+        return self.configs.for_file(path)
 
     def has_config_file(self) -> bool:
-        """Cheap: is there a toolselect config at all (so the header has something to say)."""
-        if any((self.rootdir / n).is_file() for n in ("toolselect.yaml", "toolselect.yml")):
-            return True
-        pyproject = self.rootdir / "pyproject.toml"
-        try:
-            return "[tool.toolselect]" in pyproject.read_text(encoding="utf-8")
-        except OSError:
-            return False
+        """Cheap: is there a toolselect config at the rootdir (so the header has something to say)."""
+        return self.configs.at_rootdir
 
     def option_given(self, name: str) -> bool:
         """Set on the command line or in pytest's ini (cheap: no config file read)."""
@@ -226,7 +239,8 @@ class RunSession:
         if self.baseline_path is None:
             return None
         stored = load(self.baseline_path)
-        if stored is None:
+        if stored is None or stored.empty:
+            # an empty baseline gates nothing: it counts as absent, and this run records
             return None
         differ = subject_mismatch(stored.subject, self.subject)
         if differ and self.flag("update_baseline"):
@@ -256,6 +270,9 @@ class RunSession:
 
                 check_mode(str(mode))
             if self.baseline_path is not None:
+                from pytest_toolselect.run.lifecycle import check_ci
+
+                check_ci(self)
                 _ = self.baseline
             # a misspelled gate rule or a bad history is refused before any call is made
             for name in ("rule", "history"):
@@ -270,7 +287,20 @@ class RunSession:
 
     def baseline_entry(self, nodeid: str) -> dict[str, Any] | None:
         base = self.baseline
-        return base.cases.get(nodeid) if base is not None else None
+        return base.cases.get(self.key_of(nodeid)) if base is not None else None
+
+    def key_of(self, nodeid: str) -> str:
+        """The baseline key of an item of this process (its node id if not collected here)."""
+        return self.keys.get(nodeid, nodeid)
+
+    def add_item_key(self, item: pytest.Item) -> str:
+        from pytest_toolselect.gate.keys import key_for
+
+        anchor = self.config_for(item.path).root
+        key = key_for(item.path, item.nodeid, anchor)
+        self.keys[item.nodeid] = key
+        self.anchor_of[key.partition("::")[0]] = anchor
+        return key
 
     @cached_property
     def _by_case_fingerprint(self) -> dict[str, list[str]]:
@@ -280,9 +310,12 @@ class RunSession:
 
     def renamed_from(self, case_fp: str) -> str | None:
         """The gone baseline entry a new case with this content was renamed from, if one."""
+        from pytest_toolselect.run.lifecycle import known_keys
+
         from .lineage import renamed_from
 
-        return renamed_from(self._by_case_fingerprint, case_fp, self.collected)
+        # keys of cases that still exist, filtered out of this run or not
+        return renamed_from(self._by_case_fingerprint, case_fp, known_keys(self))
 
     @cached_property
     def budget(self) -> Budget:
@@ -295,7 +328,11 @@ class RunSession:
     def servers_for(self, case: Case) -> list[str]:
         if case.servers is not None:
             return list(case.servers)
-        return list(self.config.servers)
+        return list(self.case_config(case).servers)
+
+    def case_config(self, case: Case) -> Config:
+        source = Path(case.source) if case.source else None
+        return self.config_for(source if source is not None and source.is_file() else None)
 
     def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
         """The tools the case offers (its servers' union) and the system prompt it sends."""
@@ -308,23 +345,22 @@ class RunSession:
                 fix="add `servers:` to the case or its file, and define them in toolselect.yaml",
             )
         specs = []
+        config = self.case_config(case)
         for name in names:
-            spec = self.config.servers.get(name)
+            spec = config.servers.get(name)
             if spec is None:
-                known = ", ".join(self.config.servers) or "none defined"
-                raise ToolselectError(
-                    f"unknown server {name!r}", file=case.source or None, place=f"case {case.id}",
-                    fix=f"servers defined in the config: {known}",
-                )
+                from pytest_toolselect.spec.discover import unknown_server
+
+                raise unknown_server(self.configs, config, name, case)
             specs.append(spec)
         # a server's own `timeout:` wins; the option sets it for the others
         timeout = float(self.option("discovery_timeout").value)
         specs = [s if s.timeout is not None else replace(s, timeout=timeout) for s in specs]
-        tools, instructions = offered_tools(specs, self.config.root, self.config.tool_name_format)
+        tools, instructions = offered_tools(specs, config.root, config.tool_name_format)
         from pytest_toolselect.spec.cases import check_offered
 
         check_offered(case, tools)  # a tool or argument path no server offers: a clear error
-        system = case.system if case.system is not None else self.config.system
+        system = case.system if case.system is not None else config.system
         if system is None:
             system = instructions
         return tools, system
@@ -391,6 +427,7 @@ class RunSession:
 
         rec: dict[str, Any] = {
             "nodeid": nodeid,
+            "key": self.key_of(nodeid),
             "order": order,
             "case_id": case.id,
             "question": case.question,
@@ -478,7 +515,7 @@ class RunSession:
 
     def baseline_group(self, nodeid: str) -> dict[str, Any] | None:
         base = self.baseline
-        return base.groups.get(nodeid) if base is not None else None
+        return base.groups.get(self.key_of(nodeid)) if base is not None else None
 
     def ordered_group_records(self) -> list[dict[str, Any]]:
         return sorted(self.group_records.values(), key=lambda r: (r["order"], r["nodeid"]))
@@ -486,31 +523,22 @@ class RunSession:
     def ordered_records(self) -> list[dict[str, Any]]:
         return sorted(self.records.values(), key=lambda r: (r["order"], r["nodeid"]))
 
-    def gone_cases(self, args: Sequence[str]) -> list[str]:
-        """Baseline cases that no longer exist: their file was collected, they were not.
+    def gone_cases(self) -> list[str]:
+        """Baseline keys whose case was removed from its file (or whose file is gone)."""
+        from pytest_toolselect.run.lifecycle import gone, migrate
 
-        When the command line names single items (file::id), a file's other cases were
-        not collected on purpose, so nothing is said to be gone.
-        """
         base = self.baseline
-        if base is None or any("::" in a for a in args):
+        if base is None:
             return []
-        files = {n.split("::", 1)[0] for n in self.collected}
-        gone = []
-        for nodeid in base.cases:
-            file = nodeid.split("::", 1)[0]
-            if nodeid in self.collected:
-                continue
-            if file in files or not (self.rootdir / file).exists():
-                gone.append(nodeid)
-        return sorted(gone)
+        migrate(self, base)
+        return gone(self, base.cases)
 
     def shown_gone(self) -> list[str]:
         """The gone cases a report lists: an entry a renamed case took over is not gone."""
         if not self.baseline:
             return []
         renamed = {r.get("renamed_from") for r in self.records.values()}
-        return [k for k in self.gone_cases(self.pytest_config.args) if k not in renamed]
+        return [k for k in self.gone_cases() if k not in renamed]
 
     def cache_savings(self) -> dict[str, float]:
         """USD the cache reads saved, by model: what those tokens would have cost as input."""
@@ -627,7 +655,7 @@ class RunSession:
         from .report_files import write_reports
 
         document = build(self.results_input(exitstatus))
-        self.report_problems = write_reports(
+        self.report_problems += write_reports(
             document, {name: self.resolve_path(r) for name, r in wanted.items()})
 
     def dry_run(self, items: Sequence[pytest.Item]) -> None:
@@ -695,9 +723,8 @@ class RunSession:
         return session is not None and session.exitstatus in (pytest.ExitCode.INTERRUPTED,
                                                               pytest.ExitCode.INTERNAL_ERROR)
 
-    def finish(self, args: Sequence[str]) -> None:
+    def finish(self) -> None:
         """Write the baseline (controller only): recorded when absent, or on request."""
-        from pytest_toolselect.gate.baseline import build, write
 
         path = self.baseline_path
         if path is None or self.is_worker or not (self.records or self.group_records or self.lint_records):
@@ -708,11 +735,6 @@ class RunSession:
             # Ctrl-C or a crash mid-run: the cases not reached would be recorded as absent
             # (or, on update, half the suite as of now): the old file stays as it was
             return
-        document = build(self.subject, self.ordered_records(), self.baseline,
-                         self.gone_cases(args) if self.baseline is not None else (),
-                         history=int(self.option("history").value),
-                         group_entries={r["nodeid"]: r["entry"] for r in self.group_records.values()
-                                        if r.get("entry")},
-                         lint_entries={s: r["entry"] for s, r in self.lint_records.items()})
-        write(path, document)
-        self.baseline_written = path
+        from pytest_toolselect.run.lifecycle import write_baseline
+
+        write_baseline(self)

@@ -1,0 +1,214 @@
+"""The baseline's lifecycle in a run: keys migrated, entries judged gone, the overlap
+guard, and the write (under a lock, merged with what is on disk, never emptied).
+
+Functions of the run session's state; the session calls them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pytest_toolselect.gate.keys import (
+    defines_function,
+    existing_file,
+    function_of,
+    legacy_renames,
+    renamed,
+    split,
+)
+from pytest_toolselect.spec.errors import ToolselectError
+
+if TYPE_CHECKING:
+    from pytest_toolselect.gate.baseline import Baseline
+    from pytest_toolselect.run.settings import Resolved
+    from pytest_toolselect.spec.discover import Configs
+
+class RunSession(Protocol):
+    """What the lifecycle reads and notes of the run session (which imports this module)."""
+
+    collected: set[str]
+    defined: dict[str, set[str]]
+    anchor_of: dict[str, Path]
+    group_records: dict[str, dict[str, Any]]
+    lint_records: dict[str, dict[str, Any]]
+    baseline_notes: list[str]
+    report_problems: list[str]
+    baseline_written: Path | None
+
+    @property
+    def baseline(self) -> Baseline | None: ...
+    @property
+    def baseline_path(self) -> Path | None: ...
+    @property
+    def subject(self) -> dict[str, Any]: ...
+    @property
+    def configs(self) -> Configs: ...
+    def flag(self, name: str) -> bool: ...
+    def option(self, name: str) -> Resolved: ...
+    def ordered_records(self) -> list[dict[str, Any]]: ...
+
+
+#: under this share of the baseline's entries found in the run, a compare is refused
+MIN_OVERLAP = 0.5
+#: keys shown from each side when it is
+SHOWN = 3
+CI_FALSE = ("", "0", "false", "no", "off")
+
+
+def in_ci() -> bool:
+    """CI is set to a true value (GitHub Actions, GitLab and most others set CI=true)."""
+    return os.environ.get("CI", "").strip().lower() not in CI_FALSE
+
+
+def known_keys(run: RunSession) -> set[str]:
+    keys = set(run.collected)
+    for defined in run.defined.values():
+        keys |= defined
+    return keys
+
+
+def migrate(run: RunSession, base: Baseline | None) -> None:
+    """Rename a baseline's node-id keys (written before keys existed) to this run's keys."""
+    if base is None:
+        return
+    current = known_keys(run)
+    for field in ("cases", "groups"):
+        entries = getattr(base, field)
+        renames = legacy_renames(entries, current, run.anchor_of)
+        if renames:
+            setattr(base, field, renamed(entries, renames))
+
+
+def anchors(run: RunSession) -> list[Path]:
+    return run.configs.roots()
+
+
+def is_gone(run: RunSession, key: str, where: list[Path], texts: dict[Path, str]) -> bool:
+    """Whether the case a baseline key names was removed from its file (or the file)."""
+    if key in run.collected:
+        return False
+    file, rest = split(key)
+    defined = run.defined.get(file)
+    if defined is not None:
+        # the file was read in this run: its content decides, not pytest's filtering
+        return key not in defined
+    path = existing_file(file, where)
+    if path is None:
+        return True
+    if path.suffix == ".py":
+        if path not in texts:
+            try:
+                texts[path] = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                return False
+        return not defines_function(texts[path], function_of(rest))
+    return False
+
+
+def gone(run: RunSession, cases: Mapping[str, Any]) -> list[str]:
+    """Baseline keys whose case no longer exists (removed from its file, or the file gone)."""
+    where = anchors(run)
+    texts: dict[Path, str] = {}
+    return sorted(k for k in cases if is_gone(run, k, where, texts))
+
+
+def overlap_problem(run: RunSession) -> str | None:
+    """A compare run whose cases share under half of the baseline's entries: the message."""
+    base = run.baseline
+    if base is None or not base.cases or run.flag("update_baseline") or not known_keys(run):
+        return None
+    migrate(run, base)
+    where = anchors(run)
+    texts: dict[Path, str] = {}
+    shared = [k for k in base.cases if not is_gone(run, k, where, texts)]
+    if len(shared) >= MIN_OVERLAP * len(base.cases):
+        return None
+    theirs = sorted(set(base.cases) - set(shared))[:SHOWN]
+    ours = sorted(known_keys(run))[:SHOWN]
+    return (
+        f"{run.baseline_path}: this run's cases match {len(shared)} of the baseline's "
+        f"{len(base.cases)} entries, too few to gate on. Baseline keys: {', '.join(theirs)}; "
+        f"this run's keys: {', '.join(ours)}. Keys are case files' paths relative to the "
+        "folder of their toolselect config: likely another suite's baseline, or a config "
+        "moved to another folder. Point --toolselect-baseline at this suite's baseline, or "
+        "re-record it with --toolselect-update-baseline."
+    )
+
+
+def check_ci(run: RunSession) -> None:
+    """In CI a missing baseline is an error, not a silent first recording."""
+    path = run.baseline_path
+    if path is None or run.flag("update_baseline") or not in_ci():
+        return
+    if not os.path.lexists(path):
+        import pytest
+
+        raise pytest.UsageError(
+            f"{path}: no baseline at this path, and CI is set: a run in CI would record it "
+            "and gate nothing. Check the path (--toolselect-baseline), or record it on "
+            "purpose with --toolselect-update-baseline."
+        )
+
+
+def read_only(path: Path) -> bool:
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    # the mode bits, not os.access: as root access() allows writing a 0444 file
+    return stat.S_IMODE(mode) & 0o222 == 0 or not os.access(path, os.W_OK)
+
+
+def write_baseline(run: RunSession) -> None:
+    """Record or update the baseline (controller): merged under a lock with the file as
+    it is now, never with nothing scored, never over a read-only file."""
+    from pytest_toolselect.gate.atomic import locked
+    from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
+
+    path = run.baseline_path
+    assert path is not None
+    records = run.ordered_records()
+    scored = [r for r in records if r.get("status") is not None]
+    group_entries = {r.get("key", r["nodeid"]): r["entry"]
+                     for r in run.group_records.values() if r.get("entry")}
+    lint_entries = {s: r["entry"] for s, r in run.lint_records.items()}
+    if not scored and not group_entries and not lint_entries:
+        run.baseline_notes.append(f"no case was scored: the baseline was not written ({path})")
+        return
+    if read_only(path):
+        run.report_problems.append(f"cannot write the baseline {path}: the file is read-only; "
+                                   "it was left as it is (make it writable to record)")
+        return
+    try:
+        with locked(path):
+            old = run.baseline
+            on_disk = load(path)
+            if on_disk is not None and on_disk.empty:
+                on_disk = None  # an empty baseline counts as absent
+            if on_disk is not None and not subject_mismatch(on_disk.subject, run.subject):
+                # another run may have written it since this one started: merge with that
+                migrate(run, on_disk)
+                old = on_disk
+            document = build(run.subject, records, old,
+                             gone(run, old.cases) if old is not None else (),
+                             history=int(run.option("history").value),
+                             group_entries=group_entries, lint_entries=lint_entries)
+            write(path, document)
+    except ToolselectError as e:
+        run.report_problems.append(f"the baseline was not written: {e}")
+        return
+    except OSError as e:
+        run.report_problems.append(f"cannot write the baseline {path}: {e.strerror or e}")
+        return
+    run.baseline_written = path
+    if old is None:
+        lacking = len(known_keys(run) - set(group_entries)
+                      - {r.get("key", r["nodeid"]) for r in scored})
+        if lacking:
+            run.baseline_notes.append(
+                f"recorded {len(scored)} cases; {lacking} cases were not scored and have no "
+                "entry yet (run again, or with --toolselect-update-baseline, to record them)")
