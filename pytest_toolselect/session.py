@@ -176,7 +176,12 @@ class RunSession:
             where = "embedded default"
         else:
             where = f"from {model.source}"
-        return f"toolselect: model {model.value} ({where}), reps {self.reps}"
+        from .providers.routes import ROUTE_NAMES, route
+
+        taken = route(str(model.value))
+        # the embedded model's line stays short; an HTTP route says which client makes the calls
+        via = f", via {ROUTE_NAMES[taken]}" if taken != "local" else ""
+        return f"toolselect: model {model.value} ({where}), reps {self.reps}{via}"
 
     # provider and subject -------------------------------------------------------
     @cached_property
