@@ -170,6 +170,14 @@ class SessionHooks:
         return DeepLoadScheduling(config, log, depth=2 * int(self.session.option("concurrency").value))
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.session.in_use():
+            from .spend import configure_node
+
+            # one cost cap for the whole run: the workers charge one shared spend
+            configure_node(node.config, node, self.session.cost_cap)
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self.session.collected.update(node.workeroutput.get(COLLECTED_KEY, []))
 
@@ -193,7 +201,9 @@ class SessionHooks:
         if self.session.report_problems and session.exitstatus == 0:
             session.exitstatus = 1  # a report CI expects is missing
 
-    def pytest_unconfigure(self) -> None:
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if "pytest_toolselect.spend" in sys.modules:
+            sys.modules["pytest_toolselect.spend"].cleanup(config)
         # discovery is cached for one run; a run in the same process (pytester, an IDE)
         # must see servers and tools files as they are now
         servers = sys.modules.get("pytest_toolselect.servers")

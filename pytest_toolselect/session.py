@@ -317,10 +317,14 @@ class RunSession:
 
     @cached_property
     def budget(self) -> Budget:
-        from .budget import Budget
+        from .spend import make_budget
 
+        return make_budget(self.pytest_config, self.cost_cap)
+
+    @property
+    def cost_cap(self) -> float | None:
         cap = self.option("max_cost_usd").value
-        return Budget(cap=float(cap) if cap is not None else None)
+        return float(cap) if cap is not None else None
 
     # running a case -----------------------------------------------------------------
     def servers_for(self, case: Case) -> list[str]:
