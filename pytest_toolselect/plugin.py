@@ -46,6 +46,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SessionHooks(session), "toolselect-session")
     if session.in_use():
         session.check_setup()
+        from .shutdown import exit_quickly
+
+        exit_quickly()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

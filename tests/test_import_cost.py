@@ -41,13 +41,16 @@ def test_a_run_on_the_openai_route_imports_neither_litellm_nor_anthropic(
     project.cases([case(*FIND)])
     fake_api.default = Reply(tool_calls=[("find_company", {"name": "Acme Widgets"})])
     pytester.makeconftest("""
-import json, sys
+import gc, json, sys
 def pytest_sessionfinish(session):
     heavy = [m for m in ("litellm", "anthropic", "openai") if m in sys.modules]
     print("MODULES " + json.dumps(heavy))
+    # the SDK's heap was frozen once imported: the collections at the end pass over it
+    print("FROZEN", gc.get_freeze_count() > 10000)
 """)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s")
     result.assert_outcomes(passed=1)
     assert len(fake_api.requests) == 1
     assert 'MODULES ["openai"]' in result.stdout.str()
+    assert "FROZEN True" in result.stdout.str()
     result.stdout.fnmatch_lines(["*openai/gpt-4o-mini: $0.0000 over 1 calls*"])

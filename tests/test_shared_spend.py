@@ -10,18 +10,20 @@ from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 from test_models_e2e import CALL_COST, _config, models  # noqa: F401  (a fixture)
 
 WORKERS = 3
+# the end-to-end tests' `models`: the keys set, and a fake API that answers right
+pytestmark = pytest.mark.usefixtures("models")
 
 
 @pytest.mark.parametrize("concurrency", [2])
-def test_the_cap_holds_for_the_whole_run_under_xdist(models: Project, fake_api: FakeAPI,
+def test_the_cap_holds_for_the_whole_run_under_xdist(project: Project, fake_api: FakeAPI,
                                                       concurrency: int) -> None:
-    _config(models, fake_api, "openai/gpt-test")
+    _config(project, fake_api, "openai/gpt-test")
     fake_api.handler = lambda body: Reply(tool_calls=[("find_company", {"name": "Acme"})],
                                           input_tokens=1000, output_tokens=100, delay=0.15)
-    models.cases([case(f"c{n:02d}", FIND[1], FIND[2]) for n in range(30)])
+    project.cases([case(f"c{n:02d}", FIND[1], FIND[2]) for n in range(30)])
     cap_calls = 5
     cap = cap_calls * CALL_COST - CALL_COST / 2  # five priced calls cross it
-    result = models.pytester.runpytest_subprocess(
+    result = project.pytester.runpytest_subprocess(
         f"-n{WORKERS}", f"--toolselect-max-cost-usd={cap}", "-rs",
         f"--toolselect-concurrency={concurrency}", "-p", "no:cacheprovider")
     assert result.ret == 2, result.stdout.str()

@@ -83,6 +83,10 @@ class AnthropicProvider:
     def _make_client(self) -> Any:
         import anthropic
 
+        from ..shutdown import freeze_imports
+
+        freeze_imports()  # the SDK's heap lives to the end: later collections skip it
+
         self._key = key_from_env(self.settings.api_key_env, self.model)
         kwargs: dict[str, Any] = {
             "max_retries": 0,

@@ -38,6 +38,9 @@ def import_litellm() -> Any:
 
     # no "Give Feedback / Get Help" banners on errors: our error message says it all
     litellm.suppress_debug_info = True
+    from ..shutdown import freeze_imports
+
+    freeze_imports()  # litellm's heap lives to the end: later collections skip it
     return litellm
 
 

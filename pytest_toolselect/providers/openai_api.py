@@ -86,6 +86,10 @@ class OpenAIProvider:
     def _make_client(self) -> Any:
         import openai
 
+        from ..shutdown import freeze_imports
+
+        freeze_imports()  # the SDK's heap lives to the end: later collections skip it
+
         kwargs: dict[str, Any] = {
             "api_key": self._key,
             "max_retries": 0,
