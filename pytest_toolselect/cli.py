@@ -36,6 +36,7 @@ examples:
   toolselect report results.json                 # its markdown on stdout
   toolselect report results.json --html report.html --markdown comment.md
   toolselect compare haiku.json sonnet.json      # two models on one suite, side by side
+  toolselect merge results-*.json                # the shards of one run as one verdict
 
 exit status: 0 done, 2 bad input (a missing or malformed file, a wrong flag)
 """
@@ -204,6 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--markdown", action="store_true",
                          help="markdown tables (default: plain text, aligned columns)")
     compare.set_defaults(run=_compare, parser=compare)
+    from .cli_merge import add_merge
+
+    add_merge(commands, formatter)
     return parser
 
 

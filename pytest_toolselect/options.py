@@ -50,6 +50,12 @@ def _non_negative(v: Any) -> str | None:
     return None if v >= 0 else "must be 0 or more"
 
 
+def _shard(v: Any) -> str | None:
+    from .shard import shard_problem
+
+    return shard_problem(v)
+
+
 OPTIONS: tuple[Option, ...] = (
     Option("model", "str", DEFAULT_MODEL,
            "model to ask: local/bm25 (embedded, offline), anthropic/<model>, openai/<model> (or another "
@@ -91,6 +97,9 @@ OPTIONS: tuple[Option, ...] = (
            "stop starting calls once priced calls have spent this much, across all -n workers "
            "(the run exits 2)",
            _non_negative),
+    Option("shard", "str", None,
+           "run only shard K of N (e.g. 2/3): a stable share of the items by their node id; "
+           "`toolselect merge` joins the shards' --toolselect-json files", _shard),
     Option("concurrency", "int", 8, "model calls in flight at once (per process)", _positive),
     Option("rpm", "float", None, "at most this many requests per minute (spaced evenly)",
            _positive_float),

@@ -115,12 +115,20 @@ class SessionHooks:
                     label_item(item, case_from_item(item))
         # before -k/-m deselect: these are the cases that exist
         self.session.collected.update(i.nodeid for i in cases)
+        shard = self.session.option("shard").value if self.session.in_use() else None
+        if shard is not None:
+            from .shard import select
+
+            select(items, self.session.pytest_config, str(shard))
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        # the final order is the report's order, identical on every xdist worker
+        from .shard import GLOBAL_ORDER
+
+        # the final order is the report's order, identical on every xdist worker; a shard
+        # keeps each item's place in the whole suite, so merged shards read as one run
         for index, item in enumerate(session.items):
-            item.stash[ORDER] = index
+            item.stash[ORDER] = item.stash.get(GLOBAL_ORDER, index)
         if self.session.flag("dry_run") and not self.session.is_worker:
             self.session.dry_run(session.items)
 

@@ -301,7 +301,7 @@ class RunSession:
             if self.baseline_path is not None:
                 _ = self.baseline
             # a misspelled gate rule or a bad history is refused before any call is made
-            for name in ("rule", "history"):
+            for name in ("rule", "history", "shard"):
                 _ = self.option(name)
         except ToolselectError as e:
             raise pytest.UsageError(str(e)) from None

@@ -70,6 +70,11 @@ def case_entry(rec: Mapping[str, Any], base: Mapping[str, Any] | None,
         "usage": dict(rec.get("usage") or {}),
         "cost_usd": sum(priced) if priced else (None if costs else 0.0),
         "cached": list(rec.get("cached") or []),
+        # what `toolselect merge` needs to join shards: the item's place in the whole
+        # suite, and the fingerprints a baseline entry keeps
+        "order": rec.get("order"),
+        "case_fingerprint": rec.get("case_fingerprint"),
+        "tools_fingerprint": rec.get("tools_fingerprint"),
     }
 
 
