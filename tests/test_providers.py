@@ -356,33 +356,25 @@ def test_a_body_that_is_not_the_api_is_not_retried(wire: str, fake_api: FakeAPI)
     assert "api_base" in str(info.value)
 
 
-def test_a_reply_litellm_cannot_read_is_one_line_and_not_retried(fake_api: FakeAPI) -> None:
-    # a proxy's 200 with a null message: litellm raises a "500" whose message holds its traceback
+@pytest.mark.parametrize(("route", "said"), [
+    # litellm raises a "500" whose message holds its traceback: one line, naming the cause
+    ("litellm", "HTTP 200 reply is not a Chat Completions response (AttributeError: "),
+    ("openai", "HTTP 200 reply is not a Chat Completions response: "),
+])
+def test_a_reply_with_no_message_is_one_line_and_not_retried(route: str, said: str,
+                                                             fake_api: FakeAPI) -> None:
+    # a proxy's 200 with a null message
     body = {"id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-4o",
             "choices": [{"index": 0, "message": None, "finish_reason": "tool_calls"}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
     fake_api.handler = lambda request: Reply(body=body)
     with pytest.raises(ProviderCallError) as info:
-        ask(make("litellm", fake_api, sleep=Sleeps()))
+        ask(make(route, fake_api, sleep=Sleeps()))
     message = str(info.value)
     assert len(fake_api.requests) == 1
-    assert "HTTP 200 reply is not a Chat Completions response (AttributeError: " in message
+    assert said in message
     assert "'message': None" in message and "api_base" in message
     assert "Traceback" not in message and "site-packages" not in message and "\n" not in message
-
-
-def test_a_reply_with_no_message_is_one_line_and_not_retried_on_the_openai_route(
-        fake_api: FakeAPI) -> None:
-    body = {"id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-4o",
-            "choices": [{"index": 0, "message": None, "finish_reason": "tool_calls"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
-    fake_api.handler = lambda request: Reply(body=body)
-    with pytest.raises(ProviderCallError) as info:
-        ask(make("openai", fake_api, sleep=Sleeps()))
-    message = str(info.value)
-    assert len(fake_api.requests) == 1
-    assert "HTTP 200 reply is not a Chat Completions response: " in message
-    assert "'message': None" in message and "api_base" in message and "\n" not in message
 
 
 def test_a_tool_call_with_no_name_is_an_empty_name(wire: str, fake_api: FakeAPI) -> None:

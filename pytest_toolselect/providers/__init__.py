@@ -102,6 +102,12 @@ class ProviderSettings:
     )
 
 
+def http_subject(provider: str, model: str, settings: ProviderSettings) -> dict[str, Any]:
+    """An HTTP provider's subject: the settings that move answers (api_base, caching do not)."""
+    return {"provider": provider, "model": model,
+            "settings": {"max_tokens": settings.max_tokens, "temperature": settings.temperature}}
+
+
 def get_provider(model: str, settings: ProviderSettings) -> Provider:
     """The provider for a model string; raises ToolselectError for one it cannot serve."""
     if model.startswith("local/"):

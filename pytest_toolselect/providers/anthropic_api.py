@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 from ..tools import ToolCall
-from . import ProviderSettings, Turn, TurnRequest, finish_turn
+from . import ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
 from .clients import LoopClients
 from .pricing import check_prices
 from .retry import (
@@ -48,10 +48,7 @@ class AnthropicProvider:
         self._key: str | None = None
 
     def subject(self) -> dict[str, Any]:
-        # prompt caching and api_base are left out: neither changes what the model answers
-        return {"provider": self.provider, "model": self.model,
-                "settings": {"max_tokens": self.settings.max_tokens,
-                             "temperature": self.settings.temperature}}
+        return http_subject(self.provider, self.model, self.settings)
 
     def prepare(self) -> None:
         """Import the SDK now (optional): lets a session count the import at startup."""

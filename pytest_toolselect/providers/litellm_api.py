@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any
 
-from . import ProviderSettings, Turn, TurnRequest, finish_turn
+from . import ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
 from .chat import CUT, chat_request, parse_reply
 from .pricing import check_prices
 from .retry import (
@@ -55,10 +55,7 @@ class LiteLLMProvider:
         self.sleep: Sleep = sleep or asyncio.sleep
 
     def subject(self) -> dict[str, Any]:
-        # api_base is left out: a proxy in front does not change the model's answers
-        return {"provider": self.provider, "model": self.model,
-                "settings": {"max_tokens": self.settings.max_tokens,
-                             "temperature": self.settings.temperature}}
+        return http_subject(self.provider, self.model, self.settings)
 
     def prepare(self) -> None:
         """Import litellm now (optional): lets a session count the import at startup."""

@@ -13,7 +13,7 @@ import asyncio
 import os
 from typing import Any
 
-from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, finish_turn
+from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
 from .chat import CUT, chat_request, parse_reply
 from .clients import LoopClients
 from .pricing import check_prices
@@ -53,10 +53,7 @@ class OpenAIProvider:
         self._key: str | None = None
 
     def subject(self) -> dict[str, Any]:
-        # api_base is left out: a proxy in front does not change the model's answers
-        return {"provider": self.provider, "model": self.model,
-                "settings": {"max_tokens": self.settings.max_tokens,
-                             "temperature": self.settings.temperature}}
+        return http_subject(self.provider, self.model, self.settings)
 
     def prepare(self) -> None:
         """Import the SDK now (optional): lets a session count the import at startup."""
