@@ -178,7 +178,7 @@ class RunSession:
             where = f"from {model.source}"
         from .providers.routes import ROUTE_NAMES, route
 
-        taken = route(str(model.value))
+        taken = "hook" if self.custom_provider is not None else route(str(model.value))
         # the embedded model's line stays short; an HTTP route says which client makes the calls
         via = f", via {ROUTE_NAMES[taken]}" if taken != "local" else ""
         return f"toolselect: model {model.value} ({where}), reps {self.reps}{via}"
@@ -189,8 +189,7 @@ class RunSession:
         from .providers import get_provider
 
         model = str(self.model.value)
-        custom = self.pytest_config.hook.pytest_toolselect_provider(model=model,
-                                                                   config=self.pytest_config)
+        custom = self.custom_provider
         provider = custom if custom is not None else get_provider(model, self.provider_settings())
         cache = self.response_cache
         if cache is None:
@@ -198,6 +197,12 @@ class RunSession:
         from .cache import CachingProvider
 
         return CachingProvider(provider, cache)
+
+    @cached_property
+    def custom_provider(self) -> Provider | None:
+        """The provider a pytest_toolselect_provider hook gives for the model, if any."""
+        return self.pytest_config.hook.pytest_toolselect_provider(model=str(self.model.value),
+                                                                  config=self.pytest_config)
 
     @cached_property
     def response_cache(self) -> Any:

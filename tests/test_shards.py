@@ -124,6 +124,9 @@ def test_merging_three_shards_gives_the_unsharded_runs_verdict_comment_and_basel
     whole = project.pytester.runpytest("--toolselect-baseline=base.json", "--toolselect-reps=3",
                                        "--toolselect-json=whole.json", "--toolselect-markdown=whole.md")
     assert whole.ret == 1  # the regressions block
+    # a model a conftest hook serves is named as such, not as the litellm route
+    whole.stdout.fnmatch_lines(["toolselect: model script/planned (*), reps 3, via the "
+                                "pytest_toolselect_provider hook"])
     for k in (1, 2, 3):
         shard = project.pytester.runpytest("--toolselect-baseline=base.json", "--toolselect-reps=3",
                                            f"--toolselect-shard={k}/3", f"--toolselect-json=shard-{k}.json")

@@ -32,7 +32,7 @@ OPENAI_COMPATIBLE: dict[str, Compatible] = {
 
 #: what the summary's model line says of each route
 ROUTE_NAMES = {"local": "embedded", "anthropic": "anthropic SDK", "openai": "openai SDK",
-               "litellm": "litellm"}
+               "litellm": "litellm", "hook": "the pytest_toolselect_provider hook"}
 
 
 def route(model: str) -> str:
