@@ -20,7 +20,7 @@ from .retry import (
     FaultError,
     Sleep,
     connection_fault,
-    error_body_fault,
+    reply_data,
     retry_after,
     should_retry_header,
     status_retryable,
@@ -29,6 +29,7 @@ from .retry import (
 from .secrets import key_from_env
 from .wire import NameMap, as_int, make_usage, parse_arguments, wire_tools
 
+_API_FIX = "check that api_base points at an Anthropic Messages API"
 #: stop reasons that mean the reply was cut short, not finished
 _CUT = frozenset({"max_tokens", "model_context_window_exceeded"})
 
@@ -122,25 +123,12 @@ class AnthropicProvider:
 
 def _reply_json(http: Any) -> dict[str, Any]:
     """The reply body as a Messages API message; an error body or garbage raises FaultError."""
-    try:
-        data = http.json()
-    except ValueError:
-        text = " ".join(str(http.text)[:200].split())
-        raise FaultError(Fault(
-            f"HTTP {http.status_code} reply is not JSON: {text!r}", retryable=False,
-            status=http.status_code, fix="check that api_base points at an Anthropic Messages API",
-        )) from None
-    fault = error_body_fault(data)
-    if fault is not None:
-        headers = http.headers
-        says = should_retry_header(headers)
-        raise FaultError(Fault(fault.message, retryable=fault.retryable if says is None else says,
-                               status=fault.status, retry_after=retry_after(headers)))
+    data = reply_data(http, _API_FIX)
     if not isinstance(data, dict) or not isinstance(data.get("content"), list):
         raise FaultError(Fault(
             f"HTTP {http.status_code} reply is not a Messages API message: {str(data)[:200]!r}",
             retryable=False, status=http.status_code,
-            fix="check that api_base points at an Anthropic Messages API",
+            fix=_API_FIX,
         ))
     return data
 

@@ -22,8 +22,8 @@ from .retry import (
     FaultError,
     Sleep,
     connection_fault,
-    error_body_fault,
     exception_chain,
+    reply_data,
     retry_after,
     status_retryable,
     with_retries,
@@ -120,16 +120,7 @@ class OpenAIProvider:
 
 def _reply_json(http: Any) -> dict[str, Any]:
     """The reply body as a chat completion; an error body or garbage raises FaultError."""
-    try:
-        data = http.json()
-    except ValueError:
-        text = " ".join(str(http.text)[:200].split())
-        raise FaultError(Fault(f"HTTP {http.status_code} reply is not JSON: {text!r}",
-                               retryable=False, status=http.status_code, fix=_API_FIX)) from None
-    fault = error_body_fault(data)
-    if fault is not None:
-        raise FaultError(Fault(fault.message, retryable=fault.retryable, status=fault.status,
-                               retry_after=retry_after(http.headers)))
+    data = reply_data(http, _API_FIX)
     choices = data.get("choices") if isinstance(data, dict) else None
     if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)
             and isinstance(choices[0].get("message"), dict)):
