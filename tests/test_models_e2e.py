@@ -59,7 +59,8 @@ def test_the_gate_works_through_a_real_sdk(models: Project, fake_api: FakeAPI, m
     result = models.pytester.runpytest("--toolselect-baseline=base.json",
                                        "--toolselect-max-tokens=321")
     result.assert_outcomes(passed=3)
-    result.stdout.fnmatch_lines([f"toolselect: model {model} (from toolselect.yaml), reps 1",
+    via = "anthropic SDK" if model.startswith("anthropic/") else "openai SDK"
+    result.stdout.fnmatch_lines([f"toolselect: model {model} (from toolselect.yaml), reps 1, via {via}",
                                  f"*cost: ${3 * CALL_COST:.4f}*",
                                  f"*{model}: ${3 * CALL_COST:.4f} over 3 calls, 3000 in / 300 out*"])
     assert len(fake_api.requests) == 3

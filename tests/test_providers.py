@@ -2,7 +2,8 @@
 
 Every test that calls runs for both wire formats: Anthropic's Messages API
 (anthropic/<model> through the anthropic SDK) and OpenAI's Chat Completions
-(openai/<model> through litellm). No network: the SDKs talk to `fake_api`.
+(openai/<model> through the openai SDK, and through litellm, which serves the
+providers no native route does). No network: the SDKs talk to `fake_api`.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pytest_toolselect.providers import (
 )
 from pytest_toolselect.providers.anthropic_api import AnthropicProvider
 from pytest_toolselect.providers.litellm_api import LiteLLMProvider
+from pytest_toolselect.providers.openai_api import OpenAIProvider
 from pytest_toolselect.providers.retry import backoff, retry_after
 from pytest_toolselect.providers.secrets import redact
 from pytest_toolselect.providers.wire import SAFE_NAME, NameMap, parse_arguments
@@ -51,8 +53,12 @@ QUESTION = "Who are the officers of company 01234567?"
 WIRES = {
     "anthropic": ("anthropic/claude-haiku-4-5", "", ANTHROPIC_PATH),
     "openai": ("openai/gpt-4o", "/v1", OPENAI_PATH),
+    # the same wire format through litellm (get_provider sends gemini/, bedrock/, ... there)
+    "litellm": ("openai/gpt-4o", "/v1", OPENAI_PATH),
 }
-Made = AnthropicProvider | LiteLLMProvider
+Made = AnthropicProvider | OpenAIProvider | LiteLLMProvider
+CLASSES: dict[str, type[Made]] = {"anthropic": AnthropicProvider, "openai": OpenAIProvider,
+                                  "litellm": LiteLLMProvider}
 
 
 @pytest.fixture(autouse=True)
@@ -83,8 +89,7 @@ def make(wire: str, api: FakeAPI, model: str | None = None, sleep: Sleeps | None
     default_model, suffix, _ = WIRES[wire]
     settings.setdefault("backoff_base", 0.001)
     s = ProviderSettings(api_base=api.url + suffix, **settings)
-    cls = AnthropicProvider if wire == "anthropic" else LiteLLMProvider
-    return cls(model or default_model, s, sleep=sleep)
+    return CLASSES[wire](model or default_model, s, sleep=sleep)
 
 
 def ask(provider: Made, tools: tuple[Tool, ...] = TOOLS, question: str = QUESTION,
@@ -257,8 +262,9 @@ def test_anthropic_caches_the_tool_list_by_default_and_not_when_off(fake_api: Fa
     assert all("cache_control" not in t for t in off)
 
 
-def test_litellm_sends_no_cache_control(fake_api: FakeAPI) -> None:
-    ask(make("openai", fake_api))
+@pytest.mark.parametrize("route", ["openai", "litellm"])
+def test_the_openai_format_sends_no_cache_control(route: str, fake_api: FakeAPI) -> None:
+    ask(make(route, fake_api))
     assert "cache_control" not in json.dumps(fake_api.requests[0].body)
 
 
@@ -350,17 +356,23 @@ def test_a_body_that_is_not_the_api_is_not_retried(wire: str, fake_api: FakeAPI)
     assert "api_base" in str(info.value)
 
 
-def test_a_reply_litellm_cannot_read_is_one_line_and_not_retried(fake_api: FakeAPI) -> None:
-    # a proxy's 200 with a null message: litellm raises a "500" whose message holds its traceback
+@pytest.mark.parametrize(("route", "said"), [
+    # litellm raises a "500" whose message holds its traceback: one line, naming the cause
+    ("litellm", "HTTP 200 reply is not a Chat Completions response (AttributeError: "),
+    ("openai", "HTTP 200 reply is not a Chat Completions response: "),
+])
+def test_a_reply_with_no_message_is_one_line_and_not_retried(route: str, said: str,
+                                                             fake_api: FakeAPI) -> None:
+    # a proxy's 200 with a null message
     body = {"id": "c1", "object": "chat.completion", "created": 1, "model": "gpt-4o",
             "choices": [{"index": 0, "message": None, "finish_reason": "tool_calls"}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
     fake_api.handler = lambda request: Reply(body=body)
     with pytest.raises(ProviderCallError) as info:
-        ask(make("openai", fake_api, sleep=Sleeps()))
+        ask(make(route, fake_api, sleep=Sleeps()))
     message = str(info.value)
     assert len(fake_api.requests) == 1
-    assert "HTTP 200 reply is not a Chat Completions response (AttributeError: " in message
+    assert said in message
     assert "'message': None" in message and "api_base" in message
     assert "Traceback" not in message and "site-packages" not in message and "\n" not in message
 
@@ -484,7 +496,13 @@ def test_get_provider_dispatches_on_the_model_string() -> None:
     settings = ProviderSettings(max_tokens=300, temperature=0.0, api_base="http://proxy")
     anthropic = get_provider("anthropic/claude-haiku-4-5", settings)
     other = get_provider("openrouter/openai/gpt-4.1-mini", settings)
-    assert isinstance(anthropic, AnthropicProvider) and isinstance(other, LiteLLMProvider)
+    assert isinstance(anthropic, AnthropicProvider) and isinstance(other, OpenAIProvider)
+    assert other.api_model == "openai/gpt-4.1-mini"
+    for model in ("openai/gpt-4o", "groq/llama-3.3-70b", "together_ai/x", "deepseek/deepseek-chat",
+                  "fireworks_ai/x", "mistral/mistral-large"):
+        assert isinstance(get_provider(model, settings), OpenAIProvider), model
+    for model in ("gemini/gemini-2.5-flash", "bedrock/x", "vertex_ai/x", "cohere/command-r"):
+        assert isinstance(get_provider(model, settings), LiteLLMProvider), model
     # caching and the proxy do not change answers, so they are not part of the subject
     assert anthropic.subject() == {"provider": "anthropic", "model": "anthropic/claude-haiku-4-5",
                                    "settings": {"max_tokens": 300, "temperature": 0.0}}
@@ -500,6 +518,29 @@ def test_constructing_a_provider_imports_no_sdk() -> None:
             "print([m for m in ('anthropic', 'litellm', 'openai', 'httpx') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(("model", "env", "base"), [
+    ("openrouter/openai/gpt-4.1-mini", "OPENROUTER_API_KEY", "https://openrouter.ai/api/v1"),
+    ("groq/llama-3.3-70b", "GROQ_API_KEY", "https://api.groq.com/openai/v1"),
+    ("deepseek/deepseek-chat", "DEEPSEEK_API_KEY", "https://api.deepseek.com/v1"),
+])
+def test_a_compatible_provider_reads_its_own_key_and_base(model: str, env: str, base: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = get_provider(model, ProviderSettings())
+    assert isinstance(provider, OpenAIProvider)
+    monkeypatch.delenv(env, raising=False)
+    with pytest.raises(ProviderCallError, match=f"{env} is not set \\(no request sent\\)"):
+        provider.api_key()
+    monkeypatch.setenv(env, "sk-compatible-000")
+    assert provider.api_key() == "sk-compatible-000"
+    assert str(provider._make_client().base_url).rstrip("/") == base
+
+
+def test_a_local_server_needs_no_key(fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY")
+    turn = ask(make("openai", fake_api, model="openai/llama3.2"))
+    assert turn.text == "ok" and fake_api.requests[0].body["model"] == "llama3.2"
 
 
 def test_turn_to_dict_is_complete() -> None:

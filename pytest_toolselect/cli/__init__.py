@@ -24,6 +24,7 @@ examples:
   toolselect report results.json                 # its markdown on stdout
   toolselect report results.json --html report.html --markdown comment.md
   toolselect compare haiku.json sonnet.json      # two models on one suite, side by side
+  toolselect merge results-*.json                # the shards of one run as one verdict
   toolselect lint                                # the tool set alone: no key, no network
 
 exit status: 0 done, 2 bad input (a missing or malformed file, a wrong flag)
@@ -86,7 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.set_defaults(run=run_compare, parser=compare)
 
     from .lint import add_parser as add_lint
+    from .merge import add_merge
 
+    add_merge(commands, formatter)
     add_lint(commands, formatter)
     return parser
 

@@ -54,6 +54,9 @@ def pytest_configure(config: pytest.Config) -> None:
             from pytest_toolselect.plugin.lint_items import LintHooks
 
             config.pluginmanager.register(LintHooks(session), "toolselect-lint")
+        from pytest_toolselect.providers.shutdown import exit_quickly
+
+        exit_quickly()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -128,6 +131,13 @@ class SessionHooks:
         groups = [i for i in items if getattr(i, "group", None) is not None]
         for item in groups:
             self.session.add_item_key(item)
+        shard = self.session.option("shard").value if self.session.in_use() else None
+        if shard is not None:
+            from .shard import select
+
+            keys = self.session.keys
+            select(items, self.session.pytest_config, str(shard),
+                   key=lambda item: keys.get(item.nodeid, item.nodeid))
         if not (cases or groups):
             return  # a run of ordinary tests: no config or baseline is read
         from pytest_toolselect.run.lifecycle import migrate, overlap_problem
@@ -140,9 +150,12 @@ class SessionHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        # the final order is the report's order, identical on every xdist worker
+        from .shard import GLOBAL_ORDER
+
+        # the final order is the report's order, identical on every xdist worker; a shard
+        # keeps each item's place in the whole suite, so merged shards read as one run
         for index, item in enumerate(session.items):
-            item.stash[ORDER] = index
+            item.stash[ORDER] = item.stash.get(GLOBAL_ORDER, index)
         if self.session.flag("dry_run") and not self.session.is_worker:
             self.session.dry_run(session.items)
 
@@ -195,6 +208,14 @@ class SessionHooks:
         return DeepLoadScheduling(config, log, depth=2 * int(self.session.option("concurrency").value))
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.session.in_use():
+            from pytest_toolselect.run.spend import configure_node
+
+            # one cost cap for the whole run: the workers charge one shared spend
+            configure_node(node.config, node, self.session.cost_cap)
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self.session.collected.update(node.workeroutput.get(COLLECTED_KEY, []))
         for file, keys in node.workeroutput.get(DEFINED_KEY, {}).items():
@@ -230,7 +251,9 @@ class SessionHooks:
         if self.session.report_problems and session.exitstatus == 0:
             session.exitstatus = 1  # a report CI expects is missing
 
-    def pytest_unconfigure(self) -> None:
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if "pytest_toolselect.run.spend" in sys.modules:
+            sys.modules["pytest_toolselect.run.spend"].cleanup(config)
         # discovery is cached for one run; a run in the same process (pytester, an IDE)
         # must see servers and tools files as they are now
         servers = sys.modules.get("pytest_toolselect.discovery.servers")

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
 
-from . import gate
 from .verdict import ORDER, RECORD, CaseFailed, conclude_case, setup_case
 
 if TYPE_CHECKING:

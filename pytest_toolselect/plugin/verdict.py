@@ -12,12 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.records import CaseRun
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
-
-from . import gate
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case

@@ -1,8 +1,9 @@
 """The Provider protocol: one model's first turn for one question and tool list.
 
-A model string picks the provider: ``local/bm25`` is embedded, ``anthropic/<model>``
-goes through the Anthropic SDK, anything else through litellm. Each is imported
-only when a run asks for it (the SDKs cost seconds to import).
+A model string picks the provider (``routes``): ``local/bm25`` is embedded,
+``anthropic/<model>`` goes through the Anthropic SDK, ``openai/<model>`` and the
+other OpenAI-compatible APIs through the ``openai`` SDK, anything else through
+litellm. Each is imported only when a run asks for it (the SDKs cost seconds to import).
 
 What the two HTTP providers share, so that both behave the same, lives beside
 this module, one concern each: ``wire`` (tool names made safe for the wire and
@@ -61,6 +62,12 @@ class ProviderSettings:
     )
 
 
+def http_subject(provider: str, model: str, settings: ProviderSettings) -> dict[str, Any]:
+    """An HTTP provider's subject: the settings that move answers (api_base, caching do not)."""
+    return {"provider": provider, "model": model,
+            "settings": {"max_tokens": settings.max_tokens, "temperature": settings.temperature}}
+
+
 def get_provider(model: str, settings: ProviderSettings) -> Provider:
     """The provider for a model string; raises ToolselectError for one it cannot serve."""
     if model.startswith("local/"):
@@ -79,10 +86,17 @@ def get_provider(model: str, settings: ProviderSettings) -> Provider:
             fix="e.g. anthropic/claude-haiku-4-5, openai/gpt-4.1-mini, openrouter/<vendor>/<model>, "
                 "or local/bm25",
         )
-    if model.startswith("anthropic/"):
+    from .routes import route
+
+    taken = route(model)
+    if taken == "anthropic":
         from .anthropic_api import AnthropicProvider
 
         return AnthropicProvider(model, settings)
+    if taken == "openai":
+        from .openai_api import OpenAIProvider
+
+        return OpenAIProvider(model, settings)
     from .litellm_api import LiteLLMProvider
 
     return LiteLLMProvider(model, settings)

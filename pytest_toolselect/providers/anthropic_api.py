@@ -13,7 +13,7 @@ from typing import Any
 
 from pytest_toolselect.spec.tools import ToolCall
 
-from . import ProviderSettings, Turn, TurnRequest, finish_turn
+from . import ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
 from .clients import LoopClients
 from .pricing import check_prices
 from .retry import (
@@ -21,7 +21,7 @@ from .retry import (
     FaultError,
     Sleep,
     connection_fault,
-    error_body_fault,
+    reply_data,
     retry_after,
     should_retry_header,
     status_retryable,
@@ -30,6 +30,7 @@ from .retry import (
 from .secrets import key_from_env
 from .wire import NameMap, as_int, make_usage, parse_arguments, wire_tools
 
+_API_FIX = "check that api_base points at an Anthropic Messages API"
 #: stop reasons that mean the reply was cut short, not finished
 _CUT = frozenset({"max_tokens", "model_context_window_exceeded"})
 
@@ -49,10 +50,7 @@ class AnthropicProvider:
         self._key: str | None = None
 
     def subject(self) -> dict[str, Any]:
-        # prompt caching and api_base are left out: neither changes what the model answers
-        return {"provider": self.provider, "model": self.model,
-                "settings": {"max_tokens": self.settings.max_tokens,
-                             "temperature": self.settings.temperature}}
+        return http_subject(self.provider, self.model, self.settings)
 
     def prepare(self) -> None:
         """Import the SDK now (optional): lets a session count the import at startup."""
@@ -83,6 +81,10 @@ class AnthropicProvider:
 
     def _make_client(self) -> Any:
         import anthropic
+
+        from pytest_toolselect.providers.shutdown import freeze_imports
+
+        freeze_imports()  # the SDK's heap lives to the end: later collections skip it
 
         self._key = key_from_env(self.settings.api_key_env, self.model)
         kwargs: dict[str, Any] = {
@@ -122,25 +124,12 @@ class AnthropicProvider:
 
 def _reply_json(http: Any) -> dict[str, Any]:
     """The reply body as a Messages API message; an error body or garbage raises FaultError."""
-    try:
-        data = http.json()
-    except ValueError:
-        text = " ".join(str(http.text)[:200].split())
-        raise FaultError(Fault(
-            f"HTTP {http.status_code} reply is not JSON: {text!r}", retryable=False,
-            status=http.status_code, fix="check that api_base points at an Anthropic Messages API",
-        )) from None
-    fault = error_body_fault(data)
-    if fault is not None:
-        headers = http.headers
-        says = should_retry_header(headers)
-        raise FaultError(Fault(fault.message, retryable=fault.retryable if says is None else says,
-                               status=fault.status, retry_after=retry_after(headers)))
+    data = reply_data(http, _API_FIX)
     if not isinstance(data, dict) or not isinstance(data.get("content"), list):
         raise FaultError(Fault(
             f"HTTP {http.status_code} reply is not a Messages API message: {str(data)[:200]!r}",
             retryable=False, status=http.status_code,
-            fix="check that api_base points at an Anthropic Messages API",
+            fix=_API_FIX,
         ))
     return data
 

@@ -1,4 +1,4 @@
-"""Every model string but ``local/…`` and ``anthropic/…``: through litellm's ``acompletion``.
+"""Model strings no native route serves (gemini/, bedrock/, vertex_ai/, cohere/, ...): through litellm.
 
 Named litellm_api so it never shadows the ``litellm`` package. litellm costs
 5-6 s to import, so it is imported on the first call only, with
@@ -14,13 +14,11 @@ import os
 import re
 from typing import Any
 
-from pytest_toolselect.spec.tools import ToolCall
-
-from . import ProviderSettings, Turn, TurnRequest, finish_turn
+from . import ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
+from .chat import CUT, chat_request, parse_reply
 from .pricing import check_prices
 from .retry import (
     Fault,
-    FaultError,
     Sleep,
     connection_fault,
     exception_chain,
@@ -29,10 +27,7 @@ from .retry import (
     with_retries,
 )
 from .secrets import key_from_env
-from .wire import NameMap, as_int, make_usage, parse_arguments, wire_tools
-
-#: finish reasons that mean the reply was cut short (litellm maps Anthropic's max_tokens to length)
-_CUT = frozenset({"length", "max_tokens"})
+from .wire import NameMap
 
 
 def import_litellm() -> Any:
@@ -43,6 +38,9 @@ def import_litellm() -> Any:
 
     # no "Give Feedback / Get Help" banners on errors: our error message says it all
     litellm.suppress_debug_info = True
+    from pytest_toolselect.providers.shutdown import freeze_imports
+
+    freeze_imports()  # litellm's heap lives to the end: later collections skip it
     return litellm
 
 
@@ -57,10 +55,7 @@ class LiteLLMProvider:
         self.sleep: Sleep = sleep or asyncio.sleep
 
     def subject(self) -> dict[str, Any]:
-        # api_base is left out: a proxy in front does not change the model's answers
-        return {"provider": self.provider, "model": self.model,
-                "settings": {"max_tokens": self.settings.max_tokens,
-                             "temperature": self.settings.temperature}}
+        return http_subject(self.provider, self.model, self.settings)
 
     def prepare(self) -> None:
         """Import litellm now (optional): lets a session count the import at startup."""
@@ -69,28 +64,12 @@ class LiteLLMProvider:
     # request --------------------------------------------------------------------------
     def build_request(self, request: TurnRequest) -> tuple[dict[str, Any], NameMap, tuple[str, ...]]:
         """acompletion's arguments (no key), the tool-name map, and the dropped schema keys."""
-        functions, names, dropped = wire_tools(request.tools, "parameters")
-        tools = [{"type": "function", "function": fn} for fn in functions]
-        messages: list[dict[str, Any]] = []
-        if request.system:
-            messages.append({"role": "system", "content": request.system})
-        messages.append({"role": "user", "content": request.question})
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "max_tokens": self.settings.max_tokens,
-            # both of litellm's retry layers off (its own wrapper, and the SDK client under it)
-            "num_retries": 0,
-            "max_retries": 0,
-            # a little past our own deadline, so the shared loop's timeout is the one that fires
-            "timeout": self.settings.timeout + 5,
-        }
-        if tools:
-            # tool_choice without tools is a 400 on OpenAI, so both go together
-            kwargs["tools"] = tools
-            kwargs["tool_choice"] = "auto"
-        if self.settings.temperature is not None:
-            kwargs["temperature"] = self.settings.temperature
+        kwargs, names, dropped = chat_request(self.model, request, self.settings)
+        # both of litellm's retry layers off (its own wrapper, and the SDK client under it)
+        kwargs["num_retries"] = 0
+        kwargs["max_retries"] = 0
+        # a little past our own deadline, so the shared loop's timeout is the one that fires
+        kwargs["timeout"] = self.settings.timeout + 5
         if self.settings.api_base:
             kwargs["api_base"] = self.settings.api_base
         return kwargs, names, dropped
@@ -110,49 +89,7 @@ class LiteLLMProvider:
             attempt, _classify, self.settings, model=self.model, sleep=self.sleep, secrets=(key,),
         )
         return finish_turn(turn, model=self.model, settings=self.settings, dropped=dropped,
-                           attempts=attempts, cut=_CUT, reason="finish_reason")
-
-
-def _get(obj: Any, name: str) -> Any:
-    """An attribute or key: litellm hands back pydantic objects, some providers plain dicts."""
-    if isinstance(obj, dict):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def parse_reply(resp: Any, names: NameMap) -> Turn:
-    """An OpenAI-shaped ModelResponse as a Turn (real tool names; no cost or attempts yet)."""
-    choices = _get(resp, "choices") or []
-    if not choices:
-        raise FaultError(Fault(f"the reply has no choices: {str(resp)[:200]!r}", retryable=False))
-    choice = choices[0]
-    message = _get(choice, "message")
-    calls: list[ToolCall] = []
-    for tc in _get(message, "tool_calls") or []:
-        fn = _get(tc, "function")
-        args, raw = parse_arguments(_get(fn, "arguments"))
-        name = _get(fn, "name")
-        # a broken proxy may send no name: an empty one, not the tool "None"
-        calls.append(ToolCall(names.real("" if name is None else str(name)), args, raw_arguments=raw))
-    content = _get(message, "content")
-    if isinstance(content, list):  # content parts, from some providers
-        content = "".join(str(_get(p, "text") or "") for p in content)
-    finish = _get(choice, "finish_reason")
-    usage = _get(resp, "usage")
-    details = _get(usage, "prompt_tokens_details")
-    read = as_int(_get(details, "cached_tokens")) or as_int(_get(usage, "cache_read_input_tokens"))
-    write = (as_int(_get(details, "cache_write_tokens"))
-             or as_int(_get(usage, "cache_creation_input_tokens")))
-    return Turn(
-        calls=tuple(calls),
-        text=str(content or ""),
-        stop_reason=finish if isinstance(finish, str) else None,
-        # OpenAI's prompt_tokens (and litellm's, for Anthropic) counts cache reads and writes:
-        # take them out so input_tokens means the same for every provider
-        usage=make_usage(as_int(_get(usage, "prompt_tokens")) - read - write,
-                         as_int(_get(usage, "completion_tokens")), read, write),
-        truncated=finish in _CUT and bool(calls),
-    )
+                           attempts=attempts, cut=CUT, reason="finish_reason")
 
 
 _LITELLM_PREFIX = re.compile(r"^(litellm\.\w+: )?(\w+: )?")

@@ -190,3 +190,24 @@ def error_body_fault(body: Any) -> Fault | None:
     label = " ".join(str(p) for p in (status, kind) if p)
     return Fault(f"error in an HTTP 200 reply: {label + ': ' if label else ''}{message}",
                  retryable=retryable, status=status)
+
+
+def reply_data(http: Any, fix: str) -> Any:
+    """A 2xx reply's JSON body; FaultError for a body that is not JSON or is an error body.
+
+    ``x-should-retry`` (sent by Anthropic's and OpenAI's APIs) is the server's own word
+    on whether an error body is worth another attempt.
+    """
+    try:
+        data = http.json()
+    except ValueError:
+        text = " ".join(str(http.text)[:200].split())
+        raise FaultError(Fault(f"HTTP {http.status_code} reply is not JSON: {text!r}",
+                               retryable=False, status=http.status_code, fix=fix)) from None
+    fault = error_body_fault(data)
+    if fault is not None:
+        headers = http.headers
+        says = should_retry_header(headers)
+        raise FaultError(Fault(fault.message, retryable=fault.retryable if says is None else says,
+                               status=fault.status, retry_after=retry_after(headers)))
+    return data

@@ -42,6 +42,7 @@ def case_entry(rec: Mapping[str, Any], base: Mapping[str, Any] | None,
     priced = [c for c in costs if c is not None]
     return {
         "nodeid": rec["nodeid"],
+        "key": rec.get("key", rec["nodeid"]),
         "case_id": rec["case_id"],
         "category": rec.get("category"),
         "intent": rec.get("intent"),
@@ -73,6 +74,13 @@ def case_entry(rec: Mapping[str, Any], base: Mapping[str, Any] | None,
         "renamed_from": rec.get("renamed_from"),
         "dropped_from": rec.get("dropped_from"),
         "tools_diff": rec.get("tools_diff"),
+        # what `toolselect merge` needs to join shards: the item's place in the whole
+        # suite, and the fingerprints a baseline entry keeps
+        "order": rec.get("order"),
+        "case_fingerprint": rec.get("case_fingerprint"),
+        "tools_fingerprint": rec.get("tools_fingerprint"),
+        # and the tools a baseline keeps for the tools-changed note (texts: the document's)
+        "toolset": rec.get("toolset"),
     }
 
 
@@ -232,5 +240,15 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
                      bool(data.get("capped")), probe_cost),
         "cases": cases,
         "preference": preference,
+        "tool_texts": tool_texts(data["records"]),
         **({"lint": data["lint"]} if data.get("lint") else {}),
     }
+
+
+def tool_texts(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Every tool description the records carried, by tool fingerprint: one table per run
+    (a record carries a text only where its process met it first)."""
+    texts: dict[str, str] = {}
+    for rec in records:
+        texts.update(rec.get("tool_texts") or {})
+    return dict(sorted(texts.items()))

@@ -23,21 +23,24 @@ class Budget:
     unpriced: dict[str, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
+    def totals(self) -> tuple[float, dict[str, int]]:
+        """(spent, unpriced calls per model) as the cap sees them: this process's own here."""
+        with self._lock:
+            return self.spent, dict(self.unpriced)
+
     def check(self) -> None:
-        """Raise CostCapReached when no new call may start."""
+        """Raise CostCapReached when no new call may start; the reason quotes the spend now."""
         if self.cap is None:
             return
-        with self._lock:
-            if self.unpriced:
-                models = ", ".join(sorted(self.unpriced))
-                raise CostCapReached(
-                    f"cost cap ${self.cap:g} is blind: a call to {models} came back with no price "
-                    "(add it under `prices:` in toolselect.yaml)"
-                )
-            if self.spent >= self.cap:
-                raise CostCapReached(
-                    f"cost cap reached: priced calls spent ${self.spent:.4f} of ${self.cap:g}"
-                )
+        spent, unpriced = self.totals()
+        if unpriced:
+            models = ", ".join(sorted(unpriced))
+            raise CostCapReached(
+                f"cost cap ${self.cap:g} is blind: a call to {models} came back with no price "
+                "(add it under `prices:` in toolselect.yaml)"
+            )
+        if spent >= self.cap:
+            raise CostCapReached(f"cost cap reached: priced calls spent ${spent:.4f} of ${self.cap:g}")
 
     def charge(self, model: str, cost: float | None) -> None:
         with self._lock:

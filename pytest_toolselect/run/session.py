@@ -154,7 +154,12 @@ class RunSession:
             where = "embedded default"
         else:
             where = f"from {model.source}"
-        return f"toolselect: model {model.value} ({where}), reps {self.reps}"
+        from pytest_toolselect.providers.routes import ROUTE_NAMES, route
+
+        taken = "hook" if self.custom_provider is not None else route(str(model.value))
+        # the embedded model's line stays short; an HTTP route says which client makes the calls
+        via = f", via {ROUTE_NAMES[taken]}" if taken != "local" else ""
+        return f"toolselect: model {model.value} ({where}), reps {self.reps}{via}"
 
     # provider and subject -------------------------------------------------------
     @cached_property
@@ -162,8 +167,7 @@ class RunSession:
         from pytest_toolselect.providers import get_provider
 
         model = str(self.model.value)
-        custom = self.pytest_config.hook.pytest_toolselect_provider(model=model,
-                                                                   config=self.pytest_config)
+        custom = self.custom_provider
         provider = custom if custom is not None else get_provider(model, self.provider_settings())
         cache = self.response_cache
         if cache is None:
@@ -171,6 +175,12 @@ class RunSession:
         from .cache import CachingProvider
 
         return CachingProvider(provider, cache)
+
+    @cached_property
+    def custom_provider(self) -> Provider | None:
+        """The provider a pytest_toolselect_provider hook gives for the model, if any."""
+        return self.pytest_config.hook.pytest_toolselect_provider(model=str(self.model.value),
+                                                                  config=self.pytest_config)
 
     @cached_property
     def response_cache(self) -> Any:
@@ -275,7 +285,7 @@ class RunSession:
                 check_ci(self)
                 _ = self.baseline
             # a misspelled gate rule or a bad history is refused before any call is made
-            for name in ("rule", "history"):
+            for name in ("rule", "history", "shard"):
                 _ = self.option(name)
         except ToolselectError as e:
             raise pytest.UsageError(str(e)) from None
@@ -319,10 +329,14 @@ class RunSession:
 
     @cached_property
     def budget(self) -> Budget:
-        from .budget import Budget
+        from .spend import make_budget
 
+        return make_budget(self.pytest_config, self.cost_cap)
+
+    @property
+    def cost_cap(self) -> float | None:
         cap = self.option("max_cost_usd").value
-        return Budget(cap=float(cap) if cap is not None else None)
+        return float(cap) if cap is not None else None
 
     # running a case -----------------------------------------------------------------
     def servers_for(self, case: Case) -> list[str]:

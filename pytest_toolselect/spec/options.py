@@ -47,9 +47,16 @@ def _non_negative(v: Any) -> str | None:
     return None if v >= 0 else "must be 0 or more"
 
 
+def _shard(v: Any) -> str | None:
+    from pytest_toolselect.spec.shards import shard_problem
+
+    return shard_problem(v)
+
+
 OPTIONS: tuple[Option, ...] = (
     Option("model", "str", DEFAULT_MODEL,
-           "model to ask: local/bm25 (embedded, offline), anthropic/<model>, or any litellm model string"),
+           "model to ask: local/bm25 (embedded, offline), anthropic/<model>, openai/<model> (or another "
+           "OpenAI-compatible provider), or any litellm model string"),
     Option("baseline", "path", None,
            "baseline file to gate against; recorded when it does not exist"),
     Option("update_baseline", "bool", False, "rewrite the baseline with this run's results"),
@@ -84,8 +91,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("no_prompt_caching", "bool", False,
            "anthropic: do not mark the tool list as a cacheable prompt prefix"),
     Option("max_cost_usd", "float", None,
-           "stop starting calls once priced calls have spent this much (the run exits 2)",
+           "stop starting calls once priced calls have spent this much, across all -n workers "
+           "(the run exits 2)",
            _non_negative),
+    Option("shard", "str", None,
+           "run only shard K of N (e.g. 2/3): a stable share of the items by their node id; "
+           "`toolselect merge` joins the shards' --toolselect-json files", _shard),
     Option("concurrency", "int", 8, "model calls in flight at once (per process)", _positive),
     Option("rpm", "float", None, "at most this many requests per minute (spaced evenly)",
            _positive_float),

@@ -1,0 +1,69 @@
+"""``toolselect merge``: the shards of one run (``--toolselect-shard K/N``) as one verdict."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pytest_toolselect.spec.errors import ToolselectError
+
+EPILOG = """\
+example (the last job of a CI matrix, after every shard uploaded its results):
+  toolselect merge results-*.json --markdown comment.md --html report.html
+  toolselect merge results-*.json --update-baseline toolselect-baseline.json   # on main
+
+exit status: the unsharded run's: 0 pass, 1 a blocking finding, 2 the cost cap stopped a
+shard, or bad input (a missing, malformed or mismatched file)
+"""
+
+
+def add_merge(commands: Any, formatter: Any) -> None:
+    merge = commands.add_parser(
+        "merge", formatter_class=formatter, help="join the shards of one run into one verdict",
+        description="Join the results of a suite run as N shards (pytest --toolselect-shard K/N "
+                    "--toolselect-json results-K.json) into the one run they add up to: its exit "
+                    "status, its pull-request comment, its HTML report and, with --update-baseline, "
+                    "its baseline. With no output flag the comment goes to stdout.",
+        epilog=EPILOG)
+    merge.add_argument("results", metavar="RESULTS.json", nargs="+", help="every shard's results")
+    merge.add_argument("--markdown", metavar="OUT", help="write the markdown comment to OUT ('-': stdout)")
+    merge.add_argument("--html", metavar="OUT", help="write the HTML report to OUT ('-': stdout)")
+    merge.add_argument("--json", metavar="OUT", help="write the merged results document to OUT")
+    merge.add_argument("--update-baseline", metavar="BASELINE",
+                       help="write the shards' entries over BASELINE (recorded when it does not exist), "
+                            "as one run's --toolselect-update-baseline would")
+    merge.set_defaults(run=run_merge)
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    from pytest_toolselect.report.merge import merge_documents
+    from pytest_toolselect.run.report_files import render
+
+    from .results import emit, load_results
+
+    document = merge_documents([(path, load_results(path)) for path in args.results])
+    wanted = [(kind, out) for kind, out in (("markdown", args.markdown), ("html", args.html),
+                                            ("json", args.json)) if out is not None]
+    if not wanted and args.update_baseline is None:
+        wanted = [("markdown", "-")]
+    # every rendering first: a renderer that fails leaves no report half-written
+    texts = [(render(kind, document), out) for kind, out in wanted]
+    if args.update_baseline is not None:
+        write_baseline(Path(args.update_baseline), document)
+    for text, out in texts:
+        emit(text, out, args.results)
+    return int(document["provenance"]["exit_status"])
+
+
+def write_baseline(path: Path, document: dict[str, Any]) -> None:
+    from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
+    from pytest_toolselect.report.merge import baseline_records
+
+    old = load(path)
+    if old is not None and subject_mismatch(old.subject, document["subject"]):
+        raise ToolselectError("this baseline belongs to another subject than the merged run",
+                              file=str(path), fix="pass the baseline the shards compared against")
+    history = int(document["settings"].get("history") or 1)
+    write(path, build(document["subject"], baseline_records(document), old,
+                      document["baseline"]["gone"] if old is not None else (), history=history))

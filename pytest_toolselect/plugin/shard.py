@@ -1,0 +1,48 @@
+"""``--toolselect-shard K/N``: this CI job's stable share of the items.
+
+A suite that outgrows one machine runs as N jobs; each takes the items whose
+stable key hashes to its shard, writes its results, and ``toolselect merge``
+makes the one verdict. An item's shard depends on its key alone, so the same
+case always lands in the same shard whatever else is added or removed, and the
+shards partition the items exactly. pytest-xdist still spreads a shard's items
+over the job's cores; there is no scheduler across machines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+
+import pytest
+
+from pytest_toolselect.spec.shards import parse_shard
+
+#: each item's index among all items before the shard was taken (the merged report's order)
+GLOBAL_ORDER = pytest.StashKey[int]()
+
+
+def node_key(item: pytest.Item) -> str:
+    """An ordinary test's shard key: its node id. Cases and groups are sharded by their
+    baseline key (the case file's path relative to its config, and the id), which does
+    not move with the rootdir."""
+    return item.nodeid
+
+
+def shard_of(key: str, n: int) -> int:
+    """The 1-based shard a key belongs to among n (sha256: the same on every machine)."""
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % n + 1
+
+
+def select(items: list[pytest.Item], config: pytest.Config, spec: str,
+           key: Callable[[pytest.Item], str] = node_key) -> None:
+    """Keep this shard's items in `items` (in place); report the others as deselected."""
+    k, n = parse_shard(spec)
+    for index, item in enumerate(items):
+        item.stash[GLOBAL_ORDER] = index
+    mine = {id(item): shard_of(key(item), n) == k for item in items}
+    kept = [item for item in items if mine[id(item)]]
+    if len(kept) != len(items):
+        dropped = [item for item in items if not mine[id(item)]]
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
