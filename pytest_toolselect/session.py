@@ -42,6 +42,8 @@ class CaseRun:
     system: str | None
     turns: list[Turn] = field(default_factory=list)
     scores: list[Any] = field(default_factory=list)  # checks.ScoreResult per rep
+    #: adaptive reps: the extra reps asked and why they stopped early (None: not asked again)
+    escalation: dict[str, Any] | None = None
 
     @property
     def passes(self) -> int:
@@ -87,6 +89,12 @@ def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
     for usage in usages:
         total.update(usage)
     return dict(sorted(total.items()))
+
+
+def _escalations(records: Iterable[dict[str, Any]]) -> dict[str, Any] | None:
+    from .escalation import summary
+
+    return summary(records)
 
 
 def first_tool(turn: Turn) -> str | None:
@@ -296,7 +304,7 @@ class RunSession:
             if self.baseline_path is not None:
                 _ = self.baseline
             # a misspelled gate rule or a bad history is refused before any call is made
-            for name in ("rule", "history"):
+            for name in ("rule", "history", "adaptive", "max_extra_reps"):
                 _ = self.option(name)
         except ToolselectError as e:
             raise pytest.UsageError(str(e)) from None
@@ -388,7 +396,7 @@ class RunSession:
             return item.nodeid, lambda: group_job(self.runner, group)
         case = case_of(item)
         if case is not None:
-            return item.nodeid, lambda: self.runner.case_job(case)
+            return item.nodeid, lambda: self.runner.case_job(case, item.nodeid)
         return None
 
     def stop_calls(self) -> None:
@@ -407,7 +415,7 @@ class RunSession:
 
         The calls may already be under way (prefetched); this waits for them.
         """
-        return self.runner.result(nodeid, lambda: self.runner.case_job(case))  # type: ignore[no-any-return]
+        return self.runner.result(nodeid, lambda: self.runner.case_job(case, nodeid))  # type: ignore[no-any-return]
 
     def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
                error: str | None = None, verdict: str = gate.ERROR) -> dict[str, Any]:
@@ -440,8 +448,13 @@ class RunSession:
                     failing[name] = check.detail
         status = run.status
         base = self.baseline_entry(nodeid)
+        rule: str | gate.Rule = str(self.option("rule").value)
+        if run.escalation is not None:
+            from .escalation import verdict_rule
+
+            rule = verdict_rule(self, nodeid, run.escalation, len(run.scores)) or rule
         verdict = gate.classify(run.passes, len(run.scores), base, have_baseline=self.have_baseline,
-                                rule=str(self.option("rule").value))
+                                rule=rule)
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
         rec.update(
             status=status,
@@ -472,6 +485,8 @@ class RunSession:
             and base.get("case_fingerprint") not in (None, rec["case_fingerprint"]),
             error=None,
         )
+        if run.escalation is not None:
+            rec["escalation"] = dict(run.escalation)
         return rec
 
     # outcome ---------------------------------------------------------------------------
@@ -592,8 +607,9 @@ class RunSession:
 
         summary = self.summary_input()
         settings = {name: self.option(name).value for name in (
-            "reps", "rule", "history", "max_tokens", "temperature", "fail_on_flaky",
-            "fail_on_still_failing", "fail_on_suite_drop", "update_baseline", "min_effect_change")}
+            "reps", "rule", "history", "adaptive", "max_extra_reps", "max_tokens", "temperature",
+            "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
+            "min_effect_change")}
         base = self.baseline
         return {
             "provenance": provenance(self.rootdir, self.pytest_config.invocation_params.args,
@@ -607,6 +623,7 @@ class RunSession:
             "baseline_written": summary["baseline_written"],
             "gone": summary["gone"],
             "suite": summary["suite"],
+            "escalations": summary["escalations"],
             "cache_savings": summary["cache_savings"],
             "cost_cap": summary["cost_cap"],
             "capped": self.cost_capped(),
@@ -683,6 +700,7 @@ class RunSession:
             "records": self.ordered_records(),
             "gone": self.gone_cases(self.pytest_config.args) if self.baseline else [],
             "suite": self.suite(),
+            "escalations": _escalations(self.records.values()),
         }
 
     def interrupted(self) -> bool:

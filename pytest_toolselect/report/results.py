@@ -40,7 +40,7 @@ def case_entry(rec: Mapping[str, Any], base: Mapping[str, Any] | None,
     """One case of the document: every key present, whether or not it was scored."""
     costs = list(rec.get("costs") or [])
     priced = [c for c in costs if c is not None]
-    return {
+    entry = {
         "nodeid": rec["nodeid"],
         "case_id": rec["case_id"],
         "category": rec.get("category"),
@@ -71,6 +71,9 @@ def case_entry(rec: Mapping[str, Any], base: Mapping[str, Any] | None,
         "cost_usd": sum(priced) if priced else (None if costs else 0.0),
         "cached": list(rec.get("cached") or []),
     }
+    if rec.get("escalation"):
+        entry["escalation"] = dict(rec["escalation"])
+    return entry
 
 
 def categories(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
@@ -198,7 +201,7 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
     if preference is not None:
         probe_cost = sum(r["cost_usd"] or 0.0 for r in preference["results"])
     verdicts = Counter(c["verdict"] for c in cases)
-    return {
+    document = {
         "schema_version": SCHEMA_VERSION,
         "provenance": dict(data["provenance"]),
         "subject": dict(data["subject"]),
@@ -224,3 +227,7 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
         "cases": cases,
         "preference": preference,
     }
+    if data.get("escalations"):
+        # adaptive reps asked some cases again (absent otherwise: older readers see no change)
+        document["summary"]["escalations"] = dict(data["escalations"])
+    return document

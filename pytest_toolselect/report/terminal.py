@@ -130,6 +130,8 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
         "dropped_schema_keys": sorted({k for r in records for k in r.get("dropped_schema_keys", [])}),
         # the share of cases held against the baseline, with its Newcombe interval (gate.suite_change)
         "suite": data.get("suite"),
+        # adaptive reps: cases asked again, their extra calls and verdicts (escalation.summary)
+        "escalations": data.get("escalations"),
     }
 
 
@@ -158,6 +160,10 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
     yield _counts_line(summary)
     if summary.get("suite"):
         yield gate.suite_line(summary["suite"])
+    if summary.get("escalations"):
+        from ..escalation import summary_line
+
+        yield summary_line(summary["escalations"])
     for verdict, title in SECTIONS:
         recs = summary["sections"].get(verdict)
         if not recs:
