@@ -16,7 +16,7 @@ costs; then the rule chosen by the issue's criterion. Beside them, for each hist
 the adaptive default at reps 3 (sequential.decide: extra reps where a case looks like
 it broke), in a form a script can read:
 
-    adaptive (default): false blocks 0.60% [..], misses 5.7% [..], calls/PR 1.23x of reps 3
+    adaptive (default): false blocks 0.53% [..], misses 5.7% [..], calls/PR 1.22x of reps 3
 
 and the same for cases that drop less (0.95 -> 0.60). With one run of history the
 baseline is recorded with adaptive recording (sequential.recording_extra). Seeded: the
@@ -211,21 +211,11 @@ _CODE = {sequential.SETTLED: SETTLED, sequential.REGRESSION: REGRESSED, sequenti
 
 
 @dataclass
-class AdaptiveCell:
-    """The adaptive default at reps 3: blocks, misses and the calls a harmless PR costs."""
+class AdaptiveCell(Cell):
+    """The adaptive default at reps 3, and the calls a harmless PR costs."""
 
-    false_blocks: int = 0
-    null_prs: int = 0
-    misses: int = 0
-    regressed_cases: int = 0
     null_calls: int = 0
     escalated: int = 0
-
-    def false_block_rate(self) -> tuple[float, float, float]:
-        return _rate(self.false_blocks, self.null_prs)
-
-    def miss_rate(self) -> tuple[float, float, float]:
-        return _rate(self.misses, self.regressed_cases)
 
 
 def decision_table(pairs: np.ndarray, design: sequential.Design, test: sequential.Test

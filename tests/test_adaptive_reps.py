@@ -164,3 +164,13 @@ def test_a_bad_adaptive_value_is_a_usage_error(project: Project) -> None:
                                         "--toolselect-adaptive=sometimes")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--toolselect-adaptive*'sometimes' must be on or off*"])
+
+
+def test_workers_ask_again_and_the_controller_reports_it(project: Project) -> None:
+    setup(project, {FIND[1]: [WRONG], OFFICERS[1]: ["list_officers"]},
+          {FIND_ID: ONE_MISS, OFFICERS_ID: HELD_5}, cases=(FIND, OFFICERS))
+    result, doc = run(project, "--toolselect-max-extra-reps=6", "-n", "2")
+    result.assert_outcomes(failed=1, passed=1)
+    assert by_id(doc)[FIND_ID]["escalation"]["extra_reps"] == 6
+    assert doc["summary"]["escalations"] == {"cases": 1, "calls": 6, "stopped": 0,
+                                             "verdicts": {"regression": 1}}

@@ -127,3 +127,42 @@ def test_the_beta_rules_repeat_their_posterior() -> None:
     assert found is not None
     design, _ = found
     assert design.alpha == pytest.approx(0.001)
+
+
+def test_the_benchmark_prints_the_adaptive_lines_from_the_plugins_rule(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+    import io
+    import re
+    import sys
+    from contextlib import redirect_stdout
+    from pathlib import Path
+
+    path = Path(__file__).parent.parent / "benchmarks" / "gate_validity.py"
+    spec = importlib.util.spec_from_file_location("gate_validity_adaptive", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench  # dataclasses look their module up while the class is built
+    try:
+        spec.loader.exec_module(bench)
+    finally:
+        del sys.modules[spec.name]
+    asked = []
+    real = sequential.decide
+
+    def counting(*args: object, **kwargs: object) -> str:
+        asked.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sequential, "decide", counting)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert bench.main(["--prs", "200", "--history", "5", "1", "--seed", "2"]) == 0
+    text = out.getvalue()
+    number = r"\d+\.\d+"
+    for label in ("adaptive (default)", "adaptive (default), fresh baseline"):
+        pattern = (rf"^{re.escape(label)}: false blocks {number}% \[{number}, {number}\], "
+                   rf"misses {number}% \[{number}, {number}\], calls/PR {number}x of reps 3$")
+        assert re.search(pattern, text, re.MULTILINE), text
+    assert re.search(r"^adaptive \(default\), drop 0\.95 -> 0\.6: ", text, re.MULTILINE)
+    assert asked
