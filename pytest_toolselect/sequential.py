@@ -36,6 +36,8 @@ Test = Callable[[int, int, int, int], float]
 #: extra reps per case at most (--toolselect-max-extra-reps); with the bounds below,
 #: chosen by benchmarks/gate_validity.py (docs/gate.md)
 DEFAULT_MAX_EXTRA_REPS = 30
+#: the fewest extra reps asked at once
+MIN_BATCH = 3
 #: share of the rule's alpha the first look (the fixed reps) may spend; the last look
 #: spends the rest. A quarter of 0.005 still blocks a clean break of a case that held
 #: 15 of 15 stored reps (p = 1/816) without asking again
@@ -90,8 +92,10 @@ def design_for(rule: str, base_reps: int, max_extra: int) -> tuple[Design, Test]
     if found is None:
         return None
     test, alpha = found
-    return Design(alpha=alpha, base_reps=base_reps, max_extra=max_extra, batch=base_reps,
-                  futility=FUTILITY), test
+    # batches of the fixed reps, and at least MIN_BATCH calls: at reps 1 a batch of one
+    # would make a broken case wait for thirty round trips
+    return Design(alpha=alpha, base_reps=base_reps, max_extra=max_extra,
+                  batch=max(base_reps, MIN_BATCH), futility=FUTILITY), test
 
 
 def pooled(history: Sequence[Run]) -> Run:

@@ -99,12 +99,25 @@ def ever_blocked(design: Design, history_reps: int, p: float) -> float:
     return total
 
 
-@settings(max_examples=8, deadline=None)
-@given(st.sampled_from([0.3, 0.5, 0.7, 0.85, 0.9, 0.95, 0.99]))
-def test_an_unchanged_case_is_called_a_regression_at_most_alpha_of_the_time(p: float) -> None:
-    design = Design(alpha=0.005, base_reps=3, max_extra=12, batch=3,
+@settings(max_examples=10, deadline=None)
+@given(st.sampled_from([0.3, 0.5, 0.7, 0.85, 0.9, 0.95, 0.99]), st.sampled_from([3, 15]),
+       st.sampled_from([3, 12]))
+def test_an_unchanged_case_is_called_a_regression_at_most_alpha_of_the_time(
+        p: float, history_reps: int, max_extra: int) -> None:
+    design = Design(alpha=0.005, base_reps=3, max_extra=max_extra, batch=3,
                     futility=sequential.FUTILITY)
-    assert ever_blocked(design, 15, p) <= design.alpha
+    assert ever_blocked(design, history_reps, p) <= design.alpha
+
+
+@pytest.mark.parametrize("p", [0.5, 0.85, 0.95])
+def test_the_default_design_keeps_an_unchanged_case_under_alpha(p: float) -> None:
+    assert ever_blocked(DESIGN, 15, p) <= DESIGN.alpha
+
+
+@pytest.mark.parametrize(("reps", "batch"), [(1, 3), (3, 3), (5, 5)])
+def test_batches_are_the_fixed_reps_and_never_fewer_than_three(reps: int, batch: int) -> None:
+    found = sequential.design_for("fisher-0.005", reps, 30)
+    assert found is not None and found[0].batch == batch
 
 
 @given(st.integers(1, 10).flatmap(lambda r: st.tuples(st.integers(0, r), st.just(r))))
