@@ -141,8 +141,8 @@ def test_x_stops_the_asking(project: Project) -> None:
     result = project.pytester.runpytest("--toolselect-baseline=base.json", "--toolselect-reps=3",
                                         "--toolselect-concurrency=1", "-x")
     result.assert_outcomes(failed=1)
-    assert calls(project, FIND[1]) < 3 + 30
-    assert calls(project, FIND[1]) <= 6
+    # unstopped, 3 + 30 calls of 0.3 s; the few made before the stop are all it gets
+    assert calls(project, FIND[1]) <= 12
 
 
 def test_a_first_recording_asks_again_where_reps_disagree(project: Project) -> None:
