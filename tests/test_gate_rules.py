@@ -188,7 +188,9 @@ def _marginal_suite(project: Project) -> None:
 
 def test_a_known_marginal_case_is_not_a_regression(project: Project) -> None:
     _marginal_suite(project)
-    args = ("--toolselect-baseline=base.json", "--toolselect-reps=3", "-rx")
+    # fixed reps: the rule on these three reps alone
+    args = ("--toolselect-baseline=base.json", "--toolselect-reps=3", "-rx",
+            "--toolselect-adaptive=off")
     result = project.pytester.runpytest(*args)
     # 7 of 9 on main, 0 of 3 now: p = C(5,3)/C(12,3) = 0.045, not strong evidence
     result.assert_outcomes(xfailed=4)
@@ -200,12 +202,19 @@ def test_a_known_marginal_case_is_not_a_regression(project: Project) -> None:
     # the history-blind rule blocks all four
     result = project.pytester.runpytest(*args, "--toolselect-rule=legacy")
     result.assert_outcomes(failed=4)
+    # adaptive reps ask again: failing every one of 12 more reps is no wobble
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "--toolselect-reps=3",
+                                        "--toolselect-max-extra-reps=12")
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines(["adaptive reps: 4 case(s) asked again, 48 extra call(s); "
+                                 "settled as 4 regression"])
 
 
 def test_fail_on_suite_drop_sets_the_exit_status(project: Project) -> None:
     _marginal_suite(project)
     result = project.pytester.runpytest("--toolselect-baseline=base.json", "--toolselect-reps=3",
-                                        "--toolselect-fail-on-suite-drop")
+                                        "--toolselect-fail-on-suite-drop",
+                                        "--toolselect-adaptive=off")
     result.assert_outcomes(xfailed=4)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*suite: *; blocks: the whole interval is below 0*"])

@@ -77,6 +77,8 @@ def rank(question: str, tools: tuple[Tool, ...]) -> list[tuple[float, int]]:
 
 class LocalBM25:
     model = "local/bm25"
+    #: the same request always gets the same answer: adaptive reps never ask again
+    deterministic = True
 
     def __init__(self, settings: ProviderSettings) -> None:
         self.threshold = settings.bm25_threshold

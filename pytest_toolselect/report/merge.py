@@ -83,6 +83,9 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
         "tool_texts": dict(sorted({k: v for _, doc in documents
                                    for k, v in (doc.get("tool_texts") or {}).items()}.items())),
     }
+    escalated = results.escalations(cases)
+    if escalated:
+        document["summary"]["escalations"] = escalated
     document["provenance"]["exit_status"] = exit_status(document, [d for _, d in documents])
     return document
 

@@ -40,7 +40,7 @@ def case_entry(rec: Mapping[str, Any], base: Mapping[str, Any] | None,
     """One case of the document: every key present, whether or not it was scored."""
     costs = list(rec.get("costs") or [])
     priced = [c for c in costs if c is not None]
-    return {
+    entry = {
         "nodeid": rec["nodeid"],
         "key": rec.get("key", rec["nodeid"]),
         "case_id": rec["case_id"],
@@ -82,6 +82,9 @@ def case_entry(rec: Mapping[str, Any], base: Mapping[str, Any] | None,
         # and the tools a baseline keeps for the tools-changed note (texts: the document's)
         "toolset": rec.get("toolset"),
     }
+    if rec.get("escalation"):
+        entry["escalation"] = dict(rec["escalation"])
+    return entry
 
 
 def categories(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
@@ -216,7 +219,7 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
     if new_lint:
         the_verdict = {"blocking": True, "reasons": [
             *the_verdict["reasons"], f"{new_lint} new lint finding{'' if new_lint == 1 else 's'}"]}
-    return {
+    document = {
         "schema_version": SCHEMA_VERSION,
         "provenance": dict(data["provenance"]),
         "subject": dict(data["subject"]),
@@ -243,6 +246,10 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
         "tool_texts": tool_texts(data["records"]),
         **({"lint": data["lint"]} if data.get("lint") else {}),
     }
+    if data.get("escalations"):
+        # adaptive reps asked some cases again (absent otherwise: older readers see no change)
+        document["summary"]["escalations"] = dict(data["escalations"])
+    return document
 
 
 def tool_texts(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
@@ -252,3 +259,17 @@ def tool_texts(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     for rec in records:
         texts.update(rec.get("tool_texts") or {})
     return dict(sorted(texts.items()))
+
+
+def escalations(records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """How many cases were asked again, the calls that cost, and the verdicts they reached."""
+    escalated: Sequence[Mapping[str, Any]] = [r for r in records if r.get("escalation")]
+    if not escalated:
+        return None
+    verdicts = Counter(r["verdict"] for r in escalated)
+    return {
+        "cases": len(escalated),
+        "calls": sum(r["escalation"]["extra_reps"] for r in escalated),
+        "stopped": sum(1 for r in escalated if r["escalation"].get("stopped")),
+        "verdicts": {v: verdicts[v] for v in gate.VERDICT_ORDER if verdicts.get(v)},
+    }

@@ -141,6 +141,8 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
         # what an update did to the histories (restarts, replays not counted)
         "history": (history_lines(records) if data.get("baseline_mode") == "updated"
                     and data.get("baseline_written") else []),
+        # adaptive reps: cases asked again, their extra calls and verdicts (escalation.summary)
+        "escalations": data.get("escalations"),
     }
 
 
@@ -170,6 +172,8 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
     if summary.get("suite"):
         yield gate.suite_line(summary["suite"])
     yield from summary.get("history") or ()
+    if summary.get("escalations"):
+        yield escalation_line(summary["escalations"])
     for verdict, title in SECTIONS:
         recs = summary["sections"].get(verdict)
         if not recs:
@@ -264,3 +268,13 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
         if e["unpriced"]:
             yield (f"  {model}: {e['unpriced']} calls with no known price, not in the total "
                    "(add the model under `prices:` in toolselect.yaml)")
+
+
+def escalation_line(esc: Mapping[str, Any]) -> str:
+    """Adaptive reps in one line: cases asked again, extra calls, verdicts (escalation.summary)."""
+    verdicts = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in esc["verdicts"].items())
+    line = (f"adaptive reps: {esc['cases']} case(s) asked again, {esc['calls']} extra call(s); "
+            f"settled as {verdicts}")
+    if esc["stopped"]:
+        line += f"; {esc['stopped']} stopped early (cost cap or stopped run)"
+    return line

@@ -381,6 +381,7 @@ class CachingProvider:
         self.inner = inner
         self.cache = cache
         self.model = inner.model
+        self.deterministic = bool(getattr(inner, "deterministic", False))
 
     def subject(self) -> dict[str, Any]:
         return self.inner.subject()

@@ -28,6 +28,8 @@ class CaseRun:
     system: str | None
     turns: list[Turn] = field(default_factory=list)
     scores: list[Any] = field(default_factory=list)  # checks.ScoreResult per rep
+    #: adaptive reps: the extra reps asked and why they stopped early (None: not asked again)
+    escalation: dict[str, Any] | None = None
 
     @property
     def passes(self) -> int:

@@ -82,7 +82,7 @@ class CaseRunner:
             future = self.scheduler.submit(job)
         return future.result()
 
-    async def case_job(self, case: Case) -> CaseRun:
+    async def case_job(self, case: Case, nodeid: str | None = None) -> CaseRun:
         from pytest_toolselect.providers import TurnRequest
         from pytest_toolselect.scoring.checks import score
 
@@ -90,12 +90,19 @@ class CaseRunner:
         tools, system = await asyncio.to_thread(session.tools_for, case)
         run = CaseRun(case=case, tools=tools, system=system)
         tokens = _token_estimate(case.question, tools, system)
-        requests = [TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep)
-                    for rep in range(session.reps)]
-        turns = await asyncio.gather(*(self.call(r, tokens) for r in requests))
+
+        def request(rep: int) -> TurnRequest:
+            return TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep)
+
+        turns = await asyncio.gather(*(self.call(request(rep), tokens)
+                                       for rep in range(session.reps)))
         for turn in turns:
             run.turns.append(turn)
             run.scores.append(score(case, turn.calls, tools))
+        if nodeid is not None:
+            from .escalation import escalate
+
+            await escalate(self, nodeid, run, request, tokens)
         return run
 
     async def call(self, request: TurnRequest, tokens: int) -> Turn:

@@ -285,7 +285,7 @@ class RunSession:
                 check_ci(self)
                 _ = self.baseline
             # a misspelled gate rule or a bad history is refused before any call is made
-            for name in ("rule", "history", "shard"):
+            for name in ("rule", "history", "shard", "adaptive", "max_extra_reps"):
                 _ = self.option(name)
         except ToolselectError as e:
             raise pytest.UsageError(str(e)) from None
@@ -412,7 +412,7 @@ class RunSession:
             return item.nodeid, lambda: group_job(self.runner, group)
         case = case_of(item)
         if case is not None:
-            return item.nodeid, lambda: self.runner.case_job(case)
+            return item.nodeid, lambda: self.runner.case_job(case, item.nodeid)
         return None
 
     def stop_calls(self) -> None:
@@ -431,7 +431,7 @@ class RunSession:
 
         The calls may already be under way (prefetched); this waits for them.
         """
-        return self.runner.result(nodeid, lambda: self.runner.case_job(case))  # type: ignore[no-any-return]
+        return self.runner.result(nodeid, lambda: self.runner.case_job(case, nodeid))  # type: ignore[no-any-return]
 
     def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
                error: str | None = None, verdict: str = gate.ERROR) -> dict[str, Any]:
@@ -472,8 +472,13 @@ class RunSession:
         renamed = self.renamed_from(rec["case_fingerprint"]) if base is None else None
         if renamed is not None:
             base = self.baseline_entry(renamed)
+        rule: str | gate.Rule = str(self.option("rule").value)
+        if run.escalation is not None:
+            from .escalation import verdict_rule
+
+            rule = verdict_rule(self, nodeid, run.escalation, len(run.scores)) or rule
         verdict = gate.classify(run.passes, len(run.scores), base, have_baseline=self.have_baseline,
-                                rule=str(self.option("rule").value))
+                                rule=rule)
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
         secrets = [v for n in self.servers_for(case) if n in self.config.servers
                    for v in self.config.servers[n].secrets]
@@ -509,6 +514,8 @@ class RunSession:
             and base.get("case_fingerprint") not in (None, rec["case_fingerprint"]),
             error=None,
         )
+        if run.escalation is not None:
+            rec["escalation"] = dict(run.escalation)
         return rec
 
     # outcome ---------------------------------------------------------------------------
@@ -628,8 +635,9 @@ class RunSession:
 
         summary = self.summary_input()
         settings = {name: self.option(name).value for name in (
-            "reps", "rule", "history", "max_tokens", "temperature", "fail_on_flaky",
-            "fail_on_still_failing", "fail_on_suite_drop", "update_baseline", "min_effect_change")}
+            "reps", "rule", "history", "adaptive", "max_extra_reps", "max_tokens", "temperature",
+            "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
+            "min_effect_change")}
         base = self.baseline
         return {
             "provenance": provenance(self.rootdir, self.pytest_config.invocation_params.args,
@@ -643,6 +651,7 @@ class RunSession:
             "baseline_written": summary["baseline_written"],
             "gone": summary["gone"],
             "suite": summary["suite"],
+            "escalations": summary["escalations"],
             "cache_savings": summary["cache_savings"],
             "cost_cap": summary["cost_cap"],
             "capped": self.cost_capped(),
@@ -708,6 +717,8 @@ class RunSession:
 
     def summary_input(self) -> dict[str, Any]:
         """Everything the terminal summary needs, as plain data."""
+        from pytest_toolselect.report.results import escalations
+
         if self.baseline_path is None:
             mode = None
         elif self.baseline is None:
@@ -729,6 +740,7 @@ class RunSession:
             "records": self.ordered_records(),
             "gone": self.shown_gone(),
             "suite": self.suite(),
+            "escalations": escalations(self.records.values()),
         }
 
     def interrupted(self) -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .rules import DEFAULT_HISTORY, DEFAULT_RULE, RULE_NAMES, rule_problem
+from .rules import DEFAULT_HISTORY, DEFAULT_MAX_EXTRA_REPS, DEFAULT_RULE, RULE_NAMES, rule_problem
 
 DEFAULT_MODEL = "local/bm25"
 #: seconds an MCP server gets to start and list its tools, unless told otherwise
@@ -70,6 +70,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("rule", "str", DEFAULT_RULE,
            f"how a drop is judged a regression: {', '.join(RULE_NAMES)} (see docs/gate.md)",
            rule_problem),
+    Option("adaptive", "str", "on",
+           "on: ask again, in batches, for a case whose reps the rule cannot settle (and, when "
+           "recording, one whose reps disagree); off: fixed reps (see docs/gate.md)",
+           lambda v: None if v in ("on", "off") else "must be on or off"),
+    Option("max_extra_reps", "int", DEFAULT_MAX_EXTRA_REPS,
+           "adaptive reps: at most this many extra calls per case", _non_negative),
     Option("fail_on_suite_drop", "bool", False,
            "also fail when the share of cases held fell against the baseline, beyond its 95% interval"),
     Option("bm25_threshold", "float", 1.0,

@@ -19,6 +19,9 @@ RULE_NAMES = ("legacy", "clean-break", "fisher-0.05", "fisher-0.01", "fisher-0.0
 #: rate among the rules whose false-block rate per pull request is at most 1%; fisher-0.01
 #: ties it at reps 3 but blocks 2.9% of harmless pull requests at reps 5 (docs/gate.md)
 DEFAULT_RULE = "fisher-0.005"
+#: extra reps per case at most (--toolselect-max-extra-reps); with the bounds below,
+#: chosen by benchmarks/gate_validity.py (docs/gate.md)
+DEFAULT_MAX_EXTRA_REPS = 30
 
 
 def rule_problem(name: Any) -> str | None:

@@ -1,0 +1,150 @@
+"""Adaptive reps in a run: asking a case again until the sequential rule settles it.
+
+The decisions are sequential.py's; this module finds a case's plan (its history in
+the baseline, or a first recording) and asks the extra batches through the runner,
+so they take the same scheduler slots, rate limit, response cache and cost cap as
+the case's first reps. The cost cap or a stopped run (-x, Ctrl-C) ends the asking:
+the case is then judged on the reps it has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import sequential
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pytest_toolselect.gate.baseline import Baseline
+    from pytest_toolselect.providers import Provider, Turn, TurnRequest
+
+    from .records import CaseRun
+    from .settings import Resolved
+
+
+class RunSession(Protocol):
+    """What a plan reads of the run session (which imports this module through the runner)."""
+
+    @property
+    def reps(self) -> int: ...
+    @property
+    def provider(self) -> Provider: ...
+    @property
+    def baseline(self) -> Baseline | None: ...
+    @property
+    def baseline_path(self) -> Path | None: ...
+    def option(self, name: str) -> Resolved: ...
+    def flag(self, name: str) -> bool: ...
+    def baseline_entry(self, nodeid: str) -> dict[str, Any] | None: ...
+
+
+class CaseRunner(Protocol):
+    """What escalation asks of the runner: its session, and one model call."""
+
+    @property
+    def session(self) -> RunSession: ...
+    async def call(self, request: TurnRequest, tokens: int) -> Turn: ...
+
+
+#: why a case stopped being asked before the rule settled it
+CAPPED, STOPPED = "cost cap", "run stopped"
+
+
+@dataclass(frozen=True)
+class Plan:
+    design: sequential.Design
+    test: sequential.Test
+    #: the case's stored runs; None: a first recording (nothing to test against)
+    history: list[gate.Run] | None
+
+    def extra(self, passes: int, reps: int) -> int:
+        """How many more reps to ask now (0: settled)."""
+        if self.history is None:
+            # once reps disagree they always will: the cap is bought batch by batch
+            return min(self.design.batch, sequential.recording_extra(passes, reps, self.design))
+        if sequential.decide(self.history, passes, reps, self.design, self.test) == sequential.MORE:
+            return self.design.next_batch(reps)
+        return 0
+
+
+def plan_for(session: RunSession, nodeid: str) -> Plan | None:
+    """The case's plan, or None: adaptive reps are off, the model is deterministic, the
+    rule has no test, or there is nothing to compare with and nothing being recorded."""
+    if session.option("adaptive").value != "on" or session.baseline_path is None:
+        return None
+    if getattr(session.provider, "deterministic", False):
+        return None  # asked again, it would answer the same
+    found = sequential.design_for(str(session.option("rule").value), session.reps,
+                                  int(session.option("max_extra_reps").value))
+    if found is None:
+        return None
+    design, test = found
+    entry = session.baseline_entry(nodeid)
+    if entry is not None:
+        return Plan(design, test, gate.history_of(entry))
+    if session.baseline is None or session.flag("update_baseline"):
+        return Plan(design, test, None)  # recorded now for the first time
+    return None  # a new case compared with nothing: reported, not recorded
+
+
+def verdict_rule(session: RunSession, nodeid: str, escalation: Mapping[str, Any],
+                 reps: int) -> gate.Rule | None:
+    """The rule that judges a case asked beyond its fixed reps: the sequential bound at
+    the look it stopped at. A case whose asking the cost cap or a stopped run cut short
+    is judged as if that look were the last (the reps it has are all it gets). None:
+    judge it with the configured rule as usual."""
+    plan = plan_for(session, nodeid)
+    if plan is None or plan.history is None:
+        return None
+    design, test = plan.design, plan.test
+    if escalation.get("stopped"):
+        design = replace(design, max_extra=max(0, reps - design.base_reps))
+    base = gate.get_rule(str(session.option("rule").value))
+    # every rule of the family also blocks a clean break (always held, every rep fails
+    # now), however short the history: extra reps that all fail keep it one
+    return gate.Rule(base.name, base.summary,
+                     lambda history, passes, n: (gate.clean_break(history, passes, n) or
+                                                 sequential.regressed(history, passes, n,
+                                                                      design, test)))
+
+
+async def escalate(runner: CaseRunner, nodeid: str, run: CaseRun,
+                   request: Callable[[int], TurnRequest], tokens: int) -> None:
+    """Ask the case again in batches while its plan says so; note what happened on the run."""
+    from pytest_toolselect.scoring.checks import score
+
+    from .budget import CostCapReached
+    from .scheduler import Stopped
+
+    plan = plan_for(runner.session, nodeid)
+    if plan is None:
+        return
+    asked = 0
+    stopped: str | None = None
+    while (n := plan.extra(run.passes, len(run.scores))) > 0:
+        reps = len(run.scores)
+        results = await asyncio.gather(*(runner.call(request(rep), tokens)
+                                         for rep in range(reps, reps + n)),
+                                       return_exceptions=True)
+        for result in results:
+            if not isinstance(result, BaseException):
+                run.turns.append(result)
+                run.scores.append(score(run.case, result.calls, run.tools))
+                asked += 1
+        errors = [r for r in results if isinstance(r, BaseException)]
+        if any(isinstance(e, CostCapReached) for e in errors):
+            stopped = CAPPED
+        elif any(isinstance(e, (Stopped, asyncio.CancelledError)) for e in errors):
+            stopped = STOPPED
+        elif errors:
+            raise errors[0]
+        if stopped:
+            break
+    if asked or stopped:
+        run.escalation = {"extra_reps": asked, "stopped": stopped,
+                          "recording": plan.history is None}
