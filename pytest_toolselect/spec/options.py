@@ -101,7 +101,7 @@ OPTIONS: tuple[Option, ...] = (
            "(the run exits 2)",
            _non_negative),
     Option("shard", "str", None,
-           "run only shard K of N (e.g. 2/3): a stable share of the items by their node id; "
+           "run only shard K of N (e.g. 2/3): a stable share of the items by their case key; "
            "`toolselect merge` joins the shards' --toolselect-json files", _shard),
     Option("concurrency", "int", 8, "model calls in flight at once (per process)", _positive),
     Option("rpm", "float", None, "at most this many requests per minute (spaced evenly)",
