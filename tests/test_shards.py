@@ -174,3 +174,25 @@ def test_merge_refuses_a_case_run_in_two_shards(project: Project, capsys: pytest
     assert cli.main(["merge", str(project.path / "a.json"), str(project.path / "b.json")]) == cli.USAGE
     assert "ran in two shards" in capsys.readouterr().err
 
+
+
+def test_a_case_lands_in_the_same_shard_from_any_folder(project: Project,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a CI job may start pytest in the repository root or in the suite's folder: a case's
+    # shard follows its baseline key, which is relative to its config, not to the rootdir
+    _suite(project)
+    suite = project.path / "suite"
+    suite.mkdir()
+    for path in list(project.path.iterdir()):
+        if path.is_file() and path.name != "conftest.py":
+            shutil.move(str(path), suite / path.name)
+
+    def case_ids(*args: str) -> list[list[str]]:
+        return [sorted(i.rpartition("::")[2] for i in _collected(project, *args, f"--toolselect-shard={k}/3")
+                       if ".toolselect." in i) for k in (1, 2, 3)]
+
+    from_root = case_ids("suite", "--rootdir", str(project.path))
+    monkeypatch.chdir(suite)
+    from_suite = case_ids("--rootdir", str(suite))
+    assert from_root == from_suite
+    assert sum(len(s) for s in from_root) == 33
