@@ -12,43 +12,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate import sequential
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from pytest_toolselect.providers import TurnRequest
 
-    from pytest_toolselect.gate.baseline import Baseline
-    from pytest_toolselect.providers import Provider, Turn, TurnRequest
-
+    from .contracts import Caller, RunSession
     from .records import CaseRun
-    from .settings import Resolved
-
-
-class RunSession(Protocol):
-    """What a plan reads of the run session (which imports this module through the runner)."""
-
-    @property
-    def reps(self) -> int: ...
-    @property
-    def provider(self) -> Provider: ...
-    @property
-    def baseline(self) -> Baseline | None: ...
-    @property
-    def baseline_path(self) -> Path | None: ...
-    def option(self, name: str) -> Resolved: ...
-    def flag(self, name: str) -> bool: ...
-    def baseline_entry(self, nodeid: str) -> dict[str, Any] | None: ...
-
-
-class CaseRunner(Protocol):
-    """What escalation asks of the runner: its session, and one model call."""
-
-    @property
-    def session(self) -> RunSession: ...
-    async def call(self, request: TurnRequest, tokens: int) -> Turn: ...
 
 
 #: why a case stopped being asked before the rule settled it
@@ -113,7 +86,7 @@ def verdict_rule(session: RunSession, nodeid: str, escalation: Mapping[str, Any]
                                                                       design, test)))
 
 
-async def escalate(runner: CaseRunner, nodeid: str, run: CaseRun,
+async def escalate(runner: Caller, nodeid: str, run: CaseRun,
                    request: Callable[[int], TurnRequest], tokens: int) -> None:
     """Ask the case again in batches while its plan says so; note what happened on the run."""
     from pytest_toolselect.scoring.checks import score

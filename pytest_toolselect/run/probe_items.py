@@ -18,7 +18,8 @@ from pytest_toolselect.spec.errors import ToolselectError
 if TYPE_CHECKING:
     from pytest_toolselect.spec.groups import Group
 
-    from .runner import CaseRunner, RunSession
+    from .contracts import RunSession
+    from .runner import CaseRunner
 
 KIND = "group"
 

@@ -12,36 +12,19 @@ import asyncio
 import concurrent.futures
 import json
 from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
+from .contracts import RunSession
 from .records import CaseRun
 from .scheduler import RateLimiter, Scheduler
 
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_toolselect.providers import Provider, Turn, TurnRequest
+    from pytest_toolselect.providers import Turn, TurnRequest
     from pytest_toolselect.spec.cases import Case
-    from pytest_toolselect.spec.config import Config
-    from pytest_toolselect.spec.tools import Tool
-
-    from .budget import Budget
-    from .settings import Resolved
 
 
-class RunSession(Protocol):
-    """What the runner and the probe's items use of the run session (which imports them)."""
-
-    @property
-    def reps(self) -> int: ...
-    @property
-    def provider(self) -> Provider: ...
-    @property
-    def budget(self) -> Budget: ...
-    @property
-    def config(self) -> Config: ...
-    def option(self, name: str) -> Resolved: ...
-    def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]: ...
 
 #: a coroutine factory: the work one item waits for
 Job = Callable[[], Awaitable[Any]]
