@@ -147,7 +147,7 @@ class SessionSummary(CaseRecords):
         lines = [f"selection cases: {len(cases)} items, {len(cases) * self.reps} calls "
                  f"({self.reps} reps)"]
         if groups:
-            from pytest_toolselect.probe.preference import dry_run
+            from pytest_toolselect.probe.dry_run import dry_run
 
             from .probe_items import resolve
 

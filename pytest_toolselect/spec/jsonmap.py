@@ -4,7 +4,7 @@ scanner, so values are exactly what ``json.loads`` gives, and duplicate keys and
 Why a walker of its own: ``json.loads`` with ``object_pairs_hook`` sees duplicate keys but not
 where anything starts (its C scanner reports no positions), and it recurses, so depth is
 capped only by the recursion limit. PyYAML's parser reads JSON differently: an escaped
-surrogate pair stays two lone surrogates, raw C1 characters (U+0080 to U+009F) and a tab after a
+surrogate pair stays two lone surrogates, most raw C1 characters (U+0080 to U+009F) and a tab after a
 colon are refused, ``1e5`` is a string and ``NaN`` is not a number. Only the structure is
 walked here; strings go through ``json.decoder.scanstring`` and numbers through ``int`` and
 ``float`` as ``json`` does.
