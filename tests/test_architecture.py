@@ -162,6 +162,21 @@ def test_the_layout_has_its_parts() -> None:
     assert flat == [], f"modules outside any part: {flat}"
 
 
+#: a module one reader can hold in mind; past this it is split by concern
+MAX_LINES = 600
+
+
+def too_long(mods: Mapping[str, str], limit: int = MAX_LINES) -> list[str]:
+    """One line per module over the limit, naming it and its length."""
+    return [f"{mod}: {n} lines (at most {limit}: split it by concern)"
+            for mod, src in mods.items() if (n := len(src.splitlines())) > limit]
+
+
+def test_no_module_is_over_600_lines() -> None:
+    found = too_long(sources())
+    assert not found, "\n".join(found)
+
+
 # -- the checks themselves catch what they are for -------------------------------------------
 
 FAKE = {
@@ -197,6 +212,12 @@ def test_a_circle_is_found_and_a_package_reexport_is_not_one() -> None:
             f"{PKG}.run.session": ""}
     assert circles(fake) == []
 
+
+
+def test_a_long_module_is_named_with_its_length() -> None:
+    mods = {f"{PKG}.run.session": "x = 1\n" * (MAX_LINES + 1), f"{PKG}.run.settings": "x = 1\n" * MAX_LINES}
+    assert too_long(mods) == [f"{PKG}.run.session: {MAX_LINES + 1} lines (at most {MAX_LINES}: "
+                              "split it by concern)"]
 
 def test_the_gate_defines_exactly_the_rules_the_options_name() -> None:
     from pytest_toolselect.gate import rules

@@ -31,7 +31,8 @@ import pytest
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.report import results
-from pytest_toolselect.report.html import CALL_CLIP, CLIP, CSP, render, script_json
+from pytest_toolselect.report.html import CSP, render, script_json
+from pytest_toolselect.report.html_base import CALL_CLIP, CLIP
 from pytest_toolselect.run import report_files as files
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -18,17 +18,16 @@ from typing import Any
 
 import pytest
 
+from pytest_toolselect.probe.comparison import baseline_entries, compare
+from pytest_toolselect.probe.dry_run import dry_run
 from pytest_toolselect.probe.preference import (
     DEFAULT_CUES,
     DEFAULT_SYSTEM,
     FACTORS,
     Cell,
-    baseline_entries,
     call_record,
     cell_plan,
     cells_for,
-    compare,
-    dry_run,
     outcome,
     summarize,
 )
@@ -119,7 +118,8 @@ def test_building_cells_and_records_imports_no_numpy() -> None:
     # for the summary
     code = ("import sys, pathlib\n"
             "from pytest_toolselect.spec.groups import load_groups_file\n"
-            "from pytest_toolselect.probe.preference import cells_for, call_record, dry_run\n"
+            "from pytest_toolselect.probe.preference import cells_for, call_record\n"
+            "from pytest_toolselect.probe.dry_run import dry_run\n"
             "import pytest_toolselect.report.preference\n"
             f"gs = load_groups_file(pathlib.Path({str(EXAMPLE)!r}))\n"
             "cells = [c for g in gs for c in cells_for(g)]\n"

@@ -121,7 +121,8 @@ def _malformed(path: Path, text: str, where: tuple[str | int, ...] | None, messa
     line-aware parse (slow, but only ever run on a broken file). With ``adopt``, the fault
     is one that parse stops at too (a duplicate key, deep nesting): its message and line
     are taken as they are more precise."""
-    from pytest_toolselect.spec.sourcemap import format_path, parse_text
+    from pytest_toolselect.spec.sourced import format_path
+    from pytest_toolselect.spec.sourcemap import parse_text
 
     line = None
     try:

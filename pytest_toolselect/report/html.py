@@ -16,62 +16,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
-from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.spec.clip import clip_middle
 
-from .charts import categories_svg, confusion_svg, forest_svg, pct, short
+from .charts import categories_svg, confusion_svg, forest_svg, pct
 from .charts import esc as _e
-from .notes import note_lines
-from .printable import HIDDEN
-from .results import NOTHING, expected_label
-
-#: characters of one value shown in the page (the filter still searches all of it)
-CLIP = 300
-#: characters of an error shown: both ends of it, as its cause is often in its last line
-ERROR_CLIP = 1200
-#: characters of one tool call shown (a narrow column; arguments can be long)
-CALL_CLIP = 160
-#: characters of one case's text the filter index keeps
-INDEX_CLIP = 5000
-
-_VERDICT_COLOURS = {
-    gate.REGRESSION: "#b91c1c", gate.FAILED: "#b91c1c", gate.ERROR: "#7e22ce",
-    gate.SKIPPED: "#6b7280", gate.FIXED: "#0f766e", gate.NEW_FAILING: "#c2410c",
-    gate.STILL_FAILING: "#b45309", gate.FLAKY: "#a16207", gate.NEW: "#1d4ed8",
-    gate.HELD: "#15803d", gate.PASSED: "#15803d",
-}
-_OUTCOMES = ("passed", "failed", "xfailed", "warned", "error", "skipped")
-
-_NONE = '<span class="none">none</span>'
-
-
-def _clip(text: str, limit: int = CLIP) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}… ({len(text)} chars)"
-
-
-def script_json(value: Any) -> str:
-    """JSON that is safe inside a <script> element: nothing in it can end the element."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    for raw, escaped in (("&", "\\u0026"), ("<", "\\u003c"), (">", "\\u003e"),
-                         ("\u2028", "\\u2028"), ("\u2029", "\\u2029")):
-        text = text.replace(raw, escaped)
-    # nor can a control or bidirectional character reach the page's source raw (JSON escapes
-    # only C0 controls); the script reads them back as they were
-    return HIDDEN.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-
-
-def _money(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    return f"${x:.2f}" if x >= 0.1 or x == 0 else f"${x:.4f}"
-
+from .html_base import _NONE, _VERDICT_COLOURS, _chip, _clip, _money, script_json
+from .html_cases import _by_severity, _cases_card, _index
 
 # -- page ------------------------------------------------------------------------------------
 
@@ -248,11 +201,6 @@ def render(document: Mapping[str, Any]) -> str:
 
 
 # -- header ----------------------------------------------------------------------------------
-
-
-def _chip(text: str, verdict: str) -> str:
-    known = verdict if verdict in _VERDICT_COLOURS else "other"
-    return f'<span class="chip v-{known}">{_e(text)}</span>'
 
 
 def _header(doc: Mapping[str, Any]) -> Iterator[str]:
@@ -475,183 +423,3 @@ def _probe_line(summary: Mapping[str, Any]) -> str:
     if left_out:
         line += f"; {left_out} calls left out (errors or not run)"
     return line
-
-
-# -- cases -----------------------------------------------------------------------------------
-
-
-def _rep_calls(rep: Sequence[Mapping[str, Any]]) -> list[str]:
-    shown = []
-    for call in rep:
-        args = call.get("arguments")
-        if args is None and call.get("raw_arguments") is not None:
-            text = str(call["raw_arguments"])
-        elif not args:
-            text = ""
-        else:
-            text = json.dumps(args, ensure_ascii=False, sort_keys=True)
-        shown.append(f"{call.get('name', '?')}({text})")
-    return shown
-
-
-def _distinct_reps(calls: Sequence[Sequence[Mapping[str, Any]]]) -> list[tuple[list[str], int]]:
-    """Each distinct first turn (its calls with their arguments) with how many reps made it."""
-    counts = Counter(tuple(_rep_calls(rep)) for rep in calls)
-    # most frequent first, then in the order the reps made them
-    order = {key: i for i, key in reversed(list(enumerate(tuple(_rep_calls(rep)) for rep in calls)))}
-    return [(list(key), n) for key, n in sorted(counts.items(), key=lambda p: (-p[1], order[p[0]]))]
-
-
-def _called_cell(case: Mapping[str, Any]) -> str:
-    calls = list(case.get("calls") or [])
-    if not calls:
-        return f'<span class="none">{"not run" if case.get("status") is None else "no rep"}</span>'
-    parts = []
-    for turn, n in _distinct_reps(calls):
-        times = f'<span class="times">×{n}</span>' if len(calls) > 1 else ""
-        if not turn:
-            parts.append(f'<span class="call none">no tool called{times}</span>')
-            continue
-        shown = "<br>".join(f"<code>{_e(_clip(c, CALL_CLIP))}</code>" for c in turn)
-        parts.append(f'<span class="call">{shown}{times}</span>')
-    return "".join(parts)
-
-
-def _failing_cell(case: Mapping[str, Any]) -> str:
-    parts = []
-    if case.get("error"):
-        error = clip_middle(str(case["error"]), ERROR_CLIP)
-        parts.append(f'<span class="fail err"><b>error</b>: {_e(error)}</span>')
-    detail = case.get("failing_detail") or {}
-    for name in case.get("failing_checks") or []:
-        text = detail.get(name)
-        parts.append(f'<span class="fail"><b>{_e(name)}</b>' + (f": {_e(_clip(str(text)))}" if text else "")
-                     + "</span>")
-    return "".join(parts) or '<span class="none">none</span>'
-
-
-def _expected_text(case: Mapping[str, Any]) -> str:
-    expect = case.get("expect_tool")
-    if expect is None:
-        return "(any tool)"
-    return expected_label(expect, bool(case.get("allow_no_tool")))
-
-
-def _verdict_cell(case: Mapping[str, Any]) -> str:
-    v = str(case.get("verdict", "?"))
-    lines = [_chip(v.replace("_", " "), v)]
-    outcome = str(case.get("outcome", "?"))
-    if case.get("reps"):
-        outcome += f", {int(case.get('passes') or 0)}/{int(case['reps'])} passed"
-    lines.append(f'<span class="sub">{_e(outcome)}</span>')
-    base = case.get("baseline")
-    if base and base.get("status"):
-        lines.append(f'<span class="sub">baseline {_e(base["status"])}</span>')
-    lines += [f'<span class="tag">{t}</span>' for t, on in (("tools changed", case.get("tools_changed")),
-                                                         ("case changed", case.get("case_changed"))) if on]
-    lines += [f'<span class="sub">{_e(_clip(text))}</span>' for text in note_lines(case)]
-    return "".join(f'<span class="line">{x}</span>' for x in lines)
-
-
-def _case_cell(case: Mapping[str, Any]) -> str:
-    nodeid = _clip(str(case.get("nodeid", "")))
-    # the file part and the case part on their own lines: a long path never hides the case name
-    head, sep, tail = nodeid.rpartition("::")
-    out = (f'<span class="line nodefile mono">{_e(head + sep)}</span>' if sep else "") + (
-        f'<span class="line nodecase mono">{_e(tail)}</span>')
-    out += f'<span class="line question">{_e(_clip(str(case.get("question", ""))))}</span>'
-    why = case.get("why")
-    if why:
-        out += f'<span class="line why">why: {_e(_clip(str(why)))}</span>'
-    return out
-
-
-def _case_row(i: int, case: Mapping[str, Any]) -> str:
-    category = case.get("category")
-    verdict = case.get("verdict")
-    mark = " severe" if verdict in _SEVERE else (" warn" if verdict in _WARN else "")
-    return (f'<tr class="case{mark}" data-i="{i}">'
-            f'<td>{_case_cell(case)}</td>'
-            f"<td>{_e(_clip(str(category))) if category else _NONE}</td>"
-            f"<td>{_verdict_cell(case)}</td>"
-            f'<td><code>{_e(_clip(_expected_text(case)))}</code></td>'
-            f"<td>{_called_cell(case)}</td>"
-            f"<td>{_failing_cell(case)}</td>"
-            "</tr>")
-
-
-def _options(values: Iterable[str], every: str) -> str:
-    return f'<option value="">{_e(every)}</option>' + "".join(
-        f'<option value="{_e(v)}">{_e(short(v, 40))}</option>' for v in values)
-
-
-def _cases_card(cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
-    yield '<section class="card" id="cases-card">'
-    yield "<h2>Cases</h2>"
-    yield ('<p class="sub">The most serious verdict first. A red edge marks a case that blocks, an amber '
-           "one a failure that does not block by default.</p>")
-    verdicts = sorted({str(c.get("verdict")) for c in cases},
-                      key=lambda v: (gate.VERDICT_ORDER.index(v) if v in gate.VERDICT_ORDER else 99, v))
-    outcomes = sorted({str(c.get("outcome")) for c in cases},
-                      key=lambda o: (_OUTCOMES.index(o) if o in _OUTCOMES else 99, o))
-    categories = sorted({_category(c) for c in cases})
-    # the filters exist even with no case, so the script finds every element it wires up
-    yield ('<div class="filters">'
-           '<input id="f-text" type="search" placeholder="Filter: case id, question, tool, argument…" '
-           'aria-label="filter cases by text" autocomplete="off">'
-           f'<select id="f-verdict" aria-label="verdict">{_options(verdicts, "every verdict")}</select>'
-           f'<select id="f-outcome" aria-label="pytest outcome">'
-           f'{_options(outcomes, "every outcome")}</select>'
-           f'<select id="f-category" aria-label="category">{_options(categories, "every category")}</select>'
-           '<span class="pairing" id="f-pair" hidden><span id="f-pair-text"></span> '
-           '<button type="button" id="f-pair-clear">clear</button></span>'
-           f'<span class="sub" id="f-count">{len(cases)} cases</span>'
-           "</div>")
-    if not cases:
-        yield '<p class="note" id="no-cases">No selection case ran in this run.</p>'
-    yield ('<div class="chart"><table id="cases"><colgroup><col class="c-case"><col class="c-cat">'
-           '<col class="c-verdict"><col class="c-exp"><col class="c-called"><col class="c-fail"></colgroup>'
-           "<thead><tr><th>case: question, why</th><th>category</th><th>verdict</th><th>expected</th>"
-           "<th>called (distinct turns)</th><th>failing checks</th></tr></thead><tbody>")
-    for i, case in enumerate(cases):
-        yield _case_row(i, case)
-    yield "</tbody></table></div>"
-    yield "</section>"
-
-
-#: verdicts that block whatever the flags, and those that are failures but not blocking by default
-_SEVERE = {gate.REGRESSION, gate.FAILED, gate.ERROR}
-_WARN = {gate.NEW_FAILING, gate.STILL_FAILING, gate.FLAKY, gate.SKIPPED}
-
-
-def _by_severity(cases: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Cases with the most serious verdict first, in the document's order within a verdict."""
-    rank = {v: i for i, v in enumerate(gate.VERDICT_ORDER)}
-    return sorted(cases, key=lambda c: rank.get(str(c.get("verdict")), len(rank)))
-
-
-def _category(case: Mapping[str, Any]) -> str:
-    return str(case.get("category") or "(none)")
-
-
-def _index(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per case, what the filter matches: all its text (lower case) and its confusion cells."""
-    rows = []
-    for case in cases:
-        calls = list(case.get("calls") or [])
-        words = [str(case.get(k) or "") for k in ("nodeid", "case_id", "category", "intent", "question",
-                                                   "why", "error", "verdict", "outcome")]
-        words.append(_expected_text(case))
-        words += [c for rep in calls for c in _rep_calls(rep)]
-        words += [f"{k}: {v}" for k, v in (case.get("failing_detail") or {}).items()]
-        text = "\n".join(w for w in words if w).lower()
-        pairs: list[str] = []
-        if case.get("expect_tool") is not None and case.get("status") is not None:
-            want = _expected_text(case)
-            for first in case.get("first_tools") or []:
-                key = f"{want}\u0000{first if first is not None else NOTHING}"
-                if key not in pairs:
-                    pairs.append(key)
-        rows.append({"text": text[:INDEX_CLIP], "verdict": str(case.get("verdict")),
-                     "outcome": str(case.get("outcome")), "category": _category(case), "pairs": pairs})
-    return rows

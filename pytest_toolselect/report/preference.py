@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from pytest_toolselect.probe.comparison import group_fingerprint
 from pytest_toolselect.probe.preference import (
     FACTORS,
     cell_plan,
     filled_cues,
     filled_system,
-    group_fingerprint,
 )
 from pytest_toolselect.spec.groups import Group
 
@@ -117,7 +117,7 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
 
 
 def comparison_lines(comparison: Mapping[str, Any]) -> Iterator[str]:
-    """The probe's gate against a baseline (:func:`preference.compare`'s output)."""
+    """The probe's gate against a baseline (:func:`comparison.compare`'s output)."""
     yield "tool preference against the baseline:"
     controls = comparison["controls"]
     for c in controls:
@@ -154,7 +154,7 @@ def _change(c: Mapping[str, Any]) -> str:
 
 
 def dry_run_lines(dry: Mapping[str, Any]) -> Iterator[str]:
-    """What a run would do (:func:`preference.dry_run`'s output): cells and calls per group."""
+    """What a run would do (:func:`dry_run.dry_run`'s output): cells and calls per group."""
     yield (f"tool preference dry run: {_plural(dry['n_pair_groups'], 'pair group')} and "
            f"{_plural(dry['n_control_groups'], 'control')}, {_plural(dry['reps'], 'rep')}: "
            f"{dry['cells']} cells, {_plural(dry['calls'], 'call')}")

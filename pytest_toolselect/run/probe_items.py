@@ -74,7 +74,8 @@ async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
 def group_record(nodeid: str, order: int, path: Path, group: Group,
                  calls: list[dict[str, Any]], base: Mapping[str, Any] | None) -> dict[str, Any]:
     """The JSON-able record of one group item: its calls, its stats, its baseline entry."""
-    from pytest_toolselect.probe.preference import baseline_entry, group_stats
+    from pytest_toolselect.probe.comparison import baseline_entry
+    from pytest_toolselect.probe.preference import group_stats
 
     stats = group_stats(calls, group)
     entry = baseline_entry(group, stats)
@@ -117,7 +118,8 @@ def summary_lines(records: Sequence[Mapping[str, Any]], stored: Mapping[str, Any
                   *, seed: int, model: str, min_effect_change: float | None
                   ) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
     """The probe's section of the terminal summary; also the summary and comparison data."""
-    from pytest_toolselect.probe.preference import compare, summarize
+    from pytest_toolselect.probe.comparison import compare
+    from pytest_toolselect.probe.preference import summarize
     from pytest_toolselect.report.preference import comparison_lines, lines
 
     groups = load_groups(records)

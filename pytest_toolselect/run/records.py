@@ -57,3 +57,13 @@ class CaseRun:
 
 def first_tool(turn: Turn) -> str | None:
     return turn.calls[0].name if turn.calls else None
+
+
+def case_of(item: pytest.Item) -> Case | None:
+    """The case an item stands for, or None (not a case, or one that does not parse)."""
+    case = getattr(item, "case", None)
+    if case is not None:
+        return case  # type: ignore[no-any-return]
+    # a decorated test's case, handed over by the plugin at collection (absent: it does
+    # not parse, and its own setup reports the error)
+    return item.stash.get(DECORATED_CASE, None)

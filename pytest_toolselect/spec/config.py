@@ -11,6 +11,7 @@ from typing import Any
 from .cases import IdentifierSettings, merge_identifiers
 from .errors import ToolselectError, nearest
 from .options import DEFAULT_DISCOVERY_TIMEOUT, OPTIONS
+from .sourced import too_deep
 from .sourcemap import (
     MAX_DEPTH,
     PathT,
@@ -21,7 +22,6 @@ from .sourcemap import (
     load_schema,
     nesting_depth,
     read_text,
-    too_deep,
     validate,
 )
 

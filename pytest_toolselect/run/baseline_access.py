@@ -1,0 +1,135 @@
+"""The run session's baseline: where it is, the stored one, keys, renames and gone cases."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_toolselect.spec.errors import ToolselectError
+
+from .wiring import SessionWiring
+
+if TYPE_CHECKING:
+    from pytest_toolselect.gate.baseline import Baseline
+
+
+class BaselineAccess(SessionWiring):
+    """The stored baseline this run compares with, and the keys of this run's items."""
+
+    # baseline ---------------------------------------------------------------------
+    @cached_property
+    def baseline_path(self) -> Path | None:
+        resolved = self.option("baseline")
+        if resolved.value is None:
+            return None
+        return self.resolve_path(resolved)
+
+    @cached_property
+    def baseline(self) -> Baseline | None:
+        """The stored baseline to compare with (None: none yet, or no baseline asked for)."""
+        from pytest_toolselect.gate.baseline import load, subject_mismatch
+
+        if self.baseline_path is None:
+            return None
+        stored = load(self.baseline_path)
+        if stored is None or stored.empty:
+            # an empty baseline gates nothing: it counts as absent, and this run records
+            return None
+        differ = subject_mismatch(stored.subject, self.subject)
+        if differ and self.flag("update_baseline"):
+            # asked to re-record for this subject: the other subject's entries are not compared
+            self.replaced_subject = stored.subject
+            return None
+        if differ:
+            detail = "; ".join(
+                f"{k}: baseline {stored.subject.get(k)!r}, this run {self.subject.get(k)!r}"
+                for k in differ
+            )
+            raise pytest.UsageError(
+                f"{self.baseline_path}: this baseline belongs to another subject ({detail}). "
+                "A baseline is only compared with runs of the same model and settings: "
+                "record one for this subject with --toolselect-update-baseline, "
+                "or point --toolselect-baseline at another file."
+            )
+        return stored
+
+    def check_setup(self) -> None:
+        """Refuse a bad config or a bad or foreign baseline before anything runs (usage error)."""
+        try:
+            _ = self.config
+            mode = self.option("cache_mode").value
+            if mode is not None:
+                from .cache import check_mode
+
+                check_mode(str(mode))
+            if self.baseline_path is not None:
+                from pytest_toolselect.run.lifecycle import check_ci
+
+                check_ci(self)
+                _ = self.baseline
+            # a misspelled gate rule or a bad history is refused before any call is made
+            for name in ("rule", "history", "shard", "adaptive", "max_extra_reps"):
+                _ = self.option(name)
+        except ToolselectError as e:
+            raise pytest.UsageError(str(e)) from None
+
+    @property
+    def have_baseline(self) -> bool:
+        """Verdicts compare with a baseline (an existing one, or one this run records)."""
+        return self.baseline_path is not None
+
+    def baseline_entry(self, nodeid: str) -> dict[str, Any] | None:
+        base = self.baseline
+        return base.cases.get(self.key_of(nodeid)) if base is not None else None
+
+    def key_of(self, nodeid: str) -> str:
+        """The baseline key of an item of this process (its node id if not collected here)."""
+        return self.keys.get(nodeid, nodeid)
+
+    def add_item_key(self, item: pytest.Item) -> str:
+        from pytest_toolselect.gate.keys import key_for
+
+        anchor = self.config_for(item.path).root
+        key = key_for(item.path, item.nodeid, anchor)
+        self.keys[item.nodeid] = key
+        self.anchor_of[key.partition("::")[0]] = anchor
+        return key
+
+    @cached_property
+    def _by_case_fingerprint(self) -> dict[str, list[str]]:
+        from .lineage import by_case_fingerprint
+
+        return by_case_fingerprint(self.baseline.cases if self.baseline is not None else {})
+
+    def renamed_from(self, case_fp: str) -> str | None:
+        """The gone baseline entry a new case with this content was renamed from, if one."""
+        from pytest_toolselect.run.lifecycle import known_keys
+
+        from .lineage import renamed_from
+
+        # keys of cases that still exist, filtered out of this run or not
+        return renamed_from(self._by_case_fingerprint, case_fp, known_keys(self))
+
+    def baseline_group(self, nodeid: str) -> dict[str, Any] | None:
+        base = self.baseline
+        return base.groups.get(self.key_of(nodeid)) if base is not None else None
+
+    def gone_cases(self) -> list[str]:
+        """Baseline keys whose case was removed from its file (or whose file is gone)."""
+        from pytest_toolselect.run.lifecycle import gone, migrate
+
+        base = self.baseline
+        if base is None:
+            return []
+        migrate(self, base)
+        return gone(self, base.cases)
+
+    def shown_gone(self) -> list[str]:
+        """The gone cases a report lists: an entry a renamed case took over is not gone."""
+        if not self.baseline:
+            return []
+        renamed = {r.get("renamed_from") for r in self.records.values()}
+        return [k for k in self.gone_cases() if k not in renamed]

@@ -1,0 +1,122 @@
+"""The run session's case runner: a case's servers and tools, prefetching, the calls."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_toolselect.spec.errors import ToolselectError
+
+from .baseline_access import BaselineAccess
+from .records import case_of
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.spec.config import Config
+    from pytest_toolselect.spec.tools import Tool
+
+    from .records import CaseRun
+    from .runner import CaseRunner
+
+
+class CaseCalls(BaselineAccess):
+    """Finds a case's tools and hands its work to the runner (prefetched, then awaited)."""
+
+    # running a case -----------------------------------------------------------------
+    def servers_for(self, case: Case) -> list[str]:
+        if case.servers is not None:
+            return list(case.servers)
+        return list(self.case_config(case).servers)
+
+    def case_config(self, case: Case) -> Config:
+        source = Path(case.source) if case.source else None
+        return self.config_for(source if source is not None and source.is_file() else None)
+
+    def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
+        """The tools the case offers (its servers' union) and the system prompt it sends."""
+        from pytest_toolselect.discovery.servers import offered_tools
+
+        names = self.servers_for(case)
+        if not names:
+            raise ToolselectError(
+                "no servers to take tools from", file=case.source or None, place=f"case {case.id}",
+                fix="add `servers:` to the case or its file, and define them in toolselect.yaml",
+            )
+        specs = []
+        config = self.case_config(case)
+        for name in names:
+            spec = config.servers.get(name)
+            if spec is None:
+                from pytest_toolselect.spec.discover import unknown_server
+
+                raise unknown_server(self.configs, config, name, case)
+            specs.append(spec)
+        # a server's own `timeout:` wins; the option sets it for the others
+        timeout = float(self.option("discovery_timeout").value)
+        specs = [s if s.timeout is not None else replace(s, timeout=timeout) for s in specs]
+        tools, instructions = offered_tools(specs, config.root, config.tool_name_format)
+        from pytest_toolselect.spec.cases import check_offered
+
+        check_offered(case, tools)  # a tool or argument path no server offers: a clear error
+        system = case.system if case.system is not None else config.system
+        if system is None:
+            system = instructions
+        return tools, system
+
+    @cached_property
+    def runner(self) -> CaseRunner:
+        from .runner import CaseRunner
+
+        return CaseRunner(self)
+
+    def prefetch(self, current: pytest.Item) -> None:
+        """Start the calls of this item and of the case items due after it in this process."""
+        from .runner import queued_items
+
+        session = current.session
+        upcoming = queued_items(self.pytest_config, session.items) if self.is_worker else None
+        if upcoming is None:
+            # serial: every item from here on is due in this process; hand them over once
+            if self._prefetched_all:
+                return
+            self._prefetched_all = True
+            items = session.items
+            start = items.index(current) if current in items else 0
+            upcoming = items[start:]
+        fresh = [item for item in upcoming if item.nodeid not in self._prefetched]
+        self._prefetched.update(item.nodeid for item in fresh)
+        self.runner.prefetch(job for job in map(self.job_for, fresh) if job is not None)
+
+    def job_for(self, item: pytest.Item) -> tuple[str, Any] | None:
+        """The work an item waits for (a case's reps or a group's cells), or None."""
+        group = getattr(item, "group", None)
+        if group is not None:
+            from .probe_items import group_job
+
+            return item.nodeid, lambda: group_job(self.runner, group)
+        case = case_of(item)
+        if case is not None:
+            return item.nodeid, lambda: self.runner.case_job(case, item.nodeid)
+        return None
+
+    def stop_calls(self) -> None:
+        if "runner" in self.__dict__:
+            self.runner.stop()
+
+    def close_calls(self) -> None:
+        if "runner" in self.__dict__:
+            self.runner.close()
+        cache = self.__dict__.get("response_cache")
+        if cache is not None:
+            cache.close()
+
+    def run_case(self, nodeid: str, case: Case) -> CaseRun:
+        """Discover the case's tools, ask the model reps times, score each first turn.
+
+        The calls may already be under way (prefetched); this waits for them.
+        """
+        return self.runner.result(nodeid, lambda: self.runner.case_job(case, nodeid))  # type: ignore[no-any-return]

@@ -1,0 +1,135 @@
+"""The run session's records: one case's JSON-able record, its outcome, the gathered records."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from pytest_toolselect.gate import rules as gate
+
+from .case_calls import CaseCalls
+from .records import first_tool
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.cases import Case
+
+    from .records import CaseRun
+
+
+def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
+    total: Counter[str] = Counter()
+    for usage in usages:
+        total.update(usage)
+    return dict(sorted(total.items()))
+
+
+class CaseRecords(CaseCalls):
+    """Builds each case's record and keeps the records the controller gathers."""
+
+    def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
+               error: str | None = None, verdict: str = gate.ERROR) -> dict[str, Any]:
+        """The JSON-able record of one case, the unit the controller gathers."""
+        from pytest_toolselect.gate.baseline import fingerprint
+        from pytest_toolselect.spec.clip import clip_call
+
+        rec: dict[str, Any] = {
+            "nodeid": nodeid,
+            "key": self.key_of(nodeid),
+            "order": order,
+            "case_id": case.id,
+            "question": case.question,
+            "category": case.category,
+            "intent": case.intent,
+            "why": case.why,
+            "expect_tool": list(case.expect_tool) if case.expect_tool is not None else None,
+            "allow_no_tool": case.allow_no_tool,
+            "case_fingerprint": fingerprint(case.fingerprint_data()),
+        }
+        if run is None:
+            # not scored: the baseline keeps its entry for this case
+            rec.update(status=None, verdict=verdict, error=error, passes=0, reps=0)
+            return rec
+        firsts = [first_tool(t) for t in run.turns]
+        modal = Counter(firsts).most_common(1)[0][0] if firsts else None
+        failing: dict[str, str] = {}
+        for s in run.scores:
+            for name, check in s.checks.items():
+                if not check.passed and name not in failing:
+                    failing[name] = check.detail
+        from pytest_toolselect.gate.evidence import dropped_from
+
+        from .lineage import tool_fields
+
+        status = run.status
+        base = self.baseline_entry(nodeid)
+        renamed = self.renamed_from(rec["case_fingerprint"]) if base is None else None
+        if renamed is not None:
+            base = self.baseline_entry(renamed)
+        rule: str | gate.Rule = str(self.option("rule").value)
+        if run.escalation is not None:
+            from .escalation import verdict_rule
+
+            rule = verdict_rule(self, nodeid, run.escalation, len(run.scores)) or rule
+        verdict = gate.classify(run.passes, len(run.scores), base, have_baseline=self.have_baseline,
+                                rule=rule)
+        tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
+        secrets = [v for n in self.servers_for(case) if n in self.config.servers
+                   for v in self.config.servers[n].secrets]
+        rec.update(tool_fields(run, tools_fp, base, self.baseline, self._sent_texts, secrets),
+                   renamed_from=renamed, dropped_from=dropped_from(verdict, base),
+                   in_baseline=base is not None)
+        rec.update(
+            status=status,
+            verdict=verdict,
+            passes=run.passes,
+            reps=len(run.scores),
+            first_tools=firsts,
+            model=self.provider.model,
+            usage=_sum_usage(t.usage for t in run.turns),
+            costs=[t.cost_usd for t in run.turns],
+            # a turn answered from the response cache was not asked again (attempts 0)
+            cached=[getattr(t, "attempts", 1) == 0 for t in run.turns],
+            truncated=sum(1 for t in run.turns if getattr(t, "truncated", False)),
+            dropped_schema_keys=sorted({k for t in run.turns
+                                        for k in getattr(t, "dropped_schema_keys", ())}),
+            first_tool=modal,
+            # bounded: a record travels to the controller and into every report
+            calls=[[clip_call(c) for c in t.calls] for t in run.turns],
+            failing_checks=sorted(failing),
+            failing_detail=failing,
+            # every check of every rep, for the results document
+            checks=[[{"name": name, "passed": c.passed, "detail": c.detail}
+                     for name, c in s.checks.items()] for s in run.scores],
+            tools_fingerprint=tools_fp,
+            # a report can say the tools (or the system prompt) moved under the case
+            tools_changed=base is not None and base.get("tools_fingerprint") not in (None, tools_fp),
+            case_changed=base is not None
+            and base.get("case_fingerprint") not in (None, rec["case_fingerprint"]),
+            error=None,
+        )
+        if run.escalation is not None:
+            rec["escalation"] = dict(run.escalation)
+        return rec
+
+    # outcome ---------------------------------------------------------------------------
+    def outcome(self, verdict: str) -> str:
+        return gate.pytest_outcome(
+            verdict,
+            fail_on_flaky=self.flag("fail_on_flaky"),
+            fail_on_still_failing=self.flag("fail_on_still_failing"),
+            accept_regressions=self.flag("update_baseline"),
+        )
+
+    # controller ------------------------------------------------------------------------
+    def add_record(self, rec: dict[str, Any]) -> None:
+        if rec.get("kind") == "group":
+            self.group_records[rec["nodeid"]] = rec
+        else:
+            self.records[rec["nodeid"]] = rec
+
+    def ordered_group_records(self) -> list[dict[str, Any]]:
+        return sorted(self.group_records.values(), key=lambda r: (r["order"], r["nodeid"]))
+
+    def ordered_records(self) -> list[dict[str, Any]]:
+        return sorted(self.records.values(), key=lambda r: (r["order"], r["nodeid"]))

@@ -1,0 +1,201 @@
+"""The run session's summary: the suite line, the probe, the results document, report files."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.spec.errors import ToolselectError
+
+from .case_record import CaseRecords
+from .records import case_of
+
+
+class SessionSummary(CaseRecords):
+    """What the controller says at the end: summary input, results, reports, the dry run."""
+
+    def cache_savings(self) -> dict[str, float]:
+        """USD the cache reads saved, by model: what those tokens would have cost as input."""
+        reads: Counter[str] = Counter()
+        for rec in self.records.values():
+            if rec.get("model"):
+                reads[rec["model"]] += (rec.get("usage") or {}).get("cache_read_tokens", 0)
+        if not any(reads.values()):
+            return {}
+        from pytest_toolselect.providers import price_per_token
+
+        saved = {}
+        for model, tokens in reads.items():
+            price = price_per_token(model, self.config.prices) if tokens else None
+            if price is not None:
+                saved[model] = tokens * (price["input"] - price["cache_read"])
+        return saved
+
+    def cost_capped(self) -> bool:
+        return (any(r["verdict"] == gate.SKIPPED for r in self.records.values())
+                or any(c.get("skipped") for r in self.group_records.values() for c in r["calls"]))
+
+    def suite(self) -> dict[str, Any] | None:
+        """The share of cases held now against the baseline (None: no baseline compared)."""
+        base = self.baseline
+        if base is None:
+            return None
+        # --toolselect-update-baseline accepts the drop, as it accepts regressions
+        blocking = self.flag("fail_on_suite_drop") and not self.flag("update_baseline")
+        return gate.suite_change(self.ordered_records(), base.cases, fail_on_drop=blocking)
+
+    # the preference probe (controller) -------------------------------------------------
+    def probe(self) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
+        """The probe's summary lines, summary and baseline comparison (computed once)."""
+        if self._probe is None:
+            from .probe_items import summary_lines
+
+            stored = self.baseline.groups if self.baseline is not None else {}
+            mec = self.option("min_effect_change").value
+            self._probe = summary_lines(
+                self.ordered_group_records(), stored, seed=int(self.option("seed").value),
+                model=str(self.model.value), min_effect_change=mec,
+            )
+        return self._probe
+
+    def probe_lines(self) -> list[str]:
+        return self.probe()[0]
+
+    def probe_blocks(self) -> bool:
+        """Effect or position-bias changes block only under --toolselect-min-effect-change."""
+        if not self.group_records or self.flag("update_baseline"):
+            return False
+        comparison = self.probe()[2]
+        return bool(comparison and comparison.get("blocking"))
+
+    def preference_document(self) -> dict[str, Any] | None:
+        """The probe's tool_preference.v1 document (None: no group ran)."""
+        if not self.group_records:
+            return None
+        from pytest_toolselect.report.preference import build_document
+
+        from .probe_items import load_groups
+
+        records = self.ordered_group_records()
+        calls = [c for r in records for c in r["calls"]]
+        return build_document(calls, self.probe()[1], load_groups(records),
+                              max_tokens=int(self.option("max_tokens").value), reps=self.reps,
+                              subject=self.subject)
+
+    def results_input(self, exitstatus: int | None = None) -> dict[str, Any]:
+        """Everything the results document needs, as plain data (report.results.build)."""
+        from .provenance import provenance
+
+        summary = self.summary_input()
+        settings = {name: self.option(name).value for name in (
+            "reps", "rule", "history", "adaptive", "max_extra_reps", "max_tokens", "temperature",
+            "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
+            "min_effect_change")}
+        base = self.baseline
+        return {
+            "provenance": provenance(self.rootdir, self.pytest_config.invocation_params.args,
+                                     exitstatus),
+            "subject": self.subject,
+            "settings": settings,
+            "records": summary["records"],
+            "baseline_cases": base.cases if base is not None else {},
+            "baseline_path": summary["baseline"],
+            "baseline_mode": summary["baseline_mode"],
+            "baseline_written": summary["baseline_written"],
+            "gone": summary["gone"],
+            "suite": summary["suite"],
+            "escalations": summary["escalations"],
+            "cache_savings": summary["cache_savings"],
+            "cost_cap": summary["cost_cap"],
+            "capped": self.cost_capped(),
+            "probe_blocks": self.probe_blocks(),
+            "preference": self.preference_document(),
+            "lint": self.lint_document(),
+        }
+
+    def lint_document(self) -> dict[str, Any] | None:
+        if not self.lint_records:
+            return None
+        from pytest_toolselect.lint.findings import merged_document
+
+        return merged_document(self.lint_records)
+
+    def write_reports(self, exitstatus: int | None = None) -> None:
+        """--toolselect-json, -markdown and -html: the results document and its renderings."""
+        wanted = {name: self.option(name) for name in ("json", "markdown", "html")}
+        wanted = {name: r for name, r in wanted.items() if r.value is not None}
+        if not wanted or self.is_worker or not (self.records or self.group_records or self.lint_records):
+            return
+        from pytest_toolselect.report.results import build
+
+        from .report_files import write_reports
+
+        document = build(self.results_input(exitstatus))
+        self.report_problems += write_reports(
+            document, {name: self.resolve_path(r) for name, r in wanted.items()})
+
+    def dry_run(self, items: Sequence[pytest.Item]) -> None:
+        """Count items and calls (and estimate the cost where the model is priced); no call."""
+        from pytest_toolselect.report.preference import dry_run_lines
+
+        groups = [item.group for item in items if getattr(item, "group", None) is not None]
+        cases = [item for item in items if case_of(item) is not None]
+        lines = [f"selection cases: {len(cases)} items, {len(cases) * self.reps} calls "
+                 f"({self.reps} reps)"]
+        if groups:
+            from pytest_toolselect.probe.dry_run import dry_run
+
+            from .probe_items import resolve
+
+            prices = self._per_mtok_prices()
+            resolved = []
+            for group in groups:
+                try:
+                    resolved.append(resolve(self, group))
+                except ToolselectError:
+                    resolved.append(group)  # its references count at an estimated size
+            lines.extend(dry_run_lines(dry_run(resolved, self.reps, prices=prices)))
+        self.dry_run_lines = lines
+
+    def _per_mtok_prices(self) -> dict[str, float] | None:
+        model = str(self.model.value)
+        if model.startswith("local/"):
+            return {"input_per_mtok": 0.0, "output_per_mtok": 0.0}
+        from pytest_toolselect.providers import price_per_token
+
+        price = price_per_token(model, self.config.prices)
+        if price is None:
+            return None
+        return {"input_per_mtok": price["input"] * 1e6, "output_per_mtok": price["output"] * 1e6}
+
+    def summary_input(self) -> dict[str, Any]:
+        """Everything the terminal summary needs, as plain data."""
+        from pytest_toolselect.report.results import escalations
+
+        if self.baseline_path is None:
+            mode = None
+        elif self.baseline is None:
+            mode = "replaced" if self.replaced_subject is not None else "recorded"
+        elif self.flag("update_baseline"):
+            mode = "updated"
+        else:
+            mode = "compared"
+        return {
+            "model_line": self.model_line(),
+            "cache_savings": self.cache_savings(),
+            "cost_cap": self.option("max_cost_usd").value,
+            "verbose": self.pytest_config.get_verbosity() > 0,
+            "cache": (str(self.resolve_path(self.option("cache")))
+                      if self.option("cache").value is not None else None),
+            "baseline": str(self.baseline_path) if self.baseline_path else None,
+            "baseline_mode": mode,
+            "baseline_written": self.baseline_written is not None,
+            "records": self.ordered_records(),
+            "gone": self.shown_gone(),
+            "suite": self.suite(),
+            "escalations": escalations(self.records.values()),
+        }

@@ -1,0 +1,216 @@
+"""The run session's state and wiring: options, config files, model, provider, cache, budget.
+
+The lowest layer of the run session (``run/session.py`` composes the layers): what a run
+resolves once from pytest's config and the toolselect config files.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_toolselect.spec.options import DEFAULT_MODEL
+
+from .settings import Resolved, resolve
+
+if TYPE_CHECKING:
+    from pytest_toolselect.providers import Provider, ProviderSettings
+    from pytest_toolselect.spec.config import Config
+    from pytest_toolselect.spec.discover import Configs
+
+    from .budget import Budget
+
+
+class SessionWiring:
+    """Options, configs, the model and its provider, the response cache and the cost budget."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.pytest_config = config
+        self.rootdir = Path(str(config.rootpath))
+        self.is_worker = hasattr(config, "workerinput")
+        #: nodeid -> record, gathered from reports (controller)
+        self.records: dict[str, dict[str, Any]] = {}
+        #: nodeid -> a preference group's record (controller)
+        self.group_records: dict[str, dict[str, Any]] = {}
+        #: baseline keys of the case items collected in this process (or, on the
+        #: controller, by the workers), before -k/-m deselection
+        self.collected: set[str] = set()
+        #: every key a case or groups file read in this run defines, by the file part of
+        #: its key (the file's content, whatever filtering pytest did afterwards)
+        self.defined: dict[str, set[str]] = {}
+        #: node id -> baseline key, for the items of this process
+        self.keys: dict[str, str] = {}
+        #: a key's file part -> the folder it is relative to
+        self.anchor_of: dict[str, Path] = {}
+        #: said in the summary under the toolselect section (not failures)
+        self.baseline_notes: list[str] = []
+        self.baseline_written: Path | None = None
+        #: the subject of a baseline that --toolselect-update-baseline re-recorded
+        self.replaced_subject: dict[str, Any] | None = None
+        self.pytest_session: pytest.Session | None = None
+        #: what --toolselect-dry-run found (the run then makes no call)
+        self.dry_run_lines: list[str] = []
+        #: reports asked for that could not be written (said in the summary; the run fails)
+        self.report_problems: list[str] = []
+        #: items whose work was handed to the scheduler (each once)
+        self._prefetched: set[str] = set()
+        self._prefetched_all = False
+        self._probe: tuple[list[str], dict[str, Any], dict[str, Any] | None] | None = None
+        #: server -> what its --toolselect-lint item found (controller)
+        self.lint_records: dict[str, dict[str, Any]] = {}
+        #: tool texts this process already put in a record (each travels once)
+        self._sent_texts: set[str] = set()
+
+    # settings -----------------------------------------------------------------
+    def option(self, name: str) -> Resolved:
+        cfg = self.config
+        label = cfg.path.name if cfg.path is not None else "config file"
+        return resolve(self.pytest_config, name, cfg.options, label)
+
+    @cached_property
+    def configs(self) -> Configs:
+        from pytest_toolselect.spec.discover import Configs
+
+        explicit = resolve(self.pytest_config, "config").value
+        path = Path(str(explicit)) if explicit else None
+        invoked = Path(str(self.pytest_config.invocation_params.dir))
+        if path is not None and not path.is_absolute():
+            path = invoked / path
+        return Configs(self.rootdir, path, invoked, [str(a) for a in self.pytest_config.args])
+
+    @property
+    def config(self) -> Config:
+        """The run's config: explicit, at the rootdir, or the nearest to the paths given."""
+        return self.configs.main
+
+    def config_for(self, path: Path | None) -> Config:
+        """The config that governs the case file at path."""
+        return self.configs.for_file(path)
+
+    def has_config_file(self) -> bool:
+        """Cheap: is there a toolselect config at the rootdir (so the header has something to say)."""
+        return self.configs.at_rootdir
+
+    def option_given(self, name: str) -> bool:
+        """Set on the command line or in pytest's ini (cheap: no config file read)."""
+        from pytest_toolselect.spec.options import BY_NAME
+
+        opt = BY_NAME[name]
+        return (self.pytest_config.getoption(opt.ini, default=None) is not None
+                or self.pytest_config.getini(opt.ini) not in (None, "", []))
+
+    def in_use(self) -> bool:
+        """Whether this run concerns toolselect at all (for the header line)."""
+        from pytest_toolselect.spec.options import OPTIONS
+
+        return self.has_config_file() or any(self.option_given(o.name) for o in OPTIONS)
+
+    @cached_property
+    def model(self) -> Resolved:
+        return self.option("model")
+
+    @cached_property
+    def reps(self) -> int:
+        return int(self.option("reps").value)
+
+    def flag(self, name: str) -> bool:
+        return bool(self.option(name).value)
+
+    def model_line(self) -> str:
+        model = self.model
+        if model.source == "default" and model.value == DEFAULT_MODEL:
+            where = "embedded default"
+        else:
+            where = f"from {model.source}"
+        from pytest_toolselect.providers.routes import ROUTE_NAMES, route
+
+        taken = "hook" if self.custom_provider is not None else route(str(model.value))
+        # the embedded model's line stays short; an HTTP route says which client makes the calls
+        via = f", via {ROUTE_NAMES[taken]}" if taken != "local" else ""
+        return f"toolselect: model {model.value} ({where}), reps {self.reps}{via}"
+
+    # provider and subject -------------------------------------------------------
+    @cached_property
+    def provider(self) -> Provider:
+        from pytest_toolselect.providers import get_provider
+
+        model = str(self.model.value)
+        custom = self.custom_provider
+        provider = custom if custom is not None else get_provider(model, self.provider_settings())
+        cache = self.response_cache
+        if cache is None:
+            return provider
+        from .cache import CachingProvider
+
+        return CachingProvider(provider, cache)
+
+    @cached_property
+    def custom_provider(self) -> Provider | None:
+        """The provider a pytest_toolselect_provider hook gives for the model, if any."""
+        return self.pytest_config.hook.pytest_toolselect_provider(model=str(self.model.value),
+                                                                  config=self.pytest_config)
+
+    @cached_property
+    def response_cache(self) -> Any:
+        """The SQLite response cache, when --toolselect-cache names a file."""
+        from .cache import ResponseCache, check_mode
+
+        resolved = self.option("cache")
+        mode = check_mode(str(self.option("cache_mode").value or "read-write"))
+        if resolved.value is None or mode == "off":
+            return None
+        return ResponseCache(self.resolve_path(resolved), mode)
+
+    def provider_settings(self) -> ProviderSettings:
+        from pytest_toolselect.providers import ProviderSettings
+
+        def value(name: str) -> Any:
+            return self.option(name).value
+
+        return ProviderSettings(
+            bm25_threshold=float(value("bm25_threshold")),
+            api_base=value("api_base"),
+            api_key_env=value("api_key_env"),
+            max_tokens=int(value("max_tokens")),
+            temperature=value("temperature"),
+            timeout=float(value("timeout")),
+            retries=int(value("retries")),
+            backoff_base=float(value("retry_backoff")),
+            prompt_caching=not value("no_prompt_caching"),
+            prices=self.config.prices,
+        )
+
+    @cached_property
+    def subject(self) -> dict[str, Any]:
+        # the model and its sampling settings only: the config's system prompt is gated
+        # per case (part of each case's tools fingerprint), like MCP instructions
+        return dict(self.provider.subject())
+
+    def resolve_path(self, resolved: Resolved) -> Path:
+        """A path option, relative to where it was written: the command line's working
+        folder, the ini file's folder, or the toolselect config file's folder."""
+        path = Path(str(resolved.value))
+        if path.is_absolute():
+            return path
+        if resolved.source.startswith("--"):
+            base = Path(str(self.pytest_config.invocation_params.dir))
+        elif resolved.source.startswith("ini"):
+            inipath = self.pytest_config.inipath
+            base = inipath.parent if inipath is not None else self.rootdir
+        else:
+            base = self.config.root
+        return base / path
+
+    @cached_property
+    def budget(self) -> Budget:
+        from .spend import make_budget
+
+        return make_budget(self.pytest_config, self.cost_cap)
+
+    @property
+    def cost_cap(self) -> float | None:
+        cap = self.option("max_cost_usd").value
+        return float(cap) if cap is not None else None
