@@ -1,0 +1,111 @@
+"""A newcomer's first hour: mistakes said once at the start, before any request is sent."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+import openai  # noqa: F401  imported before pytester snapshots sys.modules
+import pytest
+from conftest import FIND, OFFICERS, Project, case
+from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_toolselect.providers import ProviderSettings
+from pytest_toolselect.providers.preflight import key_vars, suggest
+from pytest_toolselect.providers.routes import OPENAI_COMPATIBLE
+
+KEY_VARS = ["ANTHROPIC_API_KEY", *(c.key_env for c in OPENAI_COMPATIBLE.values()),
+            "GEMINI_API_KEY", "GOOGLE_API_KEY"]
+
+
+@pytest.fixture
+def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in KEY_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+# 1. a missing key -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("model", "var"), [("openai/gpt-4o", "OPENAI_API_KEY"),
+                                            ("anthropic/claude-haiku-4-5", "ANTHROPIC_API_KEY"),
+                                            ("groq/llama-3.1-8b", "GROQ_API_KEY")])
+def test_a_missing_key_is_one_usage_error_before_any_request(project: Project, no_keys: None,
+                                                             model: str, var: str) -> None:
+    project.config(model=model)
+    project.cases([case(*FIND), case(*OFFICERS)])
+    result = project.pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count("no API key") == 1, err
+    assert f"{var} is not set (no request sent)" in err
+
+
+def test_a_loopback_server_needs_no_key(project: Project, no_keys: None, fake_api: FakeAPI) -> None:
+    fake_api.handler = lambda body: Reply(tool_calls=[("find_company", {"name": "Acme"})])
+    project.config(model="openai/local-llm", api_base=fake_api.url + "/v1", retry_backoff=0)
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert len(fake_api.requests) == 1
+
+
+def test_a_hook_provided_model_needs_no_key(project: Project, no_keys: None) -> None:
+    project.pytester.makeconftest('''
+from pytest_toolselect.providers import Turn
+from pytest_toolselect.spec.tools import ToolCall
+
+class Mine:
+    model = "openai/scripted"
+    def subject(self):
+        return {"provider": "script", "model": self.model}
+    async def first_turn(self, request):
+        return Turn(calls=(ToolCall("find_company", {}),))
+
+def pytest_toolselect_provider(model, config):
+    return Mine()
+''')
+    project.config(model="openai/scripted")
+    project.cases([case(*FIND)])
+    project.pytester.runpytest().assert_outcomes(passed=1)
+
+
+@given(prefix=st.sampled_from(sorted(OPENAI_COMPATIBLE)),
+       name=st.from_regex(r"[a-z0-9.-]{1,12}", fullmatch=True),
+       port=st.integers(1, 65535), host=st.sampled_from(["127.0.0.1", "localhost", "[::1]", "127.3.2.1"]))
+def test_every_route_names_its_key_and_loopback_needs_none(prefix: str, name: str, port: int,
+                                                            host: str) -> None:
+    model = f"{prefix}/{name}"
+    assert key_vars(model, ProviderSettings()) == (OPENAI_COMPATIBLE[prefix].key_env,)
+    assert key_vars(f"anthropic/{name}", ProviderSettings()) == ("ANTHROPIC_API_KEY",)
+    assert key_vars(model, ProviderSettings(api_base=f"http://{host}:{port}/v1")) == ()
+    assert key_vars(model, ProviderSettings(api_base="https://gateway.example.com/v1")) != ()
+    # a variable named by api_key_env is needed even on loopback
+    assert key_vars(model, ProviderSettings(api_base=f"http://{host}:{port}",
+                                            api_key_env="MY_KEY")) == ("MY_KEY",)
+
+
+# 2. a bad model string ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("model", "meant"), [("bm25", "local/bm25"), ("gpt-4o", "openai/gpt-4o"),
+                                              ("local/bm26", "local/bm25"),
+                                              ("claude-haiku-4-5", "anthropic/claude-haiku-4-5")])
+def test_a_bad_model_string_is_one_usage_error_with_a_did_you_mean(project: Project, model: str,
+                                                                   meant: str) -> None:
+    project.config()
+    project.cases([case(*FIND), case(*OFFICERS)])
+    project.pytester.runpytest("--toolselect-baseline=base.json")  # a first recording
+    result = project.pytester.runpytest(f"--toolselect-model={model}",
+                                        "--toolselect-baseline=base.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count(repr(model)) == 1, err
+    assert f"did you mean {meant}?" in err
+    assert "Traceback" not in err + result.stdout.str()
+
+
+@given(st.from_regex(r"claude-[a-z0-9.-]{1,20}", fullmatch=True))
+def test_a_bare_claude_name_is_meant_for_anthropic(name: str) -> None:
+    assert suggest(name) == f"anthropic/{name}"
