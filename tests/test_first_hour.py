@@ -109,3 +109,49 @@ def test_a_bad_model_string_is_one_usage_error_with_a_did_you_mean(project: Proj
 @given(st.from_regex(r"claude-[a-z0-9.-]{1,20}", fullmatch=True))
 def test_a_bare_claude_name_is_meant_for_anthropic(name: str) -> None:
     assert suggest(name) == f"anthropic/{name}"
+
+
+# 4. every mistake in a file at once ------------------------------------------------------------
+
+THREE_MISTAKES = """\
+schema_version: toolselect_cases.v1
+cases:
+  - id: a
+    question: Find the company called Acme Widgets
+    expect_tool: [find_company]
+    wyh: because
+  - id: b
+    question: 3
+    expect_tool: [find_company]
+    why: a number is no question
+  - id: c
+    question: Who are the directors of 01234567?
+    expect_tool: list_officers
+    why: a list
+"""
+
+
+def test_every_mistake_in_a_case_file_is_shown_at_once_in_file_order(project: Project) -> None:
+    project.config()
+    (project.path / "bad.toolselect.yaml").write_text(THREE_MISTAKES)
+    result = project.pytester.runpytest()
+    out = result.stdout.str()
+    wanted = ["bad.toolselect.yaml:6: at cases[0].wyh: unknown key 'wyh'; did you mean 'why'?",
+              "bad.toolselect.yaml:8: at cases[1].question:",
+              "bad.toolselect.yaml:13: at cases[2].expect_tool: expect_tool must be a list"]
+    at = [out.find(w) for w in wanted]
+    assert all(i >= 0 for i in at) and at == sorted(at), out
+    assert out.count("unknown key 'wyh'") == 1  # once, not again for the missing why
+
+
+def test_every_mistake_in_the_config_is_shown_at_once(project: Project) -> None:
+    (project.path / "toolselect.yaml").write_text(
+        "servers:\n  registry:\n    tools_file: registry.tools.json\n    timout: 5\n"
+        "repz: 3\nmodel: 12\n")
+    project.tools_file()
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    lines = [err.find(f"toolselect.yaml:{n}:") for n in (4, 5, 6)]
+    assert all(i >= 0 for i in lines) and lines == sorted(lines), err

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # sourcemap imports only the standard library; yaml and jsonschema load inside its functions
+from .allerrors import raise_all
+from .errors import ToolselectError
 from .sourcemap import (
     PathT,
     Sourced,
@@ -216,19 +218,26 @@ def load_case_file(path: Path, config_identifiers: IdentifierSettings | None = N
     file_servers = tuple(data["servers"]) if "servers" in data else None
     built: list[Case] = []
     first_seen: dict[str, int] = {}
+    problems: list[ToolselectError] = []  # every case's mistake at once, not the first alone
     for i, item in enumerate(data["cases"]):
-        case = _build_case(item, src, ("cases", i), file_servers, config_identifiers, check)
+        try:
+            case = _build_case(item, src, ("cases", i), file_servers, config_identifiers, check)
+        except ToolselectError as e:
+            problems.append(e)
+            continue
         if case.id in first_seen:
             j = first_seen[case.id]
-            raise src.error(
+            problems.append(src.error(
                 ("cases", i, "id"),
                 f"duplicate case id {case.id!r}: cases[{j}] on line "
                 f"{src.line_of(('cases', j, 'id'))} and cases[{i}] on line "
                 f"{src.line_of(('cases', i, 'id'))}",
                 "give each case a unique id; ids name the pytest items",
-            )
+            ))
+            continue
         first_seen[case.id] = i
         built.append(case)
+    raise_all(problems)
     return CaseFile(path=str(path), servers=file_servers, cases=tuple(built))
 
 
