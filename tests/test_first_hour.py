@@ -155,3 +155,47 @@ def test_every_mistake_in_the_config_is_shown_at_once(project: Project) -> None:
     err = result.stderr.str()
     lines = [err.find(f"toolselect.yaml:{n}:") for n in (4, 5, 6)]
     assert all(i >= 0 for i in lines) and lines == sorted(lines), err
+
+
+# 5. labels that are pytest marks --------------------------------------------------------------
+
+@pytest.mark.parametrize(("field", "value", "shown"), [
+    ("category", "xfail", "category 'xfail'"), ("tags", ["fine", "skip"], "tag 'skip'"),
+    ("intent", "skipif", "intent 'skipif'"), ("tags", ["usefixtures"], "tag 'usefixtures'"),
+    ("category", "filterwarnings", "category 'filterwarnings'"), ("tags", ["flaky"], "tag 'flaky'"),
+])
+def test_a_label_named_like_an_outcome_changing_mark_is_refused(project: Project, field: str,
+                                                                value: object, shown: str) -> None:
+    project.config()
+    project.cases([case(*FIND, **{field: value}), case(*OFFICERS)])
+    project.baseline({"registry.toolselect.yaml::find": {"status": "held"},
+                      "registry.toolselect.yaml::officers": {"status": "held"}})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "-rA")
+    out = result.stdout.str()
+    assert result.ret != 0
+    assert f"{shown} is the name of a pytest mark that changes outcomes" in out, out
+    assert "xfailed" not in out.splitlines()[-1] and "skipped" not in out.splitlines()[-1]
+
+
+def test_labels_still_select_with_k_and_m(project: Project) -> None:
+    project.config()
+    project.cases([case(*FIND, category="search", tags=["smoke"]), case(*OFFICERS, category="people")])
+    by_m = project.pytester.runpytest("-m", "search")
+    by_m.assert_outcomes(passed=1)
+    by_k = project.pytester.runpytest("-k", "people or smoke")
+    by_k.assert_outcomes(passed=2)
+
+
+def test_a_decorated_case_with_a_mark_label_is_refused(project: Project) -> None:
+    project.config()
+    project.pytester.makepyfile('''
+from pytest_toolselect import case
+
+@case(question="Find the company called Acme Widgets", expect_tool=["find_company"],
+      why="a name", category="xfail")
+def test_find(toolselect_result):
+    pass
+''')
+    result = project.pytester.runpytest()
+    assert "category 'xfail' is the name of a pytest mark" in result.stdout.str()
+    result.assert_outcomes(errors=1)

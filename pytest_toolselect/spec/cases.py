@@ -321,6 +321,16 @@ def _case_validator(require_why: bool) -> Any:
     return compile_schema({"$schema": root["$schema"], "$defs": defs, "$ref": "#/$defs/case"})
 
 
+def _check_labels(item: dict[str, Any], src: Sourced, path: PathT) -> None:
+    from .labels import problem, refused
+
+    named = [(k, item.get(k), (*path, k)) for k in ("category", "intent")]
+    named += [("tag", t, (*path, "tags", j)) for j, t in enumerate(item.get("tags", ()))]
+    for field_name, label, at in named:
+        if isinstance(label, str) and refused(label):
+            raise src.error(at, *problem(field_name, label))
+
+
 def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
                 default_servers: tuple[str, ...] | None,
                 config_identifiers: IdentifierSettings | None,
@@ -346,6 +356,7 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
             f"tool {both[0]!r} is both expected (expect_tool) and forbidden (forbid_tools)",
             "remove it from one of the two lists",
         )
+    _check_labels(item, src, path)
     servers = item.get("servers")
     case = Case(
         id=item["id"],
