@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
@@ -199,3 +200,39 @@ def test_find(toolselect_result):
     result = project.pytester.runpytest()
     assert "category 'xfail' is the name of a pytest mark" in result.stdout.str()
     result.assert_outcomes(errors=1)
+
+
+# 6. a decorated test that fails its own assertion ---------------------------------------------
+
+def test_a_decorated_test_failing_its_own_assertion_is_recorded_and_blocks(project: Project) -> None:
+    project.config()
+    project.pytester.makepyfile('''
+from pytest_toolselect import case
+
+@case(question="Find the company called Acme Widgets in the company register",
+      expect_tool=["find_company"], why="a name")
+def test_find(toolselect_result):
+    assert toolselect_result.passes == 99, "wanted 99 passes"
+
+@case(question="Who are the directors and officers of company 01234567?",
+      expect_tool=["list_officers"], why="a number")
+def test_officers(toolselect_result):
+    pass
+''')
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "--toolselect-json=r.json",
+                                        "--toolselect-markdown=c.md")
+    result.assert_outcomes(passed=1, failed=1)
+    assert result.ret == 1
+    assert "2 cases" in result.stdout.str()
+    doc = json.loads((project.path / "r.json").read_text())
+    assert doc["summary"]["total"] == 2
+    failed = next(c for c in doc["cases"] if c["case_id"] == "test_find")
+    assert failed["outcome"] == "failed" and failed["status"] == "held"
+    assert "wanted 99 passes" in failed["test_failure"]
+    assert set(project.read_baseline()["cases"]) == {"test_a_decorated_test_failing_its_own_assertion"
+                                                     "_is_recorded_and_blocks.py::test_find",
+                                                     "test_a_decorated_test_failing_its_own_assertion"
+                                                     "_is_recorded_and_blocks.py::test_officers"}
+    comment = (project.path / "c.md").read_text()
+    assert comment.startswith("## ❌ toolselect: blocking"), comment
+    assert "1 decorated test failed its own assertion" in comment
