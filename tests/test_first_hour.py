@@ -236,3 +236,30 @@ def test_officers(toolselect_result):
     comment = (project.path / "c.md").read_text()
     assert comment.startswith("## ❌ toolselect: blocking"), comment
     assert "1 decorated test failed its own assertion" in comment
+
+
+# 7. long text clipped everywhere --------------------------------------------------------------
+
+MB = 1_000_000
+
+
+def test_a_one_megabyte_question_is_clipped_in_the_terminal_xfail_reasons_and_junit(
+        project: Project) -> None:
+    project.config()
+    long_q = "Find the company called Acme Widgets " + "x" * MB
+    long_why = "because " + "y" * MB
+    project.cases([case("big", long_q, ["list_officers"], why=long_why),
+                   case("known", long_q, ["lookup_vat"], why=long_why)])
+    project.baseline({"registry.toolselect.yaml::big": {"status": "held"},
+                      "registry.toolselect.yaml::known": {"status": "failing",
+                                                          "failing_checks": ["tool_choice"]}})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "--junitxml=j.xml",
+                                        "--toolselect-json=r.json", "-rA")
+    result.assert_outcomes(failed=1, xfailed=1)
+    out = result.stdout.str()
+    assert len(out) < 50_000, len(out)
+    assert "chars)" in out  # it says how much was cut
+    assert (project.path / "j.xml").stat().st_size < 50_000
+    # the saved run keeps the whole text (the HTML search covers it)
+    doc = json.loads((project.path / "r.json").read_text())
+    assert all(c["question"] == long_q for c in doc["cases"])

@@ -109,4 +109,7 @@ def _xfail_reason(rec: dict[str, Any]) -> str:
         label = dropped_label(rec["dropped_from"])
     checks = ", ".join(rec["failing_checks"]) or "?"
     first = next(iter(rec["failing_detail"].values()), "")
-    return f"{label}: {checks}: {first} | why: {rec['why']}"
+    from pytest_toolselect.spec.clip import clip_text
+
+    # a reason is printed and goes into JUnit XML: bounded like every shown text
+    return f"{label}: {checks}: {clip_text(str(first), 600)} | why: {clip_text(str(rec['why']))}"

@@ -8,11 +8,14 @@ from typing import Any
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
+from pytest_toolselect.spec.clip import clip_text
 
 from .notes import notes
 from .results import NOTHING, first_tools_by_intent, intent_disagreements
 
 #: the regressions' title when --toolselect-update-baseline accepts them
+#: a check's detail names values already clipped; this bounds the sentence around them
+CLIP_DETAIL = 600
 ACCEPTED = ("regressions accepted (held on the baseline, fail now; --toolselect-update-baseline "
             "records the new behaviour)")
 
@@ -50,7 +53,8 @@ def _expected_text(rec: Mapping[str, Any]) -> str:
 
 def describe(rec: Mapping[str, Any]) -> list[str]:
     """One case in full: what was asked, expected, called, which check failed, and why."""
-    out = [f"question: {rec['question']}", f"expected: {_expected_text(rec)}"]
+    # the record keeps the whole text (the HTML search covers it); what is printed is clipped
+    out = [f"question: {clip_text(str(rec['question']))}", f"expected: {_expected_text(rec)}"]
     if rec.get("error"):
         # a server's stderr tail spans lines: keep them under the first, not at the margin
         first, *rest = str(rec["error"]).splitlines() or [""]
@@ -67,10 +71,12 @@ def describe(rec: Mapping[str, Any]) -> list[str]:
         suffix = f"   (x{count} of {len(calls)} reps)" if len(calls) > 1 else ""
         out.append(f"called:   {text}{suffix}")
     for name, detail in (rec.get("failing_detail") or {}).items():
-        out.append(f"failing:  {name}: {detail}")
+        out.append(f"failing:  {name}: {clip_text(str(detail), CLIP_DETAIL)}")
     if rec.get("status") is not None and rec.get("reps", 1) > 1:
         out.append(f"passes:   {rec['passes']}/{rec['reps']} reps")
-    out.append(f"why:      {rec['why']}")
+    if rec.get("test_failure"):
+        out.append(f"test:     {rec['test_failure']}")
+    out.append(f"why:      {clip_text(str(rec['why']))}")
     for note, details in notes(rec):
         out.append(f"note:     {note}")
         out.extend(f"            {line}" for line in details)
