@@ -263,3 +263,14 @@ def test_a_one_megabyte_question_is_clipped_in_the_terminal_xfail_reasons_and_ju
     # the saved run keeps the whole text (the HTML search covers it)
     doc = json.loads((project.path / "r.json").read_text())
     assert all(c["question"] == long_q for c in doc["cases"])
+
+
+# should: the embedded model fills no arguments -------------------------------------------------
+
+def test_an_argument_check_under_local_bm25_says_it_fills_no_arguments(project: Project) -> None:
+    project.config()
+    project.cases([case(*FIND, expect_args=[{"path": "name", "contains": "acme"}])])
+    result = project.pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*note:     local/bm25 fills no arguments; use a real model for "
+                                 "argument checks*"])
