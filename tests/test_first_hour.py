@@ -274,3 +274,26 @@ def test_an_argument_check_under_local_bm25_says_it_fills_no_arguments(project: 
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*note:     local/bm25 fills no arguments; use a real model for "
                                  "argument checks*"])
+
+
+# should: counts in words ----------------------------------------------------------------------
+
+@given(st.integers(0, 5), st.sampled_from(["case", "regression", "error", "rep", "held", "new",
+                                           "new_failing", "flaky"]))
+def test_a_count_reads_as_words(n: int, word: str) -> None:
+    from pytest_toolselect.report.words import counted
+
+    text = counted(n, word)
+    assert text.startswith(f"{n} ") and "_" not in text
+    assert text.endswith("s") == (n != 1 and word in ("case", "regression", "error", "rep"))
+
+
+def test_one_case_and_two_regressions_read_as_words(project: Project) -> None:
+    project.config()
+    project.cases([case("a", FIND[1], ["lookup_vat"]), case("b", FIND[1], ["list_officers"])])
+    project.baseline({"registry.toolselect.yaml::a": {"status": "held"},
+                      "registry.toolselect.yaml::b": {"status": "held"}})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json")
+    result.stdout.fnmatch_lines(["2 cases: 2 regressions", "regressions*: 2"])
+    one = project.pytester.runpytest("--toolselect-baseline=base.json", "registry.toolselect.yaml::a")
+    one.stdout.fnmatch_lines(["1 case: 1 regression"])

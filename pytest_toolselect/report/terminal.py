@@ -12,6 +12,7 @@ from pytest_toolselect.spec.clip import clip_text
 
 from .notes import notes
 from .results import NOTHING, first_tools_by_intent, intent_disagreements
+from .words import counted, verdict_counts
 
 #: the regressions' title when --toolselect-update-baseline accepts them
 #: a check's detail names values already clipped; this bounds the sentence around them
@@ -156,8 +157,8 @@ def _counts_line(summary: Mapping[str, Any]) -> str:
     v = summary["verdicts"]
     order = [gate.REGRESSION, gate.FAILED, gate.ERROR, gate.HELD, gate.PASSED, gate.NEW,
              gate.FIXED, gate.NEW_FAILING, DROPPED, gate.STILL_FAILING, gate.FLAKY]
-    parts = [f"{v[k]} {k.replace('_', ' ')}" for k in order if v.get(k)]
-    return f"{summary['total']} cases: " + (", ".join(parts) or "none run")
+    parts = verdict_counts([(k, v[k]) for k in order if v.get(k)])
+    return f"{counted(summary['total'], 'case')}: " + (parts or "none run")
 
 
 def lines(summary: Mapping[str, Any]) -> Iterator[str]:
@@ -278,7 +279,7 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
 
 def escalation_line(esc: Mapping[str, Any]) -> str:
     """Adaptive reps in one line: cases asked again, extra calls, verdicts (escalation.summary)."""
-    verdicts = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in esc["verdicts"].items())
+    verdicts = verdict_counts(esc["verdicts"])
     line = (f"adaptive reps: {esc['cases']} case(s) asked again, {esc['calls']} extra call(s); "
             f"settled as {verdicts}")
     if esc["stopped"]:
