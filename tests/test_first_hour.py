@@ -297,3 +297,13 @@ def test_one_case_and_two_regressions_read_as_words(project: Project) -> None:
     result.stdout.fnmatch_lines(["2 cases: 2 regressions", "regressions*: 2"])
     one = project.pytester.runpytest("--toolselect-baseline=base.json", "registry.toolselect.yaml::a")
     one.stdout.fnmatch_lines(["1 case: 1 regression"])
+
+
+# should: no bm25s log lines in a failing case's report -----------------------------------------
+
+def test_a_failing_case_shows_no_bm25s_debug_log(project: Project) -> None:
+    project.config()
+    project.cases([case("wrong", FIND[1], ["lookup_vat"])])
+    result = project.pytester.runpytest("--log-level=DEBUG")
+    result.assert_outcomes(failed=1)
+    assert "Building index from tokens" not in result.stdout.str()
