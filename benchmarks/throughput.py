@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -57,10 +58,9 @@ class Timed:
         from fakeapi import Reply
 
         self.latency = latency
+        self.reply = Reply
         # a model that answers from the question, so every generated case passes
         self.replies = {
-            "directors": Reply(tool_calls=[("list_officers", {"company_number": "01234567"})],
-                               input_tokens=1000, output_tokens=100),
             "Acme": Reply(tool_calls=[("find_company", {"name": "Acme"})],
                           input_tokens=1000, output_tokens=100),
         }
@@ -76,6 +76,11 @@ class Timed:
             self.spans.append((arrived, time.monotonic()))
         question = json.dumps(body.get("messages")) if isinstance(body, dict) else ""
         # no delay of its own: the wait happened above
+        number = re.search(r"officers of company (\d+)", question)
+        if number is not None:
+            # the question's own number: an invented one would fail the grounding check
+            return self.reply(tool_calls=[("list_officers", {"company_number": number[1]})],
+                              input_tokens=1000, output_tokens=100)
         return next((r for k, r in self.replies.items() if k in question), self.no_tool)
 
     def take(self) -> list[tuple[float, float]]:

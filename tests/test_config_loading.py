@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_toolselect.spec.allerrors import Mistakes
 from pytest_toolselect.spec.cases import IdentifierSettings, load_case_file
 from pytest_toolselect.spec.config import Config, ServerSpec, load_config
 from pytest_toolselect.spec.errors import ToolselectError
@@ -387,8 +388,12 @@ reps = "3"
 command = "python"
 url = "http://h/mcp"
 """)
-    check(error_of(tmp_path), path, line=6, place="tool.toolselect.reps",
+    both = error_of(tmp_path)  # both mistakes at once, in file order
+    assert isinstance(both, Mistakes) and len(both.errors) == 2, str(both)
+    check(both.errors[0], path, line=6, place="tool.toolselect.reps",
           has=("reps must be a whole number",), fix=("without quotes",))
+    check(both.errors[1], path, line=8, place="tool.toolselect.servers.a",
+          has=("'command' and 'url'",), fix=("keep one",))
     path.write_text(path.read_text().replace('reps = "3"', "reps = 3"))
     check(error_of(tmp_path), path, line=8, place="tool.toolselect.servers.a",
           has=("'command' and 'url'",), fix=("keep one",))

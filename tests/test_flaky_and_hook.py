@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from conftest import FIND, Project, case
 
 SCRIPTED = '''
@@ -60,10 +61,9 @@ def test_held_on_baseline_then_flaky_is_not_a_regression(project: Project) -> No
     result.assert_outcomes(passed=1, warnings=1)
 
 
-def test_unknown_model_is_an_error_on_the_items(project: Project) -> None:
+def test_unknown_model_is_one_usage_error_at_the_start(project: Project) -> None:
     project.config(model="nothing-without-a-provider")
     project.cases([case(*FIND)])
     result = project.pytester.runpytest()
-    result.assert_outcomes(errors=1)
-    result.stdout.fnmatch_lines(["*ERROR at setup*",
-                                 "*model 'nothing-without-a-provider': a model string is*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*model 'nothing-without-a-provider': a model string is*"])

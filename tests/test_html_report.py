@@ -308,9 +308,9 @@ def test_every_verdict_is_shown_and_filterable() -> None:
     assert [r["verdict"] for r in index_of(page)] == verdicts
 
 
-def test_a_run_with_only_cases_notes_the_missing_probe() -> None:
+def test_a_run_with_only_cases_has_no_probe_card() -> None:
     page = render(document([record("c.yaml::a", gate.HELD), record("c.yaml::b", gate.REGRESSION)]))
-    assert "No preference groups ran" in page
+    assert 'id="preference-card"' not in page and "Preference probe" not in page
     assert 'id="forest"' not in page
     assert 'id="confusion"' in page and 'id="categories"' in page
     assert 'id="verdict">NOT BLOCKING<' not in page

@@ -26,6 +26,8 @@ examples:
   toolselect compare haiku.json sonnet.json      # two models on one suite, side by side
   toolselect merge results-*.json                # the shards of one run as one verdict
   toolselect lint                                # the tool set alone: no key, no network
+  toolselect tools                               # every tool the servers offer
+  toolselect init                                # a starter case file, one case per tool
 
 exit status: 0 done, 2 bad input (a missing or malformed file, a wrong flag)
 """
@@ -86,11 +88,15 @@ def build_parser() -> argparse.ArgumentParser:
                          help="markdown tables (default: plain text, aligned columns)")
     compare.set_defaults(run=run_compare, parser=compare)
 
+    from .init import add_parser as add_init
     from .lint import add_parser as add_lint
     from .merge import add_merge
+    from .tools import add_parser as add_tools
 
     add_merge(commands, formatter)
     add_lint(commands, formatter)
+    add_tools(commands, formatter)
+    add_init(commands, formatter)
     return parser
 
 

@@ -21,7 +21,7 @@ from pytest_toolselect.run.session import RUN_SESSION, RunSession
 from pytest_toolselect.spec.errors import ToolselectError
 
 from .options import add_options
-from .verdict import CASE, ORDER, RECORD, CaseFailed, conclude_case, setup_case
+from .verdict import CASE, ORDER, RECORD, CaseFailed, conclude_case, record_failed_body, setup_case
 
 CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
 #: tool_preference_groups.v1 files (kept in step with groups.GROUPS_FILE_SUFFIXES)
@@ -161,8 +161,13 @@ class SessionHooks:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
-        result = yield
         case = item.stash.get(CASE, None)
+        try:
+            result = yield
+        except BaseException as exc:
+            if case is not None:  # the test's own assertion failed: the case still counts
+                record_failed_body(item, case, exc)
+            raise
         if case is not None:
             conclude_case(item, case)
         return result

@@ -27,11 +27,15 @@ def label_item(item: pytest.Item, case: Case) -> None:
 
 
 def add_labels(item: pytest.Item, labels: Iterable[str | None]) -> None:
+    from pytest_toolselect.spec.labels import refused
+
     for label in labels:
         if label:
+            item.extra_keyword_matches.add(label)
+            if refused(label):  # refused at load; a label never becomes an outcome-changing mark
+                continue
             item.config.addinivalue_line("markers", f"{label}: toolselect label")
             item.add_marker(label)
-            item.extra_keyword_matches.add(label)
 
 
 class _PlainErrors:

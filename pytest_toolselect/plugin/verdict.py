@@ -82,6 +82,24 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
         warnings.warn(ToolselectFlakyWarning(printable(f"{item.nodeid}: {text}")), stacklevel=1)
 
 
+def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> None:
+    """A decorated test whose own assertion failed: its scored record, with that failure.
+
+    The body runs before the verdict is applied; without this the case would vanish from the
+    case count, the baseline and the reports while pytest still fails the test.
+    """
+    from pytest_toolselect.spec.clip import clip_text
+
+    run = item.stash.get(RUN, None)
+    if run is None or not isinstance(exc, (Exception, pytest.fail.Exception)):
+        return  # not scored (its setup failed), or the body skipped or xfailed itself
+    session = item.config.stash[RUN_SESSION]
+    rec = session.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    rec["test_failure"] = clip_text(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
+    item.stash[RECORD] = rec
+
+
 def _xfail_reason(rec: dict[str, Any]) -> str:
     label = {"still_failing": "still failing", "new_failing": "new failing",
              "regression": "regression accepted by --toolselect-update-baseline"}[rec["verdict"]]
@@ -91,4 +109,7 @@ def _xfail_reason(rec: dict[str, Any]) -> str:
         label = dropped_label(rec["dropped_from"])
     checks = ", ".join(rec["failing_checks"]) or "?"
     first = next(iter(rec["failing_detail"].values()), "")
-    return f"{label}: {checks}: {first} | why: {rec['why']}"
+    from pytest_toolselect.spec.clip import clip_text
+
+    # a reason is printed and goes into JUnit XML: bounded like every shown text
+    return f"{label}: {checks}: {clip_text(str(first), 600)} | why: {clip_text(str(rec['why']))}"

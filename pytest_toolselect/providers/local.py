@@ -56,8 +56,12 @@ def tool_text(tool: Tool) -> str:
 
 @lru_cache(maxsize=256)
 def _index(docs: tuple[str, ...]) -> Any:
+    import logging
+
     import bm25s  # imported here: only a run that asks local/bm25 pays for it
 
+    # its DEBUG line per index ("Building index from tokens") filled every captured-log section
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
     retriever = bm25s.BM25()
     retriever.index([tokenize(d) or [""] for d in docs], show_progress=False)
     return retriever

@@ -381,13 +381,11 @@ def _lint_card(lint: Mapping[str, Any] | None) -> list[str]:
 
 
 def _preference_card(pref: Mapping[str, Any] | None) -> Iterator[str]:
-    yield '<section class="card" id="preference-card">'
-    yield "<h2>Preference probe: what moves the choice between twin tools</h2>"
     summary = (pref or {}).get("summary") if pref else None
     if not summary:
-        yield '<p class="note">No preference groups ran in this run, so there is no forest plot.</p>'
-        yield "</section>"
-        return
+        return  # no probe ran: no card (an empty one reads as a failed probe)
+    yield '<section class="card" id="preference-card">'
+    yield "<h2>Preference probe: what moves the choice between twin tools</h2>"
     effects = summary.get("factor_effects") or {}
     first = summary.get("first_twin_share_baseline")
     yield f'<p class="sub">{_e(_probe_line(summary))}</p>'

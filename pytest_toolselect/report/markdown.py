@@ -23,6 +23,7 @@ from pytest_toolselect.spec.clip import clip_middle
 from .notes import notes
 from .printable import printable
 from .results import NOTHING, expected_label
+from .words import counted, verdict_counts
 
 #: GitHub refuses comments over 65,536 characters; leave room for a wrapper's own text
 LIMIT = 60_000
@@ -217,9 +218,9 @@ def _head(doc: Mapping[str, Any]) -> list[str]:
     if git:
         bits.append(f"commit {code(git['commit'][:12])}" + (" (uncommitted changes)" if git["dirty"] else ""))
     out += ["", " · ".join(bits), ""]
-    counts = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in summary["verdicts"].items())
+    counts = verdict_counts(summary["verdicts"])
     if summary["total"]:
-        out.append(f"{summary['total']} cases: {counts}")
+        out.append(f"{counted(summary['total'], 'case')}: {counts}")
     if summary.get("suite"):
         out.append("")
         out.append(text(gate.suite_line(summary["suite"]), 500))

@@ -52,7 +52,7 @@ def case_entry(rec: Mapping[str, Any], base: Mapping[str, Any] | None,
         "allow_no_tool": bool(rec.get("allow_no_tool")),
         "status": rec.get("status"),
         "verdict": rec["verdict"],
-        "outcome": outcome_of(rec["verdict"], settings),
+        "outcome": "failed" if rec.get("test_failure") else outcome_of(rec["verdict"], settings),
         "passes": rec.get("passes", 0),
         "reps": rec.get("reps", 0),
         "first_tool": rec.get("first_tool"),
@@ -84,6 +84,9 @@ def case_entry(rec: Mapping[str, Any], base: Mapping[str, Any] | None,
     }
     if rec.get("escalation"):
         entry["escalation"] = dict(rec["escalation"])
+    if rec.get("test_failure"):
+        # a decorated test whose own assertion failed: scored, and failed by its body
+        entry["test_failure"] = rec["test_failure"]
     return entry
 
 
@@ -189,6 +192,10 @@ def verdict(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any],
     for v, (one, many) in _ALWAYS_BLOCKING.items():
         if counts.get(v) and not (v == gate.REGRESSION and settings.get("update_baseline")):
             reasons.append(f"{counts[v]} {one if counts[v] == 1 else many}")
+    own = sum(1 for c in cases if c.get("test_failure"))
+    if own:
+        whose = "its" if own == 1 else "their"
+        reasons.append(f"{own} decorated test{'s' if own != 1 else ''} failed {whose} own assertion")
     if counts.get(gate.FLAKY) and settings.get("fail_on_flaky"):
         reasons.append(f"{counts[gate.FLAKY]} flaky (--toolselect-fail-on-flaky)")
     if counts.get(gate.STILL_FAILING) and settings.get("fail_on_still_failing"):

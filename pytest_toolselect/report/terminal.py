@@ -8,11 +8,15 @@ from typing import Any
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
+from pytest_toolselect.spec.clip import clip_text
 
 from .notes import notes
 from .results import NOTHING, first_tools_by_intent, intent_disagreements
+from .words import counted, verdict_counts
 
 #: the regressions' title when --toolselect-update-baseline accepts them
+#: a check's detail names values already clipped; this bounds the sentence around them
+CLIP_DETAIL = 600
 ACCEPTED = ("regressions accepted (held on the baseline, fail now; --toolselect-update-baseline "
             "records the new behaviour)")
 
@@ -50,7 +54,8 @@ def _expected_text(rec: Mapping[str, Any]) -> str:
 
 def describe(rec: Mapping[str, Any]) -> list[str]:
     """One case in full: what was asked, expected, called, which check failed, and why."""
-    out = [f"question: {rec['question']}", f"expected: {_expected_text(rec)}"]
+    # the record keeps the whole text (the HTML search covers it); what is printed is clipped
+    out = [f"question: {clip_text(str(rec['question']))}", f"expected: {_expected_text(rec)}"]
     if rec.get("error"):
         # a server's stderr tail spans lines: keep them under the first, not at the margin
         first, *rest = str(rec["error"]).splitlines() or [""]
@@ -67,10 +72,12 @@ def describe(rec: Mapping[str, Any]) -> list[str]:
         suffix = f"   (x{count} of {len(calls)} reps)" if len(calls) > 1 else ""
         out.append(f"called:   {text}{suffix}")
     for name, detail in (rec.get("failing_detail") or {}).items():
-        out.append(f"failing:  {name}: {detail}")
+        out.append(f"failing:  {name}: {clip_text(str(detail), CLIP_DETAIL)}")
     if rec.get("status") is not None and rec.get("reps", 1) > 1:
         out.append(f"passes:   {rec['passes']}/{rec['reps']} reps")
-    out.append(f"why:      {rec['why']}")
+    if rec.get("test_failure"):
+        out.append(f"test:     {rec['test_failure']}")
+    out.append(f"why:      {clip_text(str(rec['why']))}")
     for note, details in notes(rec):
         out.append(f"note:     {note}")
         out.extend(f"            {line}" for line in details)
@@ -150,8 +157,8 @@ def _counts_line(summary: Mapping[str, Any]) -> str:
     v = summary["verdicts"]
     order = [gate.REGRESSION, gate.FAILED, gate.ERROR, gate.HELD, gate.PASSED, gate.NEW,
              gate.FIXED, gate.NEW_FAILING, DROPPED, gate.STILL_FAILING, gate.FLAKY]
-    parts = [f"{v[k]} {k.replace('_', ' ')}" for k in order if v.get(k)]
-    return f"{summary['total']} cases: " + (", ".join(parts) or "none run")
+    parts = verdict_counts([(k, v[k]) for k in order if v.get(k)])
+    return f"{counted(summary['total'], 'case')}: " + (parts or "none run")
 
 
 def lines(summary: Mapping[str, Any]) -> Iterator[str]:
@@ -272,7 +279,7 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
 
 def escalation_line(esc: Mapping[str, Any]) -> str:
     """Adaptive reps in one line: cases asked again, extra calls, verdicts (escalation.summary)."""
-    verdicts = ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in esc["verdicts"].items())
+    verdicts = verdict_counts(esc["verdicts"])
     line = (f"adaptive reps: {esc['cases']} case(s) asked again, {esc['calls']} extra call(s); "
             f"settled as {verdicts}")
     if esc["stopped"]:

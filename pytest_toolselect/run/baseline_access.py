@@ -60,6 +60,10 @@ class BaselineAccess(SessionWiring):
         """Refuse a bad config or a bad or foreign baseline before anything runs (usage error)."""
         try:
             _ = self.config
+            if self.custom_provider is None:  # a bad model string or a missing key: no request
+                from pytest_toolselect.providers.preflight import check
+
+                check(str(self.model.value), self.provider_settings())
             mode = self.option("cache_mode").value
             if mode is not None:
                 from .cache import check_mode

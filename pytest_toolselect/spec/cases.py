@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # sourcemap imports only the standard library; yaml and jsonschema load inside its functions
+from .allerrors import raise_all
+from .errors import ToolselectError
 from .sourcemap import (
     PathT,
     Sourced,
@@ -216,19 +218,26 @@ def load_case_file(path: Path, config_identifiers: IdentifierSettings | None = N
     file_servers = tuple(data["servers"]) if "servers" in data else None
     built: list[Case] = []
     first_seen: dict[str, int] = {}
+    problems: list[ToolselectError] = []  # every case's mistake at once, not the first alone
     for i, item in enumerate(data["cases"]):
-        case = _build_case(item, src, ("cases", i), file_servers, config_identifiers, check)
+        try:
+            case = _build_case(item, src, ("cases", i), file_servers, config_identifiers, check)
+        except ToolselectError as e:
+            problems.append(e)
+            continue
         if case.id in first_seen:
             j = first_seen[case.id]
-            raise src.error(
+            problems.append(src.error(
                 ("cases", i, "id"),
                 f"duplicate case id {case.id!r}: cases[{j}] on line "
                 f"{src.line_of(('cases', j, 'id'))} and cases[{i}] on line "
                 f"{src.line_of(('cases', i, 'id'))}",
                 "give each case a unique id; ids name the pytest items",
-            )
+            ))
+            continue
         first_seen[case.id] = i
         built.append(case)
+    raise_all(problems)
     return CaseFile(path=str(path), servers=file_servers, cases=tuple(built))
 
 
@@ -312,6 +321,16 @@ def _case_validator(require_why: bool) -> Any:
     return compile_schema({"$schema": root["$schema"], "$defs": defs, "$ref": "#/$defs/case"})
 
 
+def _check_labels(item: dict[str, Any], src: Sourced, path: PathT) -> None:
+    from .labels import problem, refused
+
+    named = [(k, item.get(k), (*path, k)) for k in ("category", "intent")]
+    named += [("tag", t, (*path, "tags", j)) for j, t in enumerate(item.get("tags", ()))]
+    for field_name, label, at in named:
+        if isinstance(label, str) and refused(label):
+            raise src.error(at, *problem(field_name, label))
+
+
 def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
                 default_servers: tuple[str, ...] | None,
                 config_identifiers: IdentifierSettings | None,
@@ -337,6 +356,7 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
             f"tool {both[0]!r} is both expected (expect_tool) and forbidden (forbid_tools)",
             "remove it from one of the two lists",
         )
+    _check_labels(item, src, path)
     servers = item.get("servers")
     case = Case(
         id=item["id"],

@@ -129,15 +129,20 @@ def compile_schema(schema: dict[str, Any]) -> Any:
 
 def validate(validator: Any, src: Sourced, *,
              aliases: Mapping[str, Mapping[str, str]] | None = None) -> None:
-    """Validate ``src.data`` and raise the most relevant error as a plain sentence.
+    """Validate ``src.data`` and raise every mistake as a plain sentence, in file order.
 
     ``aliases`` maps a schema ``title`` to the aliases accepted there, for "did you mean".
     """
+    from .allerrors import by_place, raise_all
+
+    raise_all([_most_relevant(group, src, aliases) for group in by_place(validator.iter_errors(src.data))])
+
+
+def _most_relevant(errors: list[Any], src: Sourced,
+                   aliases: Mapping[str, Mapping[str, str]] | None) -> ToolselectError:
+    """The one error that speaks for a place's errors, as a sentence."""
     from jsonschema.exceptions import WEAK_MATCHES, best_match, by_relevance
 
-    errors = list(validator.iter_errors(src.data))
-    if not errors:
-        return
     # at equal depth an unknown key beats a missing one: "wyh" is more likely a typo of
     # "why" than a separate mistake, and the unknown-key message suggests the spelling
     err = best_match(errors, key=by_relevance(WEAK_MATCHES, frozenset({"additionalProperties"})))
@@ -149,7 +154,7 @@ def validate(validator: Any, src: Sourced, *,
             err = up
             break
         up = up.parent
-    raise _rewrite(err, src, aliases or {})
+    return _rewrite(err, src, aliases or {})
 
 
 def _is_one_key_of(err: Any) -> bool:

@@ -1,0 +1,115 @@
+"""``toolselect tools``: every tool the servers offer, discovered as the gate does (no model)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.tools import Tool
+
+EPILOG = """\
+examples:
+  toolselect tools                               # toolselect.yaml here
+  toolselect tools --server companies            # one server's tools
+  toolselect tools --json -                      # the full list as offered to the model
+
+exit status: 0 done, 2 bad input (a bad config, an unknown server, a server that does not start)
+"""
+
+
+def add_parser(commands: Any, formatter: Any) -> None:
+    tools = commands.add_parser(
+        "tools", formatter_class=formatter, epilog=EPILOG,
+        help="list the tools every server offers (to write cases against)",
+        description="Discover every server in the config (stdio, HTTP, tools files) as the gate does "
+                    "and print each tool: its server, name, the first line of its description and "
+                    "its parameters with their types (required ones marked *). No model is called.")
+    add_common(tools)
+    tools.add_argument("--json", metavar="OUT",
+                       help="write the full tool list (name, description, input schema) as JSON to "
+                            "OUT ('-': stdout)")
+    tools.set_defaults(run=run)
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """--config and --server, shared with ``toolselect init``."""
+    parser.add_argument("--config", metavar="PATH",
+                        help="the toolselect config (default: toolselect.yaml in the current "
+                             "folder, else [tool.toolselect] in its pyproject.toml)")
+    parser.add_argument("--server", metavar="NAME", action="append",
+                        help="only this server (repeatable)")
+
+
+def discovered(config_path: str | None, only: list[str] | None) -> tuple[Any, dict[str, tuple[Tool, ...]]]:
+    """The config and its servers' tools, by server in config order."""
+    from pytest_toolselect.lint.run import discover_all
+    from pytest_toolselect.spec.config import load_config
+    from pytest_toolselect.spec.errors import nearest
+    from pytest_toolselect.spec.options import DEFAULT_DISCOVERY_TIMEOUT
+
+    config = load_config(Path.cwd(), Path(config_path) if config_path else None)
+    for name in only or ():
+        if name not in config.servers:
+            raise ToolselectError(f"no server named {name!r} in {config.path}",
+                                  fix=(f"did you mean {guess}?" if (guess := nearest(name, config.servers))
+                                       else f"the servers are: {', '.join(config.servers)}"))
+    timeout = float(config.options.get("discovery_timeout") or DEFAULT_DISCOVERY_TIMEOUT)
+    return config, discover_all(config, timeout, only)
+
+
+def parameters(tool: Tool) -> list[tuple[str, str, bool]]:
+    """(name, type, required) of each top-level parameter, in schema order."""
+    schema = tool.input_schema or {}
+    props = schema.get("properties") or {}
+    required = set(schema.get("required") or ())
+    out = []
+    for name, prop in props.items():
+        prop = prop if isinstance(prop, dict) else {}
+        kind = prop.get("type") or "|".join(
+            str(alt["type"]) for alt in prop.get("anyOf", ()) if isinstance(alt, dict) and "type" in alt
+        ) or "any"
+        if isinstance(kind, list):
+            kind = "|".join(str(k) for k in kind)
+        if kind == "array" and isinstance(prop.get("items"), dict) and "type" in prop["items"]:
+            kind = f"array[{prop['items']['type']}]"
+        out.append((name, str(kind), name in required))
+    return out
+
+
+def first_line(text: str, width: int = 100) -> str:
+    line = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def text_lines(found: dict[str, tuple[Tool, ...]]) -> list[str]:
+    """Server by server, each tool with its description's first line and its parameters."""
+    lines: list[str] = []
+    for server, tools in found.items():
+        lines.append(f"{server}: {len(tools)} tool{'s' if len(tools) != 1 else ''}")
+        for tool in tools:
+            params = ", ".join(f"{n}{'*' if req else ''}: {t}" for n, t, req in parameters(tool))
+            lines.append(f"  {tool.name}({params})")
+            if first_line(tool.description):
+                lines.append(f"      {first_line(tool.description)}")
+        lines.append("")
+    lines.append("* required")
+    return lines
+
+
+def as_json(found: dict[str, tuple[Tool, ...]]) -> list[dict[str, Any]]:
+    return [{"server": server, **tool.to_dict()} for server, tools in found.items() for tool in tools]
+
+
+def run(args: argparse.Namespace) -> int:
+    from .results import OK, emit
+
+    _, found = discovered(args.config, args.server)
+    if args.json is not None:
+        emit(json.dumps(as_json(found), indent=2, ensure_ascii=False) + "\n", args.json, [])
+        if args.json == "-":
+            return OK
+    emit("\n".join(text_lines(found)) + "\n", "-", [])
+    return OK

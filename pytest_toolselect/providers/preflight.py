@@ -1,0 +1,127 @@
+"""What can be refused before any request: a model string no route serves, a key not set.
+
+Said once at the start of a run (the session turns the error into a usage error) instead of
+once per case after retries. Nothing here imports an SDK.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import os
+from urllib.parse import urlsplit
+
+from pytest_toolselect.spec.errors import ToolselectError
+
+from . import ProviderSettings
+from .routes import OPENAI_COMPATIBLE, route
+
+#: litellm providers whose key variables are known (any one of them set is enough);
+#: providers not named here (bedrock, vertex_ai, azure, ...) authenticate in ways of their own
+LITELLM_KEY_VARS: dict[str, tuple[str, ...]] = {
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+    "cohere": ("COHERE_API_KEY", "CO_API_KEY"),
+    "xai": ("XAI_API_KEY",),
+    "perplexity": ("PERPLEXITYAI_API_KEY", "PERPLEXITY_API_KEY"),
+    "huggingface": ("HUGGINGFACE_API_KEY", "HF_TOKEN"),
+}
+
+#: a bare model name's usual provider, by how the name starts
+_BARE_PREFIXES = (
+    ("claude", "anthropic"), ("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"),
+    ("o4", "openai"), ("chatgpt", "openai"), ("gemini", "gemini"), ("mistral", "mistral"),
+    ("deepseek", "deepseek"), ("grok", "xai"), ("command", "cohere"),
+)
+_EXAMPLES = "anthropic/claude-haiku-4-5, openai/gpt-4.1-mini, openrouter/<vendor>/<model>, or local/bm25"
+
+
+def _local_models() -> list[str]:
+    from .local import LOCAL_MODELS
+
+    return sorted(LOCAL_MODELS)
+
+
+def suggest(model: str) -> str | None:
+    """The model string most likely meant by a malformed or unknown one (None: no guess)."""
+    name = model.strip()
+    local = _local_models()
+    if "/" not in name:
+        if f"local/{name}" in local:
+            return f"local/{name}"
+        for start, provider in _BARE_PREFIXES:
+            if name.lower().startswith(start):
+                return f"{provider}/{name}"
+        close = difflib.get_close_matches(f"local/{name}", local, n=1, cutoff=0.8)
+        return close[0] if close else None
+    if name.startswith("local/"):
+        close = difflib.get_close_matches(name, local, n=1, cutoff=0.6)
+        return close[0] if close else None
+    return None
+
+
+def check_model(model: str) -> None:
+    """Raise ToolselectError, with a did-you-mean, for a model string no route can serve."""
+    local = _local_models()
+    head, _, rest = model.partition("/")
+    if model.startswith("local/") and model in local:
+        return
+    if model.startswith("local/") or not head.strip() or not rest.strip():
+        guess = suggest(model)
+        if model.startswith("local/"):
+            problem = f"unknown local model {model!r} (the embedded models are: {', '.join(local)})"
+        else:
+            problem = f"model {model!r}: a model string is <provider>/<model>"
+        fix = f"did you mean {guess}?" if guess else f"e.g. {_EXAMPLES}"
+        raise ToolselectError(problem, fix=fix)
+
+
+def is_loopback(url: str | None) -> bool:
+    """Whether an api_base points at this machine (a local server that needs no key)."""
+    if not url:
+        return False
+    host = urlsplit(url if "//" in url else f"//{url}").hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def key_vars(model: str, settings: ProviderSettings) -> tuple[str, ...]:
+    """The variables one of which must hold the model's key (empty: none needed or not known)."""
+    if settings.api_key_env is not None:
+        return (settings.api_key_env,)
+    if is_loopback(settings.api_base):
+        return ()
+    taken = route(model)
+    if taken == "anthropic":
+        return ("ANTHROPIC_API_KEY",)
+    prefix = model.split("/", 1)[0]
+    if taken == "openai":
+        return (OPENAI_COMPATIBLE[prefix].key_env,)
+    if taken == "litellm":
+        if prefix in OPENAI_COMPATIBLE:
+            return (OPENAI_COMPATIBLE[prefix].key_env,)
+        return LITELLM_KEY_VARS.get(prefix, ())
+    return ()
+
+
+def check_key(model: str, settings: ProviderSettings) -> None:
+    """Raise ToolselectError when none of the model's key variables is set (no request sent)."""
+    names = key_vars(model, settings)
+    if not names or any(os.environ.get(n) for n in names):
+        return
+    which = " or ".join(names)
+    raise ToolselectError(
+        f"{model}: no API key: the environment variable {which} is not set (no request sent)",
+        fix=f"export {names[0]}=..., or set api_key_env to the variable that holds the key"
+            + ("" if settings.api_key_env else
+               "; a local server on loopback (api_base http://127.0.0.1:...) needs none"),
+    )
+
+
+def check(model: str, settings: ProviderSettings) -> None:
+    """Both checks, the model string first."""
+    check_model(model)
+    check_key(model, settings)

@@ -1,0 +1,19 @@
+"""Counts in words: "1 case", "2 cases", "2 regressions" (pure)."""
+
+from __future__ import annotations
+
+#: the verdict and unit words that take an s; the others read as adjectives ("2 held", "3 new")
+_NOUNS = {"case": "cases", "regression": "regressions", "error": "errors", "rep": "reps",
+          "call": "calls"}
+
+
+def counted(n: int, word: str) -> str:
+    """`n` and `word` (a verdict name, underscores as spaces), plural where the word is a noun."""
+    word = word.replace("_", " ")
+    return f"{n} {word if n == 1 else _NOUNS.get(word, word)}"
+
+
+def verdict_counts(counts: dict[str, int] | list[tuple[str, int]]) -> str:
+    """"1 regression, 2 errors, 3 held": verdict names and counts, in the given order."""
+    items = counts.items() if isinstance(counts, dict) else counts
+    return ", ".join(counted(n, v) for v, n in items)

@@ -1,0 +1,309 @@
+"""A newcomer's first hour: mistakes said once at the start, before any request is sent."""
+
+from __future__ import annotations
+
+import json
+import os
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+import openai  # noqa: F401  imported before pytester snapshots sys.modules
+import pytest
+from conftest import FIND, OFFICERS, Project, case
+from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_toolselect.providers import ProviderSettings
+from pytest_toolselect.providers.preflight import key_vars, suggest
+from pytest_toolselect.providers.routes import OPENAI_COMPATIBLE
+
+KEY_VARS = ["ANTHROPIC_API_KEY", *(c.key_env for c in OPENAI_COMPATIBLE.values()),
+            "GEMINI_API_KEY", "GOOGLE_API_KEY"]
+
+
+@pytest.fixture
+def no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in KEY_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+# 1. a missing key -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("model", "var"), [("openai/gpt-4o", "OPENAI_API_KEY"),
+                                            ("anthropic/claude-haiku-4-5", "ANTHROPIC_API_KEY"),
+                                            ("groq/llama-3.1-8b", "GROQ_API_KEY")])
+def test_a_missing_key_is_one_usage_error_before_any_request(project: Project, no_keys: None,
+                                                             model: str, var: str) -> None:
+    project.config(model=model)
+    project.cases([case(*FIND), case(*OFFICERS)])
+    result = project.pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count("no API key") == 1, err
+    assert f"{var} is not set (no request sent)" in err
+
+
+def test_a_loopback_server_needs_no_key(project: Project, no_keys: None, fake_api: FakeAPI) -> None:
+    fake_api.handler = lambda body: Reply(tool_calls=[("find_company", {"name": "Acme"})])
+    project.config(model="openai/local-llm", api_base=fake_api.url + "/v1", retry_backoff=0)
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert len(fake_api.requests) == 1
+
+
+def test_a_hook_provided_model_needs_no_key(project: Project, no_keys: None) -> None:
+    project.pytester.makeconftest('''
+from pytest_toolselect.providers import Turn
+from pytest_toolselect.spec.tools import ToolCall
+
+class Mine:
+    model = "openai/scripted"
+    def subject(self):
+        return {"provider": "script", "model": self.model}
+    async def first_turn(self, request):
+        return Turn(calls=(ToolCall("find_company", {}),))
+
+def pytest_toolselect_provider(model, config):
+    return Mine()
+''')
+    project.config(model="openai/scripted")
+    project.cases([case(*FIND)])
+    project.pytester.runpytest().assert_outcomes(passed=1)
+
+
+@given(prefix=st.sampled_from(sorted(OPENAI_COMPATIBLE)),
+       name=st.from_regex(r"[a-z0-9.-]{1,12}", fullmatch=True),
+       port=st.integers(1, 65535), host=st.sampled_from(["127.0.0.1", "localhost", "[::1]", "127.3.2.1"]))
+def test_every_route_names_its_key_and_loopback_needs_none(prefix: str, name: str, port: int,
+                                                            host: str) -> None:
+    model = f"{prefix}/{name}"
+    assert key_vars(model, ProviderSettings()) == (OPENAI_COMPATIBLE[prefix].key_env,)
+    assert key_vars(f"anthropic/{name}", ProviderSettings()) == ("ANTHROPIC_API_KEY",)
+    assert key_vars(model, ProviderSettings(api_base=f"http://{host}:{port}/v1")) == ()
+    assert key_vars(model, ProviderSettings(api_base="https://gateway.example.com/v1")) != ()
+    # a variable named by api_key_env is needed even on loopback
+    assert key_vars(model, ProviderSettings(api_base=f"http://{host}:{port}",
+                                            api_key_env="MY_KEY")) == ("MY_KEY",)
+
+
+# 2. a bad model string ------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("model", "meant"), [("bm25", "local/bm25"), ("gpt-4o", "openai/gpt-4o"),
+                                              ("local/bm26", "local/bm25"),
+                                              ("claude-haiku-4-5", "anthropic/claude-haiku-4-5")])
+def test_a_bad_model_string_is_one_usage_error_with_a_did_you_mean(project: Project, model: str,
+                                                                   meant: str) -> None:
+    project.config()
+    project.cases([case(*FIND), case(*OFFICERS)])
+    project.pytester.runpytest("--toolselect-baseline=base.json")  # a first recording
+    result = project.pytester.runpytest(f"--toolselect-model={model}",
+                                        "--toolselect-baseline=base.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count(repr(model)) == 1, err
+    assert f"did you mean {meant}?" in err
+    assert "Traceback" not in err + result.stdout.str()
+
+
+@given(st.from_regex(r"claude-[a-z0-9.-]{1,20}", fullmatch=True))
+def test_a_bare_claude_name_is_meant_for_anthropic(name: str) -> None:
+    assert suggest(name) == f"anthropic/{name}"
+
+
+# 4. every mistake in a file at once ------------------------------------------------------------
+
+THREE_MISTAKES = """\
+schema_version: toolselect_cases.v1
+cases:
+  - id: a
+    question: Find the company called Acme Widgets
+    expect_tool: [find_company]
+    wyh: because
+  - id: b
+    question: 3
+    expect_tool: [find_company]
+    why: a number is no question
+  - id: c
+    question: Who are the directors of 01234567?
+    expect_tool: list_officers
+    why: a list
+"""
+
+
+def test_every_mistake_in_a_case_file_is_shown_at_once_in_file_order(project: Project) -> None:
+    project.config()
+    (project.path / "bad.toolselect.yaml").write_text(THREE_MISTAKES)
+    result = project.pytester.runpytest()
+    out = result.stdout.str()
+    wanted = ["bad.toolselect.yaml:6: at cases[0].wyh: unknown key 'wyh'; did you mean 'why'?",
+              "bad.toolselect.yaml:8: at cases[1].question:",
+              "bad.toolselect.yaml:13: at cases[2].expect_tool: expect_tool must be a list"]
+    at = [out.find(w) for w in wanted]
+    assert all(i >= 0 for i in at) and at == sorted(at), out
+    assert out.count("unknown key 'wyh'") == 1  # once, not again for the missing why
+
+
+def test_every_mistake_in_the_config_is_shown_at_once(project: Project) -> None:
+    (project.path / "toolselect.yaml").write_text(
+        "servers:\n  registry:\n    tools_file: registry.tools.json\n    timout: 5\n"
+        "repz: 3\nmodel: 12\n")
+    project.tools_file()
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    lines = [err.find(f"toolselect.yaml:{n}:") for n in (4, 5, 6)]
+    assert all(i >= 0 for i in lines) and lines == sorted(lines), err
+
+
+# 5. labels that are pytest marks --------------------------------------------------------------
+
+@pytest.mark.parametrize(("field", "value", "shown"), [
+    ("category", "xfail", "category 'xfail'"), ("tags", ["fine", "skip"], "tag 'skip'"),
+    ("intent", "skipif", "intent 'skipif'"), ("tags", ["usefixtures"], "tag 'usefixtures'"),
+    ("category", "filterwarnings", "category 'filterwarnings'"), ("tags", ["flaky"], "tag 'flaky'"),
+])
+def test_a_label_named_like_an_outcome_changing_mark_is_refused(project: Project, field: str,
+                                                                value: object, shown: str) -> None:
+    project.config()
+    project.cases([case(*FIND, **{field: value}), case(*OFFICERS)])
+    project.baseline({"registry.toolselect.yaml::find": {"status": "held"},
+                      "registry.toolselect.yaml::officers": {"status": "held"}})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "-rA")
+    out = result.stdout.str()
+    assert result.ret != 0
+    assert f"{shown} is the name of a pytest mark that changes outcomes" in out, out
+    assert "xfailed" not in out.splitlines()[-1] and "skipped" not in out.splitlines()[-1]
+
+
+def test_labels_still_select_with_k_and_m(project: Project) -> None:
+    project.config()
+    project.cases([case(*FIND, category="search", tags=["smoke"]), case(*OFFICERS, category="people")])
+    by_m = project.pytester.runpytest("-m", "search")
+    by_m.assert_outcomes(passed=1)
+    by_k = project.pytester.runpytest("-k", "people or smoke")
+    by_k.assert_outcomes(passed=2)
+
+
+def test_a_decorated_case_with_a_mark_label_is_refused(project: Project) -> None:
+    project.config()
+    project.pytester.makepyfile('''
+from pytest_toolselect import case
+
+@case(question="Find the company called Acme Widgets", expect_tool=["find_company"],
+      why="a name", category="xfail")
+def test_find(toolselect_result):
+    pass
+''')
+    result = project.pytester.runpytest()
+    assert "category 'xfail' is the name of a pytest mark" in result.stdout.str()
+    result.assert_outcomes(errors=1)
+
+
+# 6. a decorated test that fails its own assertion ---------------------------------------------
+
+def test_a_decorated_test_failing_its_own_assertion_is_recorded_and_blocks(project: Project) -> None:
+    project.config()
+    project.pytester.makepyfile('''
+from pytest_toolselect import case
+
+@case(question="Find the company called Acme Widgets in the company register",
+      expect_tool=["find_company"], why="a name")
+def test_find(toolselect_result):
+    assert toolselect_result.passes == 99, "wanted 99 passes"
+
+@case(question="Who are the directors and officers of company 01234567?",
+      expect_tool=["list_officers"], why="a number")
+def test_officers(toolselect_result):
+    pass
+''')
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "--toolselect-json=r.json",
+                                        "--toolselect-markdown=c.md")
+    result.assert_outcomes(passed=1, failed=1)
+    assert result.ret == 1
+    assert "2 cases" in result.stdout.str()
+    doc = json.loads((project.path / "r.json").read_text())
+    assert doc["summary"]["total"] == 2
+    failed = next(c for c in doc["cases"] if c["case_id"] == "test_find")
+    assert failed["outcome"] == "failed" and failed["status"] == "held"
+    assert "wanted 99 passes" in failed["test_failure"]
+    assert set(project.read_baseline()["cases"]) == {"test_a_decorated_test_failing_its_own_assertion"
+                                                     "_is_recorded_and_blocks.py::test_find",
+                                                     "test_a_decorated_test_failing_its_own_assertion"
+                                                     "_is_recorded_and_blocks.py::test_officers"}
+    comment = (project.path / "c.md").read_text()
+    assert comment.startswith("## ❌ toolselect: blocking"), comment
+    assert "1 decorated test failed its own assertion" in comment
+
+
+# 7. long text clipped everywhere --------------------------------------------------------------
+
+MB = 1_000_000
+
+
+def test_a_one_megabyte_question_is_clipped_in_the_terminal_xfail_reasons_and_junit(
+        project: Project) -> None:
+    project.config()
+    long_q = "Find the company called Acme Widgets " + "x" * MB
+    long_why = "because " + "y" * MB
+    project.cases([case("big", long_q, ["list_officers"], why=long_why),
+                   case("known", long_q, ["lookup_vat"], why=long_why)])
+    project.baseline({"registry.toolselect.yaml::big": {"status": "held"},
+                      "registry.toolselect.yaml::known": {"status": "failing",
+                                                          "failing_checks": ["tool_choice"]}})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "--junitxml=j.xml",
+                                        "--toolselect-json=r.json", "-rA")
+    result.assert_outcomes(failed=1, xfailed=1)
+    out = result.stdout.str()
+    assert len(out) < 50_000, len(out)
+    assert "chars)" in out  # it says how much was cut
+    assert (project.path / "j.xml").stat().st_size < 50_000
+    # the saved run keeps the whole text (the HTML search covers it)
+    doc = json.loads((project.path / "r.json").read_text())
+    assert all(c["question"] == long_q for c in doc["cases"])
+
+
+# should: the embedded model fills no arguments -------------------------------------------------
+
+def test_an_argument_check_under_local_bm25_says_it_fills_no_arguments(project: Project) -> None:
+    project.config()
+    project.cases([case(*FIND, expect_args=[{"path": "name", "contains": "acme"}])])
+    result = project.pytester.runpytest()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*note:     local/bm25 fills no arguments; use a real model for "
+                                 "argument checks*"])
+
+
+# should: counts in words ----------------------------------------------------------------------
+
+@given(st.integers(0, 5), st.sampled_from(["case", "regression", "error", "rep", "held", "new",
+                                           "new_failing", "flaky"]))
+def test_a_count_reads_as_words(n: int, word: str) -> None:
+    from pytest_toolselect.report.words import counted
+
+    text = counted(n, word)
+    assert text.startswith(f"{n} ") and "_" not in text
+    assert text.endswith("s") == (n != 1 and word in ("case", "regression", "error", "rep"))
+
+
+def test_one_case_and_two_regressions_read_as_words(project: Project) -> None:
+    project.config()
+    project.cases([case("a", FIND[1], ["lookup_vat"]), case("b", FIND[1], ["list_officers"])])
+    project.baseline({"registry.toolselect.yaml::a": {"status": "held"},
+                      "registry.toolselect.yaml::b": {"status": "held"}})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json")
+    result.stdout.fnmatch_lines(["2 cases: 2 regressions", "regressions*: 2"])
+    one = project.pytester.runpytest("--toolselect-baseline=base.json", "registry.toolselect.yaml::a")
+    one.stdout.fnmatch_lines(["1 case: 1 regression"])
+
+
+# should: no bm25s log lines in a failing case's report -----------------------------------------
+
+def test_a_failing_case_shows_no_bm25s_debug_log(project: Project) -> None:
+    project.config()
+    project.cases([case("wrong", FIND[1], ["lookup_vat"])])
+    result = project.pytester.runpytest("--log-level=DEBUG")
+    result.assert_outcomes(failed=1)
+    assert "Building index from tokens" not in result.stdout.str()

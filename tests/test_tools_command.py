@@ -1,0 +1,90 @@
+"""`toolselect tools` and `toolselect init` end to end: a real stdio MCP server and a tools file,
+discovered as the gate does, from the project's folder and from another one (--config)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REGISTRY_TOOLS, Project
+
+TOOLSELECT = Path(sys.executable).with_name("toolselect")
+BILLING = [{"name": "refund_invoice",
+            "description": "Refund an invoice in full or in part.\nSecond line not shown.",
+            "inputSchema": {"type": "object", "required": ["invoice_id"],
+                            "properties": {"invoice_id": {"type": "string"},
+                                           "amount": {"anyOf": [{"type": "number"},
+                                                                {"type": "null"}]},
+                                           "lines": {"type": "array", "items": {"type": "integer"}}}}}]
+
+
+@pytest.fixture
+def two_servers(project: Project) -> Project:
+    project.config({"registry": {"tools_file": project.tools_file()},
+                    "billing": project.stdio_server(BILLING)})
+    return project
+
+
+def test_tools_lists_every_server_with_parameters_types_and_required(two_servers: Project) -> None:
+    result = two_servers.pytester.run(TOOLSELECT, "tools", timeout=120)
+    assert result.ret == 0, result.stderr.str()
+    result.stdout.fnmatch_lines([
+        "registry: 3 tools",
+        "  find_company(name*: string)",
+        "      Search the company register by company name; returns matching companies*",
+        "  list_officers(company_number*: string)",
+        "*",
+        "*",
+        "*",
+        "billing: 1 tool",
+        "  refund_invoice(invoice_id*: string, amount: number|null, lines: array[integer])",
+        "      Refund an invoice in full or in part.",
+        "",
+        "* required",
+    ])
+    assert "Second line" not in result.stdout.str()
+
+
+def test_tools_json_is_the_full_list_as_offered_and_server_picks_one(two_servers: Project,
+                                                                     tmp_path: Path) -> None:
+    # from another folder, with --config
+    config = two_servers.path / "toolselect.yaml"
+    result = two_servers.pytester.run(TOOLSELECT, "tools", "--config", config, "--json", "-",
+                                      timeout=120)
+    assert result.ret == 0, result.stderr.str()
+    listed = json.loads(result.stdout.str())
+    assert [(t["server"], t["name"]) for t in listed] == [
+        *(("registry", t["name"]) for t in REGISTRY_TOOLS), ("billing", "refund_invoice")]
+    assert listed[-1]["description"] == BILLING[0]["description"]
+    assert listed[-1]["input_schema"]["required"] == ["invoice_id"]
+    one = two_servers.pytester.run(TOOLSELECT, "tools", "--server", "billing", timeout=120)
+    assert "refund_invoice" in one.stdout.str() and "find_company" not in one.stdout.str()
+    wrong = two_servers.pytester.run(TOOLSELECT, "tools", "--server", "biling", timeout=120)
+    assert wrong.ret == 2
+    assert "no server named 'biling'" in wrong.stderr.str() and "did you mean billing?" in wrong.stderr.str()
+
+
+def test_init_writes_one_commented_case_per_tool_and_never_overwrites(two_servers: Project) -> None:
+    result = two_servers.pytester.run(TOOLSELECT, "init", timeout=120)
+    assert result.ret == 0, result.stderr.str()
+    starter = two_servers.path / "starter.toolselect.yaml"
+    text = starter.read_text()
+    for name in ("find_company", "list_officers", "lookup_vat", "refund_invoice"):
+        assert f"  #   expect_tool: [{name}]" in text
+    assert "  #   expect_args: [{path: invoice_id, equals: <string>}]" in text
+    again = two_servers.pytester.run(TOOLSELECT, "init", timeout=120)
+    assert again.ret == 2 and "never overwrites" in again.stderr.str()
+    assert starter.read_text() == text
+    # uncomment the first case and fill it in: pytest runs it
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  # - id: find-company"))
+    case = [line.replace("  # ", "  ", 1) for line in lines[start:start + 6]]
+    case = [line for line in case if "expect_args" not in line]
+    case[1] = "    question: Find the company called Acme Widgets in the company register"
+    case[-2] = "    category: search"
+    case[-1] = "    why: a name, not a number"
+    starter.write_text("\n".join(lines[:start] + case) + "\n")
+    run = two_servers.pytester.runpytest("starter.toolselect.yaml")
+    run.assert_outcomes(passed=1)
