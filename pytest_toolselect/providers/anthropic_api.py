@@ -8,18 +8,14 @@ provider retries the same way and every attempt is counted.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from pytest_toolselect.spec.tools import ToolCall
 
-from . import ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
-from .clients import LoopClients
-from .pricing import check_prices
+from . import Turn, TurnRequest, finish_turn
 from .retry import (
     Fault,
     FaultError,
-    Sleep,
     connection_fault,
     reply_data,
     retry_after,
@@ -27,6 +23,7 @@ from .retry import (
     status_retryable,
     with_retries,
 )
+from .sdk import SDKProvider
 from .secrets import key_from_env
 from .wire import NameMap, as_int, make_usage, parse_arguments, wire_tools
 
@@ -35,22 +32,8 @@ _API_FIX = "check that api_base points at an Anthropic Messages API"
 _CUT = frozenset({"max_tokens", "model_context_window_exceeded"})
 
 
-class AnthropicProvider:
+class AnthropicProvider(SDKProvider):
     provider = "anthropic"
-
-    def __init__(self, model: str, settings: ProviderSettings, *, sleep: Sleep | None = None) -> None:
-        check_prices(settings.prices)
-        self.model = model
-        #: the model name the API knows (the string minus "anthropic/")
-        self.api_model = model.split("/", 1)[1]
-        self.settings = settings
-        # injectable so tests can see the waits without spending them
-        self.sleep: Sleep = sleep or asyncio.sleep
-        self._clients: LoopClients[Any] = LoopClients(self._make_client, lambda c: c.close())
-        self._key: str | None = None
-
-    def subject(self) -> dict[str, Any]:
-        return http_subject(self.provider, self.model, self.settings)
 
     def prepare(self) -> None:
         """Import the SDK now (optional): lets a session count the import at startup."""
@@ -82,21 +65,8 @@ class AnthropicProvider:
     def _make_client(self) -> Any:
         import anthropic
 
-        from pytest_toolselect.providers.shutdown import freeze_imports
-
-        freeze_imports()  # the SDK's heap lives to the end: later collections skip it
-
         self._key = key_from_env(self.settings.api_key_env, self.model)
-        kwargs: dict[str, Any] = {
-            "max_retries": 0,
-            # a little past our own deadline, so the shared loop's timeout is the one that fires
-            "timeout": self.settings.timeout + 5,
-        }
-        if self._key is not None:
-            kwargs["api_key"] = self._key
-        if self.settings.api_base:
-            kwargs["base_url"] = self.settings.api_base
-        return anthropic.AsyncAnthropic(**kwargs)
+        return anthropic.AsyncAnthropic(**self.client_options(self.settings.api_base))
 
     # the call -------------------------------------------------------------------------
     async def first_turn(self, request: TurnRequest) -> Turn:

@@ -9,14 +9,11 @@ plugin loads; its own retries are off: the shared loop in ``providers.retry`` re
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any
 
-from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
+from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, finish_turn
 from .chat import CUT, chat_request, parse_reply
-from .clients import LoopClients
-from .pricing import check_prices
 from .retry import (
     Fault,
     FaultError,
@@ -29,6 +26,7 @@ from .retry import (
     with_retries,
 )
 from .routes import OPENAI_COMPATIBLE
+from .sdk import SDKProvider
 from .secrets import key_from_env
 
 _API_FIX = "check that api_base points at an OpenAI-compatible Chat Completions API"
@@ -36,24 +34,15 @@ _API_FIX = "check that api_base points at an OpenAI-compatible Chat Completions 
 _NO_KEY = "no-key"
 
 
-class OpenAIProvider:
+class OpenAIProvider(SDKProvider):
     #: the subject's provider, as recorded when these models went through litellm: the route
     #: does not change a model's answers, so baselines recorded before stay valid
     provider = "litellm"
 
     def __init__(self, model: str, settings: ProviderSettings, *, sleep: Sleep | None = None) -> None:
-        check_prices(settings.prices)
-        self.model = model
-        prefix, self.api_model = model.split("/", 1)
+        super().__init__(model, settings, sleep=sleep)
+        prefix = model.split("/", 1)[0]
         self.compatible = OPENAI_COMPATIBLE.get(prefix, OPENAI_COMPATIBLE["openai"])
-        self.settings = settings
-        # injectable so tests can see the waits without spending them
-        self.sleep: Sleep = sleep or asyncio.sleep
-        self._clients: LoopClients[Any] = LoopClients(self._make_client, lambda c: c.close())
-        self._key: str | None = None
-
-    def subject(self) -> dict[str, Any]:
-        return http_subject(self.provider, self.model, self.settings)
 
     def prepare(self) -> None:
         """Import the SDK now (optional): lets a session count the import at startup."""
@@ -83,20 +72,8 @@ class OpenAIProvider:
     def _make_client(self) -> Any:
         import openai
 
-        from pytest_toolselect.providers.shutdown import freeze_imports
-
-        freeze_imports()  # the SDK's heap lives to the end: later collections skip it
-
-        kwargs: dict[str, Any] = {
-            "api_key": self._key,
-            "max_retries": 0,
-            # a little past our own deadline, so the shared loop's timeout is the one that fires
-            "timeout": self.settings.timeout + 5,
-        }
-        base = self.settings.api_base or self.compatible.base_url
-        if base:
-            kwargs["base_url"] = base
-        return openai.AsyncOpenAI(**kwargs)
+        return openai.AsyncOpenAI(**self.client_options(self.settings.api_base
+                                                        or self.compatible.base_url))
 
     async def first_turn(self, request: TurnRequest) -> Turn:
         body, names, dropped = self.build_request(request)
