@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.lint.findings import ERROR, WARNING
+
+from .tools import add_config
 
 #: exit statuses: clean, findings at the --fail-on level (bad input is the CLI's own 2)
 CLEAN, FINDINGS = 0, 1
@@ -31,9 +32,7 @@ def add_parser(commands: Any, formatter: Any) -> None:
                     "does and check the tool set alone: confusable pairs, descriptions, parameters, "
                     "names, size, and the tools no case tests. No model is called. The rules are in "
                     "docs/lint.md.")
-    lint.add_argument("--config", metavar="PATH",
-                      help="the toolselect config (default: toolselect.yaml in the current folder, "
-                           "else [tool.toolselect] in its pyproject.toml)")
+    add_config(lint)
     lint.add_argument("--json", metavar="OUT", help="write the findings as JSON to OUT ('-': stdout)")
     lint.add_argument("--markdown", metavar="OUT",
                       help="write the findings as a markdown PR comment to OUT ('-': stdout)")
@@ -46,13 +45,12 @@ def add_parser(commands: Any, formatter: Any) -> None:
 
 def build_report(config_path: str | None, model: str | None = None) -> dict[str, Any]:
     """Discover, lint and return the report as plain data (the JSON document)."""
-    from pytest_toolselect.lint.run import discover_all, find_case_files, lint, load_cases, toolset_of
-    from pytest_toolselect.spec.config import load_config
-    from pytest_toolselect.spec.options import DEFAULT_DISCOVERY_TIMEOUT, DEFAULT_MODEL
+    from pytest_toolselect.lint.run import find_case_files, lint, load_cases, toolset_of
+    from pytest_toolselect.spec.options import DEFAULT_MODEL
 
-    config = load_config(Path.cwd(), Path(config_path) if config_path else None)
-    timeout = float(config.options.get("discovery_timeout") or DEFAULT_DISCOVERY_TIMEOUT)
-    tools = discover_all(config, timeout)
+    from .tools import discovered
+
+    config, tools = discovered(config_path, None)
     cases = load_cases(find_case_files(config.root), config)
     chosen = model or str(config.options.get("model") or DEFAULT_MODEL)
     return lint(toolset_of(config, tools, cases, chosen), config.identifiers).to_dict()

@@ -34,11 +34,16 @@ def add_parser(commands: Any, formatter: Any) -> None:
     tools.set_defaults(run=run)
 
 
-def add_common(parser: argparse.ArgumentParser) -> None:
-    """--config and --server, shared with ``toolselect init``."""
+def add_config(parser: argparse.ArgumentParser) -> None:
+    """--config, shared by every command that discovers the servers (tools, init, lint)."""
     parser.add_argument("--config", metavar="PATH",
                         help="the toolselect config (default: toolselect.yaml in the current "
                              "folder, else [tool.toolselect] in its pyproject.toml)")
+
+
+def add_common(parser: argparse.ArgumentParser) -> None:
+    """--config and --server, shared with ``toolselect init``."""
+    add_config(parser)
     parser.add_argument("--server", metavar="NAME", action="append",
                         help="only this server (repeatable)")
 
