@@ -1,56 +1,41 @@
-"""MCP tool discovery: stdio servers, streamable HTTP servers and static tools files.
+"""Tool discovery's face: a server's tools (cached per process) and the set a case is offered.
 
 A server is asked for two things only, ``initialize`` (for its instructions) and
 ``tools/list`` (every page); no tool is ever called. Results, failures included, are
 cached per process so a server starts at most once however many items use it.
 
-``mcp`` and ``anyio`` are imported inside the functions that need them: this module is
-imported when the plugin loads, and a run that offers only static tools never pays for them.
-
-The parts beside it: ``errors`` (what a failed discovery says), ``tools_file`` (static tools
-files) and ``schemas`` (unique names, valid input schemas).
+The parts beside it: ``mcp_run`` (one MCP discovery from synchronous code), ``stdio`` and
+``streamable_http`` (the two transports), ``mcp_session`` (what is asked once connected),
+``errors`` (what a failed discovery says), ``tools_file`` (static tools files), ``schemas``
+(unique names, valid input schemas) and ``found`` (the result). ``mcp`` and ``anyio`` are
+imported inside the functions that need them: this module is imported when the plugin
+loads, and a run that offers only static tools never pays for them.
 """
 
 from __future__ import annotations
 
-import importlib
-import logging
-import os
-import sys
-import tempfile
 import threading
-from collections.abc import Awaitable, Sequence
-from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from pytest_toolselect.spec.envrefs import resolve
 from pytest_toolselect.spec.errors import ServerError
 from pytest_toolselect.spec.tools import Tool
 
-from .errors import _describe, _fail, _fix, _NotJsonRpc, _Probe, _reason
+from .errors import _describe, _fix, _reason
+from .found import ServerTools, under_root
+from .mcp_run import _run_async
 from .schemas import _check_schemas, _check_unique, schema_problem
-from .tools_file import _empty_schema, _load_tools_file, load_tools_file
+from .tools_file import _load_tools_file, load_tools_file
 
 if TYPE_CHECKING:
-    from mcp import ClientSession
-
     from pytest_toolselect.spec.config import ServerSpec
 
 __all__ = ["ServerTools", "clear_cache", "discover", "load_tools_file", "offered_tools", "schema_problem"]
 
-#: a server that keeps answering with a next cursor is broken, not big
-MAX_PAGES = 1000
 #: the form Claude Code shows, suggested when two servers give one tool name
 SUGGESTED_NAME_FORMAT = "mcp__{server}__{tool}"
-
-
-@dataclass(frozen=True)
-class ServerTools:
-    server: str
-    tools: tuple[Tool, ...]
-    instructions: str | None
 
 
 # --- cache -------------------------------------------------------------------------------
@@ -98,7 +83,7 @@ def _discover_uncached(spec: ServerSpec, root: Path) -> ServerTools:
                     f"server '{spec.name}' has no command, url or tools_file",
                     fix="give it exactly one of them in the servers: section of the config",
                 )
-            path = _resolve(root, spec.tools_file)
+            path = under_root(root, spec.tools_file)
             tools = _load_tools_file(path, spec.name)
             _check_schemas(tools, spec, path)
             return ServerTools(spec.name, tools, None)
@@ -110,225 +95,6 @@ def _discover_uncached(spec: ServerSpec, root: Path) -> ServerTools:
     _check_unique(result.tools, spec.name)
     _check_schemas(result.tools, spec)
     return result
-
-
-def _resolve(root: Path, path: str) -> Path:
-    p = Path(path).expanduser()
-    return p if p.is_absolute() else root / p
-
-
-# --- MCP ---------------------------------------------------------------------------------
-
-
-_discovering: ContextVar[bool] = ContextVar("toolselect_discovering", default=False)
-_quiet_installed = False
-
-
-#: the SDK's logs of a fault that the ServerError quotes: a stdout line or an HTTP body that
-#: is not JSON-RPC, an HTTP answer of another content type, a redirect it does not follow
-_QUOTED = ("Failed to parse JSONRPC", "Error parsing JSON response", "Unexpected content type",
-           "Redirect to ")
-
-
-class _QuietParseErrors(logging.Filter):
-    """Drops the SDK's log (and traceback) of a fault the ServerError already quotes, while
-    discovering: it would follow the error in every report."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not (_discovering.get() and str(record.msg).startswith(_QUOTED))
-
-
-def _quiet_parse_errors() -> None:
-    global _quiet_installed
-    with _cache_lock:
-        if not _quiet_installed:
-            for name in ("mcp.client.stdio", "mcp.client.streamable_http"):
-                logging.getLogger(name).addFilter(_QuietParseErrors())
-            _quiet_installed = True
-
-
-async def _guarded(probe: _Probe, work: Awaitable[ServerTools]) -> ServerTools:
-    """Runs the requests, stopped at the first message that is not JSON-RPC.
-
-    The SDK skips such a line, but the MCP spec forbids it, and a line that glued a log
-    to a response has swallowed that response: waiting on would end only at the timeout.
-    """
-    import anyio
-    import anyio.lowlevel
-
-    async def watch() -> None:
-        await probe.noise.wait()
-        raise _NotJsonRpc()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(watch)
-        result = await work
-        # The SDK hands a bad line to the handler in a task of its own: let it run, so a
-        # line that came before the last answer is never missed.
-        await anyio.lowlevel.checkpoint()
-        if probe.stream_errors:
-            raise _NotJsonRpc()
-        tg.cancel_scope.cancel()
-    return result
-
-
-def _run_async(spec: ServerSpec, root: Path) -> ServerTools:
-    """Runs discovery in a fresh event loop; callers are synchronous."""
-    import anyio
-
-    probe = _Probe()
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as stderr:
-        probe.stderr = stderr
-        try:
-            if not _loop_running():
-                return anyio.run(_discover_async, spec, root, probe)
-            # Called from inside a running loop (an async test): anyio.run would refuse,
-            # so run the discovery in its own thread with its own loop.
-            return _in_thread(lambda: anyio.run(_discover_async, spec, root, probe))
-        except ServerError:
-            raise
-        except Exception as exc:
-            _fail(spec, probe, exc)
-
-
-def _loop_running() -> bool:
-    import asyncio
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
-def _in_thread(fn: Any) -> ServerTools:
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["result"] = fn()
-        except BaseException as exc:
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="toolselect-discover", daemon=True)
-    thread.start()
-    thread.join()
-    if "error" in box:
-        raise box["error"]
-    result: ServerTools = box["result"]
-    return result
-
-
-async def _discover_async(spec: ServerSpec, root: Path, probe: _Probe) -> ServerTools:
-    import anyio
-
-    # The SDK is imported before the deadline starts: the server's timeout is its own
-    # time, not the first import of the mcp package (seconds on a loaded machine).
-    importlib.import_module("mcp.client.stdio" if spec.command else "mcp.client.streamable_http")
-    _quiet_parse_errors()
-    _discovering.set(True)  # the SDK's tasks, started from this one, inherit it
-    probe.noise = anyio.Event()
-    # One deadline for start + initialize + every tools/list page. The SDK's shutdown of a
-    # stdio server is shielded from it and bounded on its own (a few seconds at most).
-    with anyio.fail_after(spec.limit):
-        if spec.command:
-            return await _discover_stdio(spec, root, probe)
-        return await _discover_http(spec, probe)
-
-
-async def _discover_stdio(spec: ServerSpec, root: Path, probe: _Probe) -> ServerTools:
-    from mcp import ClientSession, StdioServerParameters
-    from mcp.client.stdio import stdio_client
-
-    assert spec.command is not None and probe.stderr is not None
-    cwd = _resolve(root, spec.cwd) if spec.cwd else root
-    if not cwd.is_dir():
-        raise ServerError(
-            f"{_describe(spec)} cannot start: its cwd {str(cwd)!r} is not a directory",
-            fix=f"check servers.{spec.name}.cwd; relative paths start at the rootdir",
-        )
-    params = StdioServerParameters(
-        command=_command(spec.command, root),
-        args=list(spec.args),
-        # Only the declared variables: the SDK adds its safe default set (PATH, HOME, ...)
-        # and never the rest of os.environ, so a key in the test process does not leak.
-        env=resolve(spec.env, _describe(spec), f"servers.{spec.name}.env"),
-        cwd=cwd,
-    )
-    async with (
-        stdio_client(params, errlog=probe.stderr) as (read, write),
-        ClientSession(read, write, message_handler=probe.on_message) as session,
-    ):
-        return await _guarded(probe, _list(spec, session, probe))
-
-
-async def _discover_http(spec: ServerSpec, probe: _Probe) -> ServerTools:
-    import httpx2
-    from mcp import ClientSession
-    from mcp.client.streamable_http import streamable_http_client
-
-    assert spec.url is not None
-    # The SDK takes headers only through a client of its own httpx flavour (httpx2);
-    # the timeouts mirror its defaults, and our own deadline bounds the whole run anyway.
-    headers = resolve(spec.headers, _describe(spec), f"servers.{spec.name}.headers")
-    client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0),
-                                event_hooks={"response": [probe.on_response]})
-    async with (
-        client,
-        streamable_http_client(spec.url, http_client=client) as (read, write),
-        ClientSession(read, write, message_handler=probe.on_message) as session,
-    ):
-        return await _guarded(probe, _list(spec, session, probe))
-
-
-async def _list(spec: ServerSpec, session: ClientSession, probe: _Probe) -> ServerTools:
-    from mcp import types
-
-    probe.phase = "initialize"
-    init = await session.initialize()
-    tools: list[Tool] = []
-    cursor: str | None = None
-    seen: set[str] = set()
-    for page in range(1, MAX_PAGES + 1):
-        probe.phase = "tools/list" if page == 1 else f"tools/list (page {page})"
-        params = types.PaginatedRequestParams(cursor=cursor) if cursor is not None else None
-        result = await session.list_tools(params=params)
-        tools.extend(
-            Tool(
-                name=t.name,
-                description=t.description or "",
-                input_schema=dict(t.input_schema) if t.input_schema else _empty_schema(),
-                server=spec.name,
-            )
-            for t in result.tools
-        )
-        cursor = result.next_cursor
-        if not cursor:  # absent, or the "" some servers send on the last page
-            instructions = init.instructions if init.instructions and init.instructions.strip() else None
-            return ServerTools(spec.name, tuple(tools), instructions)
-        if cursor in seen:
-            raise ServerError(
-                f"{_describe(spec)} repeated the tools/list cursor {cursor!r} (page {page});"
-                " its pagination loops",
-                fix="fix the server's tools/list paging",
-            )
-        seen.add(cursor)
-    raise ServerError(
-        f"{_describe(spec)} was still paginating tools/list after {MAX_PAGES} pages"
-        f" ({len(tools)} tools so far): every answer carried a nextCursor",
-        fix="fix the server's tools/list paging: the last page must have no nextCursor",
-    )
-
-
-def _command(command: str, root: Path) -> str:
-    # "python" in a config means this interpreter, so an example runs inside a venv
-    # whose python is not the first one on PATH.
-    if command in ("python", "python3"):
-        return sys.executable
-    # A relative path (not a bare name looked up on PATH) is relative to the rootdir.
-    if os.sep in command or (os.altsep and os.altsep in command):
-        return str(_resolve(root, command))
-    return command
 
 
 # --- the offered set ---------------------------------------------------------------------
