@@ -21,8 +21,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 TESTS = REPO / "tests"
-if str(TESTS) not in sys.path:
-    sys.path.insert(0, str(TESTS))  # fakeapi.py and servers/ live there
+for _path in (REPO, TESTS):  # the root conftest, and the fakeapi.py and servers/ it uses
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
 #: a small registry of tools: the test suite's own
 from conftest import REGISTRY_TOOLS as TOOLS  # noqa: E402

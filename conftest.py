@@ -1,4 +1,10 @@
-"""Shared helpers: a throwaway project for pytester runs (config, tools, case files)."""
+"""The repository's shared pytest setup, for the test suite and the benchmarks.
+
+pytester (enabled in pyproject's addopts) and a throwaway user project written into its folder
+(config, tools, case files, baselines); the test MCP servers over stdio and streamable HTTP
+(``tests/servers``); the fake model API on 127.0.0.1 (``tests/fakeapi.py``: the ``fake_api``
+and ``refused_url`` fixtures). ``tests`` is on sys.path (pyproject's ``pythonpath``).
+"""
 
 from __future__ import annotations
 
@@ -16,13 +22,14 @@ import bm25s  # noqa: F401  (imported once here: numpy cannot be re-imported aft
 import mcp.client.stdio  # noqa: F401  (pytester's in-process runs restore sys.modules, and the
 import pytest  # SDK would be imported again in every run that starts a server)
 import yaml
+from fakeapi import fake_api_fixture, refused_url_fixture  # noqa: F401  (the fixtures)
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent / "tests"
 TOOLS_SERVER = HERE / "servers" / "tools_server.py"
 
 #: the bad-input corpus is data for test_bad_input.py: collected, each of its case and
 #: groups files would be a collection error in every run of the suite
-collect_ignore = ["badinput"]
+collect_ignore = ["tests/badinput"]
 
 #: a small registry whose tools local/bm25 tells apart on plain questions
 REGISTRY_TOOLS = [
@@ -208,3 +215,12 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Proje
     # hypothesis's plugin imports all of hypothesis in every inner run's summary (~2 s)
     monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")
     return Project(pytester)
+
+
+# pytest put the repository's root on sys.path to import this file. The source tree's
+# egg-info (left there by `pip install -e`) would then make every in-process pytester run
+# find the package as a distribution to rewrite, and warn that it is already imported.
+# Nothing needs the root on the path: the package is installed, and `from conftest
+# import ...` finds this module in sys.modules.
+_ROOT = str(Path(__file__).resolve().parent)
+sys.path[:] = [p for p in sys.path if not p or str(Path(p).resolve()) != _ROOT]
