@@ -7,8 +7,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import FIND, OFFICERS, PLANNED, Project, case
 
+from conftest import FIND, OFFICERS, PLANNED, Project, case
 from pytest_toolselect.spec.sourcemap import load_schema
 
 RIGHT, WRONG = "find_company", "list_officers"

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import FIND, REGISTRY_TOOLS, Project, case
 
+from conftest import FIND, REGISTRY_TOOLS, Project, case
 from pytest_toolselect.discovery.servers import load_tools_file
 from pytest_toolselect.gate import baseline
 from pytest_toolselect.spec.cases import Case, check_offered, load_case_file, parse_case

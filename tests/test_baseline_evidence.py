@@ -8,10 +8,10 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, Project, case
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, Project, case
 from pytest_toolselect.spec.sourcemap import load_schema
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

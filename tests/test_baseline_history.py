@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIND, PLANNED, Project, case
 
+from conftest import FIND, PLANNED, Project, case
 from pytest_toolselect.gate.baseline import Baseline, build, load, merged_history, write
 from pytest_toolselect.spec.errors import ToolselectError
 

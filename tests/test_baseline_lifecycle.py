@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from conftest import FIND, OFFICERS, WRONG, Project, case, dump
 
 SUITE = "suite"

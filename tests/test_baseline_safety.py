@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Project, case
 
+from conftest import Project, case
 from pytest_toolselect.gate.atomic import STALE_TEMP_SECONDS, temp_prefix
 from pytest_toolselect.gate.baseline import load, write
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import mcp.client.stdio  # noqa: F401  (imported once here: the in-process runs then reuse it
 import pytest  # instead of importing the MCP client anew in each run)
+
 from conftest import Project
 
 COMPANIES_SERVER = Path(__file__).resolve().parent.parent / "examples" / "companies" / "server.py"

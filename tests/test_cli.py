@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, WRONG, Project, case
 
+from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, WRONG, Project, case
 from pytest_toolselect.report import compare
 from pytest_toolselect.run.report_files import render
 

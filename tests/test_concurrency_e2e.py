@@ -15,8 +15,9 @@ from typing import Any
 
 import anthropic  # noqa: F401
 import pytest
-from conftest import FIND, OFFICERS, Project, case
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
+
+from conftest import FIND, OFFICERS, Project, case
 
 KEY = "sk-ant-" + "api03-concurrency-" + "0" * 16  # built: no key-shaped literal
 MODEL = "anthropic/claude-test"

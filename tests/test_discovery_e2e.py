@@ -6,6 +6,7 @@ import sys
 from collections.abc import Iterator
 
 import pytest
+
 from conftest import FIND, HTTP_TOKEN, OFFICERS, REGISTRY_TOOLS, Project, case, http_mcp_server
 
 VAT = [t for t in REGISTRY_TOOLS if t["name"] == "lookup_vat"]

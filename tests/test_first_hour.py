@@ -9,11 +9,11 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
 import openai  # noqa: F401  imported before pytester snapshots sys.modules
 import pytest
-from conftest import FIND, OFFICERS, Project, case
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import FIND, OFFICERS, Project, case
 from pytest_toolselect.providers import ProviderSettings
 from pytest_toolselect.providers.preflight import key_vars, suggest
 from pytest_toolselect.providers.routes import OPENAI_COMPATIBLE

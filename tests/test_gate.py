@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from conftest import FIND, OFFICERS, OUT_OF_SCOPE, WRONG, Project, case
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

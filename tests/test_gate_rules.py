@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import FIND, PLANNED, Project, case
 
+from conftest import FIND, PLANNED, Project, case
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.options import BY_NAME
 

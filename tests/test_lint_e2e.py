@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Project
 from lint_data import DISTINCT, TWIN, tool
+
+from conftest import Project
 
 TOOLSELECT = Path(sys.executable).with_name("toolselect")
 #: a second deliberate near-duplicate, of send_email

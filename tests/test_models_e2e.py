@@ -16,8 +16,9 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 import anthropic  # noqa: F401
 import litellm  # noqa: F401
 import pytest
-from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
+
+from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
 
 KEY = "sk-ant-" + "api03-e2e-secret-" + "0" * 16  # built: no key-shaped literal
 OPENAI_KEY = "sk-proj-e2e-secret-1111111111111111111111"

@@ -13,8 +13,9 @@ from typing import Any
 
 import anthropic  # noqa: F401  (imported before pytester snapshots sys.modules)
 import pytest
-from conftest import Project
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
+
+from conftest import Project
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "preference.groups.json"
 KEY = "sk-ant-" + "api03-probe-secret-" + "0" * 12  # built: no key-shaped literal

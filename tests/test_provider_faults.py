@@ -21,7 +21,6 @@ from typing import Any
 
 import litellm
 import pytest
-from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
 from fakeapi import (  # noqa: F401  (the fake_api and refused_url fixtures)
     FakeAPI,
     Reply,
@@ -32,6 +31,7 @@ from fakeapi import (  # noqa: F401  (the fake_api and refused_url fixtures)
 )
 from test_models_e2e import _answer, _config, models  # noqa: F401  (a fixture)
 
+from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
 from pytest_toolselect.providers.wire import NameMap, parse_arguments
 from pytest_toolselect.spec.clip import MAX_DEPTH, MAX_ITEMS, MAX_TEXT, MORE, clip_call, clip_value
 from pytest_toolselect.spec.tools import ToolCall

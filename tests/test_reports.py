@@ -18,8 +18,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import PLANNED, REGISTRY_TOOLS, Project, case
 
+from conftest import PLANNED, REGISTRY_TOOLS, Project, case
 from pytest_toolselect.report.markdown import render
 from pytest_toolselect.spec.sourcemap import load_schema
 

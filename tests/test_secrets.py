@@ -19,9 +19,9 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 import anthropic  # noqa: F401
 import litellm  # noqa: F401
 import pytest
-from conftest import FIND, Project, case
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 
+from conftest import FIND, Project, case
 from pytest_toolselect.providers.secrets import PROVIDER_KEY_VARS, declared_secrets, redact
 
 ENV_SERVER = Path(__file__).parent / "servers" / "env_server.py"

@@ -22,8 +22,8 @@ from typing import Any
 import anyio  # noqa: F401
 import mcp.client.stdio  # noqa: F401
 import pytest
-from conftest import FIND, OFFICERS, Project, case
 
+from conftest import FIND, OFFICERS, Project, case
 from pytest_toolselect.discovery.servers import clear_cache, discover, schema_problem
 from pytest_toolselect.spec.config import ServerSpec
 from pytest_toolselect.spec.errors import ServerError

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import HTTP_TOKEN, free_port, http_mcp_server
 
+from conftest import HTTP_TOKEN, free_port, http_mcp_server
 from pytest_toolselect.discovery import servers
 from pytest_toolselect.discovery.servers import (
     ServerTools,

@@ -6,10 +6,10 @@ import json
 import shutil
 
 import pytest
-from conftest import PLANNED, Project, case
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import PLANNED, Project, case
 from pytest_toolselect import cli
 from pytest_toolselect.plugin.shard import shard_of
 from pytest_toolselect.spec.shards import parse_shard

@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import FIND, Project, case
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 from test_models_e2e import CALL_COST, _config, models  # noqa: F401  (a fixture)
+
+from conftest import FIND, Project, case
 
 WORKERS = 3
 # the end-to-end tests' `models`: the keys set, and a fake API that answers right

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import REGISTRY_TOOLS, Project
 
 TOOLSELECT = Path(sys.executable).with_name("toolselect")

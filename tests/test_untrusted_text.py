@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 
 from conftest import FIND, OFFICERS, PLANNED, Project, case
-
 from pytest_toolselect.report import html, markdown
 from pytest_toolselect.report.printable import printable
 
