@@ -97,7 +97,12 @@ _SERVER_NOTES = {
            "reads NAME from the environment when the server starts (`$${NAME}` is the text itself)",
     "headers": "`${NAME}` in a value reads NAME from the environment, e.g. "
                "{Authorization: Bearer ${DOCS_TOKEN}}: a token stays in CI's secrets, out of the file",
+    "args": "`${NAME}` in an argument reads NAME from the environment when the server starts, "
+            "e.g. [--token, ${DOCS_TOKEN}]; the value read is masked in the server's messages",
     "cwd": "default: the config file's folder",
+    "url": "`${NAME}` reads NAME from the environment, e.g. https://mcp.example.com/mcp?key=${DOCS_KEY} "
+           "or ${DOCS_MCP_URL}; a credential in the query string is masked in messages",
+    "tools_file": "`${NAME}` in the path reads NAME from the environment",
     "timeout": "wins over `discovery_timeout`",
 }
 

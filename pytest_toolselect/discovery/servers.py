@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_toolselect.spec.envrefs import resolve_value
 from pytest_toolselect.spec.errors import ServerError
 from pytest_toolselect.spec.tools import Tool
 
@@ -83,7 +84,8 @@ def _discover_uncached(spec: ServerSpec, root: Path) -> ServerTools:
                     f"server '{spec.name}' has no command, url or tools_file",
                     fix="give it exactly one of them in the servers: section of the config",
                 )
-            path = under_root(root, spec.tools_file)
+            written = resolve_value(spec.tools_file, _describe(spec), f"servers.{spec.name}.tools_file")
+            path = under_root(root, written)
             tools = _load_tools_file(path, spec.name)
             _check_schemas(tools, spec, path)
             return ServerTools(spec.name, tools, None)

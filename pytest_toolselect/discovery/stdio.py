@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_toolselect.spec.envrefs import resolve
+from pytest_toolselect.spec.envrefs import resolve, resolve_value
 from pytest_toolselect.spec.errors import ServerError
 
 from .errors import _describe, _Probe
@@ -31,7 +31,8 @@ async def _discover_stdio(spec: ServerSpec, root: Path, probe: _Probe) -> Server
         )
     params = StdioServerParameters(
         command=_command(spec.command, root),
-        args=list(spec.args),
+        args=[resolve_value(a, _describe(spec), f"servers.{spec.name}.args[{i}]")
+              for i, a in enumerate(spec.args)],
         # Only the declared variables: the SDK adds its safe default set (PATH, HOME, ...)
         # and never the rest of os.environ, so a key in the test process does not leak.
         env=resolve(spec.env, _describe(spec), f"servers.{spec.name}.env"),

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_toolselect.spec.envrefs import resolve
+from pytest_toolselect.spec.envrefs import resolve, resolve_value
+from pytest_toolselect.spec.errors import ServerError
 
 from .errors import _describe, _Probe
 from .found import ServerTools
@@ -23,11 +24,17 @@ async def _discover_http(spec: ServerSpec, probe: _Probe) -> ServerTools:
     # The SDK takes headers only through a client of its own httpx flavour (httpx2);
     # the timeouts mirror its defaults, and our own deadline bounds the whole run anyway.
     headers = resolve(spec.headers, _describe(spec), f"servers.{spec.name}.headers")
+    url = resolve_value(spec.url, _describe(spec), f"servers.{spec.name}.url")
+    if not url.startswith(("http://", "https://")):
+        # the value read may be a secret: the message names the variable's place, not it
+        raise ServerError(f"{_describe(spec)}: servers.{spec.name}.url is not an http:// or "
+                          "https:// URL once its ${NAME} is read",
+                          fix="set the variable to the endpoint's full URL, e.g. https://host/mcp")
     client = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=300.0),
                                 event_hooks={"response": [probe.on_response]})
     async with (
         client,
-        streamable_http_client(spec.url, http_client=client) as (read, write),
+        streamable_http_client(url, http_client=client) as (read, write),
         ClientSession(read, write, message_handler=probe.on_message) as session,
     ):
         return await _guarded(probe, _list(spec, session, probe))

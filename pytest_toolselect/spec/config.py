@@ -50,11 +50,14 @@ class ServerSpec:
     @property
     def secrets(self) -> tuple[str, ...]:
         """The values of its `env:` and `headers:` that hold secrets (masked in its messages),
-        with the values of the variables they read as ``${NAME}``."""
-        from .envrefs import resolved_values
+        with the values of the variables they, its `args:` and its `url:` read as ``${NAME}``."""
+        from .envrefs import read_variables, resolved_values
         from .secrets import declared_secrets
 
-        return declared_secrets(resolved_values((*self.env, *self.headers)))
+        # args and a URL are shown in messages as written: only what they read is private
+        written = [*self.args, *([self.url] if self.url else [])]
+        return declared_secrets([*resolved_values((*self.env, *self.headers)),
+                                 *read_variables(written)])
 
     @property
     def kind(self) -> str:

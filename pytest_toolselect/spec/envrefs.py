@@ -1,4 +1,5 @@
-"""``${NAME}`` in a server's ``env:`` and ``headers:`` values: read from the environment.
+"""``${NAME}`` in a server's ``env:``, ``headers:``, ``args:``, ``url:`` and ``tools_file:``:
+read from the environment.
 
 A token for a server behind auth belongs in CI's secrets, not in a committed config
 file. A reference is resolved only when the server is started, so the config, the
@@ -21,23 +22,36 @@ def _substitute(value: str, lookup: Callable[[str], str]) -> str:
     return _REF.sub(lambda m: m.group()[1:] if m.group(1) else lookup(m.group(2)), value)
 
 
+def resolve_value(value: str, what: str, place: str,
+                  environ: Mapping[str, str] | None = None) -> str:
+    """One value with its references replaced; a ServerError names an unset one (``what`` is
+    the server as messages name it, ``place`` where the value is, e.g. servers.x.url)."""
+    env = os.environ if environ is None else environ
+
+    def lookup(name: str) -> str:
+        if name not in env:
+            raise ServerError(
+                f"{what}: {place} reads ${{{name}}}, which is not set in the environment",
+                fix=f"set {name} (in CI, from a secret), or write the value itself",
+            )
+        return env[name]
+
+    return _substitute(str(value), lookup)
+
+
 def resolve(pairs: Iterable[tuple[str, str]], what: str, place: str,
             environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The (name, value) pairs with their references replaced; a ServerError names an unset
-    one (``what`` is the server as messages name it, ``place`` the key, e.g. servers.x.env)."""
-    env = os.environ if environ is None else environ
-    out = {}
-    for key, value in pairs:
-        def lookup(name: str, key: str = key) -> str:
-            if name not in env:
-                raise ServerError(
-                    f"{what}: {place}.{key} reads ${{{name}}}, which is not set in the environment",
-                    fix=f"set {name} (in CI, from a secret), or write the value itself",
-                )
-            return env[name]
+    """The (name, value) pairs with their references replaced (``place`` the key's parent,
+    e.g. servers.x.env)."""
+    return {key: resolve_value(value, what, f"{place}.{key}", environ) for key, value in pairs}
 
-        out[key] = _substitute(str(value), lookup)
-    return out
+
+def read_variables(values: Iterable[str],
+                   environ: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """(name, value) of each set variable the values read as ``${NAME}``, for masking."""
+    env = os.environ if environ is None else environ
+    return [(m.group(2), env[m.group(2)]) for value in values for m in _REF.finditer(value)
+            if not m.group(1) and m.group(2) in env]
 
 
 def resolved_values(pairs: Iterable[tuple[str, str]],
@@ -48,8 +62,8 @@ def resolved_values(pairs: Iterable[tuple[str, str]],
     out = []
     for key, value in pairs:
         out.append((key, value))
-        read = [m.group(2) for m in _REF.finditer(value) if not m.group(1) and m.group(2) in env]
+        read = read_variables([value], env)
         if read:
-            out.extend((name, env[name]) for name in read)
+            out.extend(read)
             out.append((key, _substitute(value, lambda name: env.get(name, ""))))
     return out

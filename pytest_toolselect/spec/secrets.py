@@ -48,6 +48,12 @@ def declared_secrets(pairs: Iterable[tuple[str, str]]) -> tuple[str, ...]:
                          if len(str(v)) >= (_MIN_SECRET if is_secret_name(k) else _MIN_DECLARED)}))
 
 
+#: the value of a URL query parameter named like a credential: ?token=..., &api_key=...
+_QUERY_SECRET = re.compile(
+    r"([?&][\w.\-]*?(?:token|key|secret|password|passwd|pwd|auth|signature|sig|credentials?)s?=)"
+    r"[^&#\s'\"<>]+", re.IGNORECASE)
+
+
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """The text with every key we know of (and anything shaped like one) masked."""
     known = [s for s in secrets if s and len(s) >= _MIN_SECRET]
@@ -60,4 +66,4 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
                 known.append(value)
     for secret in sorted(set(known), key=len, reverse=True):
         text = text.replace(secret, "***")
-    return _SECRET_SHAPES.sub("***", text)
+    return _QUERY_SECRET.sub(r"\1***", _SECRET_SHAPES.sub("***", text))
