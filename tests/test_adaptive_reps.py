@@ -174,3 +174,19 @@ def test_workers_ask_again_and_the_controller_reports_it(project: Project) -> No
     assert by_id(doc)[FIND_ID]["escalation"]["extra_reps"] == 6
     assert doc["summary"]["escalations"] == {"cases": 1, "calls": 6, "stopped": 0,
                                              "verdicts": {"regression": 1}}
+
+
+def test_the_pr_comment_and_the_html_say_which_cases_were_asked_again(project: Project) -> None:
+    setup(project, {FIND[1]: [WRONG]}, {FIND_ID: ONE_MISS})
+    result, _ = run(project, "--toolselect-max-extra-reps=6", "--toolselect-markdown=pr.md",
+                    "--toolselect-html=report.html")
+    result.assert_outcomes(failed=1)
+    summary = "adaptive reps: 1 case(s) asked again, 6 extra call(s); settled as 1 regression"
+    comment = (project.path / "pr.md").read_text()
+    html = (project.path / "report.html").read_text()
+    # markdown escapes the parentheses it shows as text
+    assert summary.replace("(", "\\(").replace(")", "\\)") in comment and summary in html
+    # the case's own block says how many more times it was asked, in every report
+    assert "- note: adaptive reps: asked 6 more times" in comment
+    assert "adaptive reps: asked 6 more times" in html
+    result.stdout.fnmatch_lines(["*adaptive reps: asked 6 more times*"])

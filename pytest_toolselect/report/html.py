@@ -25,6 +25,7 @@ from .charts import categories_svg, confusion_svg, forest_svg, pct
 from .charts import esc as _e
 from .html_base import _NONE, _VERDICT_COLOURS, _chip, _clip, _money, script_json
 from .html_cases import _by_severity, _cases_card, _index
+from .words import escalation_line
 
 # -- page ------------------------------------------------------------------------------------
 
@@ -284,6 +285,9 @@ def _facts(doc: Mapping[str, Any], subject: Mapping[str, Any],
     suite = (doc["summary"].get("suite") or {})
     if suite.get("cases") and suite.get("rate_baseline") is not None:
         yield "suite", _e(_suite_line(suite))
+    escalations = doc["summary"].get("escalations")
+    if escalations:
+        yield "adaptive reps", _e(escalation_line(escalations))
     yield "cost", _e(_cost_line(doc.get("cost") or {}))
 
 

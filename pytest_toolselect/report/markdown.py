@@ -23,7 +23,7 @@ from pytest_toolselect.spec.clip import clip_middle
 from .notes import notes
 from .printable import printable
 from .results import NOTHING, expected_label
-from .words import counted, verdict_counts
+from .words import counted, escalation_line, verdict_counts
 
 #: GitHub refuses comments over 65,536 characters; leave room for a wrapper's own text
 LIMIT = 60_000
@@ -224,6 +224,9 @@ def _head(doc: Mapping[str, Any]) -> list[str]:
     if summary.get("suite"):
         out.append("")
         out.append(text(gate.suite_line(summary["suite"]), 500))
+    if summary.get("escalations"):
+        out.append("")
+        out.append(text(escalation_line(summary["escalations"]), 500))
     return [*out, ""]
 
 

@@ -21,12 +21,23 @@ def notes(case: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     if case.get("dropped_from"):
         out.append((dropped_label(case["dropped_from"])
                     + " (too little evidence for the gate's rule to call it a regression)", []))
+    if case.get("escalation"):
+        out.append((escalated_label(case["escalation"]), []))
     changed = [what for what, key in (("the tools offered or the system prompt", "tools_changed"),
                                       ("the case itself", "case_changed")) if case.get(key)]
     if changed:
         out.append((f"since the baseline, {' and '.join(changed)} changed",
                     tool_lines(case.get("tools_diff") or [])))
     return out
+
+
+def escalated_label(escalation: Mapping[str, Any]) -> str:
+    """One case's adaptive reps: how many times more it was asked, and why it stopped early."""
+    asked = int(escalation.get("extra_reps") or 0)
+    label = f"adaptive reps: asked {asked} more time{'' if asked == 1 else 's'}"
+    if escalation.get("stopped"):
+        label += f", stopped early ({escalation['stopped']})"
+    return label
 
 
 def note_lines(case: Mapping[str, Any]) -> list[str]:

@@ -12,7 +12,7 @@ from pytest_toolselect.spec.clip import clip_text
 
 from .notes import notes
 from .results import NOTHING, first_tools_by_intent, intent_disagreements
-from .words import counted, verdict_counts
+from .words import counted, escalation_line, verdict_counts
 
 #: the regressions' title when --toolselect-update-baseline accepts them
 #: a check's detail names values already clipped; this bounds the sentence around them
@@ -275,13 +275,3 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
         if e["unpriced"]:
             yield (f"  {model}: {e['unpriced']} calls with no known price, not in the total "
                    "(add the model under `prices:` in toolselect.yaml)")
-
-
-def escalation_line(esc: Mapping[str, Any]) -> str:
-    """Adaptive reps in one line: cases asked again, extra calls, verdicts (escalation.summary)."""
-    verdicts = verdict_counts(esc["verdicts"])
-    line = (f"adaptive reps: {esc['cases']} case(s) asked again, {esc['calls']} extra call(s); "
-            f"settled as {verdicts}")
-    if esc["stopped"]:
-        line += f"; {esc['stopped']} stopped early (cost cap or stopped run)"
-    return line

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 #: the verdict and unit words that take an s; the others read as adjectives ("2 held", "3 new")
 _NOUNS = {"case": "cases", "regression": "regressions", "error": "errors", "rep": "reps",
           "call": "calls"}
@@ -17,3 +20,13 @@ def verdict_counts(counts: dict[str, int] | list[tuple[str, int]]) -> str:
     """"1 regression, 2 errors, 3 held": verdict names and counts, in the given order."""
     items = counts.items() if isinstance(counts, dict) else counts
     return ", ".join(counted(n, v) for v, n in items)
+
+
+def escalation_line(esc: Mapping[str, Any]) -> str:
+    """Adaptive reps in one line: cases asked again, extra calls, verdicts (escalation.summary)."""
+    verdicts = verdict_counts(esc["verdicts"])
+    line = (f"adaptive reps: {esc['cases']} case(s) asked again, {esc['calls']} extra call(s); "
+            f"settled as {verdicts}")
+    if esc["stopped"]:
+        line += f"; {esc['stopped']} stopped early (cost cap or stopped run)"
+    return line
