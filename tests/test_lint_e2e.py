@@ -124,6 +124,59 @@ def test_cases_give_coverage_and_untested_tools(project: Project, pytester: pyte
     assert result.ret == 0  # warnings only
 
 
+DECORATED = '''
+import pytest
+import pytest_toolselect as ts
+from pytest_toolselect import case
+from pytest_toolselect import case as selection
+
+@pytest.mark.parametrize("question", ["Will it rain in Lyon tomorrow?"])
+@case(expect_tool=["get_weather"], why="weather")
+def test_weather(question, toolselect_result):
+    pass
+
+@selection(question="Mail Bo the minutes", expect_tool=["send_email"], forbid_tools=["play_song"])
+def test_mail(toolselect_result):
+    pass
+
+class TestMore:
+    @ts.case(question="Book a call at 3pm", expect_tool=["create_calendar_event"])
+    def test_book(self, toolselect_result):
+        pass
+
+@pytest.mark.toolselect_case(question="Say it in French", expect_tool=["translate_text"])
+def test_translate():
+    pass
+
+TOOLS = ["resize_image"]
+
+@case(question="Make it smaller", expect_tool=TOOLS)  # computed: names no tool
+def test_computed(toolselect_result):
+    pass
+
+@pytest.mark.parametrize("x", [1])
+def test_plain(x):
+    pass
+'''
+
+
+def test_decorated_cases_count_for_coverage_without_being_run(project: Project,
+                                                              pytester: pytest.Pytester) -> None:
+    registry(project, DISTINCT)
+    (project.path / "test_selection.py").write_text(DECORATED + "raise SystemExit('imported')\n")
+    (project.path / "tests").mkdir()
+    (project.path / "tests" / "test_broken.py").write_text("def test_(:\n")  # does not parse
+    (project.path / "helpers.py").write_text(DECORATED)  # not a test file: not read
+    result = lint(pytester, "--json", "-")
+    doc = json.loads(result.stdout.str())
+    assert doc["cases"] == 5
+    untested = sorted(f["tools"][0] for f in doc["findings"] if f["rule"] == "untested-tool")
+    named = {"get_weather", "send_email", "play_song", "create_calendar_event", "translate_text"}
+    assert untested == sorted(t["name"] for t in DISTINCT if t["name"] not in named)
+    assert doc["coverage"]["registry"]["tested"] == len(named)
+    assert result.ret == 0
+
+
 # -- the pytest items ---------------------------------------------------------------------------
 
 

@@ -45,15 +45,18 @@ def add_parser(commands: Any, formatter: Any) -> None:
 
 def build_report(config_path: str | None, model: str | None = None) -> dict[str, Any]:
     """Discover, lint and return the report as plain data (the JSON document)."""
-    from pytest_toolselect.lint.run import find_case_files, lint, load_cases, toolset_of
+    from pytest_toolselect.lint.decorated import find_decorated
+    from pytest_toolselect.lint.run import CASE_SUFFIXES, lint, load_cases, project_files, toolset_of
     from pytest_toolselect.spec.options import DEFAULT_MODEL
 
     from .tools import discovered
 
     config, tools = discovered(config_path, None)
-    cases = load_cases(find_case_files(config.root), config)
+    files = project_files(config.root)
+    cases = load_cases([p for p in files if p.name.endswith(CASE_SUFFIXES)], config)
     chosen = model or str(config.options.get("model") or DEFAULT_MODEL)
-    return lint(toolset_of(config, tools, cases, chosen), config.identifiers).to_dict()
+    toolset = toolset_of(config, tools, cases, chosen, find_decorated(files))
+    return lint(toolset, config.identifiers).to_dict()
 
 
 def run(args: argparse.Namespace) -> int:

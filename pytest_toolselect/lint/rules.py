@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case, IdentifierSettings
     from pytest_toolselect.spec.tools import Tool
 
+    from .decorated import DecoratedCase
     from .similarity import Similarity
 
 from .similarity import terms
@@ -49,6 +50,12 @@ class ToolSet:
     model: str = "local/bm25"
     prices: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     cases: Sequence[Case] = ()
+    #: decorated cases the `toolselect lint` command read from test files (not collected)
+    decorated: Sequence[DecoratedCase] = ()
+
+    @property
+    def case_count(self) -> int:
+        return len(self.cases) + len(self.decorated)
 
     def offered_name(self, server: str, tool: Tool) -> str:
         if self.tool_name_format is None:
@@ -243,13 +250,14 @@ def _case_servers(toolset: ToolSet, case: Case) -> list[str]:
 def coverage(toolset: ToolSet) -> tuple[list[Finding], dict[str, dict[str, Any]]]:
     """Tools no selection case expects or forbids; per server, how many are tested."""
     named = {n for c in toolset.cases for n in (*(c.expect_tool or ()), *c.forbid_tools)}
+    named.update(n for c in toolset.decorated for n in c.named)
     per_server: dict[str, dict[str, Any]] = {}
     found = []
     for server, tools in toolset.servers.items():
         untested = [t.name for t in tools if toolset.offered_name(server, t) not in named]
         per_server[server] = {"tools": len(tools), "tested": len(tools) - len(untested),
                               "untested": untested}
-        if not toolset.cases:
+        if not toolset.case_count:
             continue
         for name in untested:
             found.append(Finding(

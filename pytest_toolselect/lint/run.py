@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case, IdentifierSettings
     from pytest_toolselect.spec.config import Config
 
+    from .decorated import DecoratedCase
+
 CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
 #: folders a case-file search never enters
 SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox"})
@@ -65,7 +67,7 @@ def lint(toolset: rules.ToolSet, settings: IdentifierSettings,
                 *rules.ranking_collisions(toolset), *coverage_findings, *size_findings]
     return LintReport(tuple(ordered(findings)),
                       {s: tuple(t.name for t in tools) for s, tools in toolset.servers.items()},
-                      sim.matrix, threshold, coverage, size, len(toolset.cases))
+                      sim.matrix, threshold, coverage, size, toolset.case_count)
 
 
 def discover_all(config: Config, timeout: float | None = None,
@@ -83,16 +85,21 @@ def discover_all(config: Config, timeout: float | None = None,
     return found
 
 
-def find_case_files(root: Path) -> list[Path]:
-    """The case files under root, in a stable order (hidden and virtualenv folders skipped)."""
+def project_files(root: Path) -> list[Path]:
+    """The files under root, in a stable order (hidden and virtualenv folders skipped)."""
     out = []
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).parts
         if any(p in SKIP_DIRS or p.startswith(".") for p in rel[:-1]):
             continue
-        if path.is_file() and path.name.endswith(CASE_SUFFIXES):
+        if path.is_file():
             out.append(path)
     return out
+
+
+def find_case_files(root: Path) -> list[Path]:
+    """The case files under root, in a stable order (hidden and virtualenv folders skipped)."""
+    return [path for path in project_files(root) if path.name.endswith(CASE_SUFFIXES)]
 
 
 def load_cases(paths: Iterable[Path], config: Config) -> list[Case]:
@@ -102,5 +109,6 @@ def load_cases(paths: Iterable[Path], config: Config) -> list[Case]:
 
 
 def toolset_of(config: Config, tools: dict[str, tuple[Any, ...]], cases: Sequence[Case],
-               model: str) -> rules.ToolSet:
-    return rules.ToolSet(tools, config.tool_name_format, model, config.prices, tuple(cases))
+               model: str, decorated: Sequence[DecoratedCase] = ()) -> rules.ToolSet:
+    return rules.ToolSet(tools, config.tool_name_format, model, config.prices, tuple(cases),
+                         tuple(decorated))
