@@ -15,7 +15,7 @@ import pytest
 
 from pytest_toolselect.lint.findings import ERROR, INFO, Finding
 from pytest_toolselect.report.printable import printable
-from pytest_toolselect.run.records import case_of
+from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RunSession
 from pytest_toolselect.spec.errors import ToolselectError
 

@@ -14,7 +14,7 @@ import pytest
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.report.printable import printable
-from pytest_toolselect.run.records import CaseRun
+from pytest_toolselect.run.case_run import CaseRun
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
 

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 from pytest_toolselect.gate import rules as gate
 
 from .case_calls import CaseCalls
-from .records import first_tool
+from .case_run import first_tool
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case
 
-    from .records import CaseRun
+    from .case_run import CaseRun
 
 
 def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.providers import TurnRequest
 
     from .contracts import Caller, RunSession
-    from .records import CaseRun
+    from .case_run import CaseRun
 
 
 #: why a case stopped being asked before the rule settled it

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .contracts import RunSession
-from .records import CaseRun
+from .case_run import CaseRun
 from .scheduler import RateLimiter, Scheduler
 
 if TYPE_CHECKING:

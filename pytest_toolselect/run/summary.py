@@ -12,7 +12,7 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.errors import ToolselectError
 
 from .case_record import CaseRecords
-from .records import case_of
+from .case_run import case_of
 
 
 class SessionSummary(CaseRecords):
