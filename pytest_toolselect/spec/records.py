@@ -14,7 +14,6 @@ absent key reads as what an absent key always meant (no key: the node id; no cou
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -209,9 +208,6 @@ class CaseRecord:
             test_failure=data.get("test_failure"),
         )
 
-    def replace(self, **changes: Any) -> CaseRecord:
-        return dataclasses.replace(self, **changes)
-
 
 def as_case_record(rec: CaseRecord | Mapping[str, Any]) -> CaseRecord:
     """A live record as it is; a mapping (a saved document's case, a hand-made record) read."""
@@ -249,9 +245,6 @@ class GroupRecord:
         if data["kind"] != GROUP_KIND:
             raise ValueError(f"not a GroupRecord record: kind {data['kind']!r}")
         return cls(**{k: _copy(data[k]) for k in _GROUP_KEYS[1:]})
-
-    def replace(self, **changes: Any) -> GroupRecord:
-        return dataclasses.replace(self, **changes)
 
 
 _LINT_KEYS = ("server", "entry", "findings", "new", "tools", "coverage", "heatmap", "threshold")
