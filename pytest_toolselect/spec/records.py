@@ -142,10 +142,6 @@ class CaseRecord:
     #: a decorated test whose own assertion failed (scored, and failed by its body)
     test_failure: str | None = None
 
-    @property
-    def scored(self) -> bool:
-        return self.status is not None
-
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: _copy(getattr(self, k)) for k in _CASE_KEYS}
         if self.status is None:
