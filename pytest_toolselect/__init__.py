@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_toolselect.plugin.decorator import case
-    from pytest_toolselect.run.records import CaseRun
+    from pytest_toolselect.run.case_run import CaseRun
     from pytest_toolselect.scoring.checks import CheckResult, ScoreResult
     from pytest_toolselect.spec.errors import ToolselectError
 
@@ -23,7 +23,7 @@ _LAZY = {
     "CheckResult": ".scoring.checks",
     "ScoreResult": ".scoring.checks",
     "ToolselectError": ".spec.errors",
-    "CaseRun": ".run.records",
+    "CaseRun": ".run.case_run",
 }
 
 

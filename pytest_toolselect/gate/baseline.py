@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.fingerprint import fingerprint as fingerprint  # re-exported
+from pytest_toolselect.spec.records import CaseRecord, as_case_record
 
 from .atomic import write_text
 from .rules import DEFAULT_HISTORY
@@ -183,24 +184,26 @@ def subject_mismatch(stored: Mapping[str, Any], current: Mapping[str, Any]) -> l
     return [k for k in keys if stored.get(k) != current.get(k)]
 
 
-def entry(record: Mapping[str, Any], history: Iterable[Iterable[int]] | None = None) -> dict[str, Any]:
+def entry(record: CaseRecord | Mapping[str, Any],
+          history: Iterable[Iterable[int]] | None = None) -> dict[str, Any]:
     """A case's baseline entry from its run record (history: the runs kept, this one last)."""
+    rec = as_case_record(record)
     runs = [[int(p), int(r)] for p, r in history] if history is not None else []
     if not runs:
-        runs = [[record["passes"], record["reps"]]]
+        runs = [[rec.passes, rec.reps]]
     return {
-        "status": record["status"],
-        "passes": record["passes"],
-        "reps": record["reps"],
-        "first_tool": record["first_tool"],
-        "failing_checks": sorted(record["failing_checks"]),
-        "case_fingerprint": record["case_fingerprint"],
-        "tools_fingerprint": record["tools_fingerprint"],
+        "status": rec.status,
+        "passes": rec.passes,
+        "reps": rec.reps,
+        "first_tool": rec.first_tool,
+        "failing_checks": sorted(rec.failing_checks),
+        "case_fingerprint": rec.case_fingerprint,
+        "tools_fingerprint": rec.tools_fingerprint,
         "history": runs,
     }
 
 
-def merged_history(old: Mapping[str, Any] | None, record: Mapping[str, Any],
+def merged_history(old: Mapping[str, Any] | None, record: CaseRecord | Mapping[str, Any],
                    keep: int = DEFAULT_HISTORY) -> list[list[int]]:
     """The runs to store for a case: the old entry's runs plus this one, the last `keep`.
 
@@ -212,15 +215,17 @@ def merged_history(old: Mapping[str, Any] | None, record: Mapping[str, Any],
 
     if keep < 1:
         raise ValueError(f"keep at least one run, got {keep}")
+    rec = as_case_record(record)
     # only reps the model was really asked are evidence (a cache replay is not)
-    fresh = fresh_run(record)
+    fresh = fresh_run(rec)
     this = [[int(p), int(r)] for p, r in [fresh]] if fresh is not None else []
     # a fingerprint the entry does not hold (a hand-written entry) is not a change,
     # as in the run record's case_changed and tools_changed
-    if old is None or any(old.get(k) not in (None, record.get(k))
-                          for k in ("case_fingerprint", "tools_fingerprint")):
+    if old is None or any(old.get(k) not in (None, now) for k, now in (
+            ("case_fingerprint", rec.case_fingerprint),
+            ("tools_fingerprint", rec.tools_fingerprint))):
         # a first entry needs a run: a replayed one is the best evidence there is
-        return this or [[int(record["passes"]), int(record["reps"])]]
+        return this or [[int(rec.passes), int(rec.reps)]]
     stored = old.get("history")
     # an entry written before the history existed counts as its one run
     runs = [[int(p), int(r)] for p, r in stored] if stored else [[int(old["passes"]),
@@ -228,7 +233,7 @@ def merged_history(old: Mapping[str, Any] | None, record: Mapping[str, Any],
     return [*runs, *this][-keep:]
 
 
-def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
+def build(subject: Mapping[str, Any], records: Iterable[CaseRecord | Mapping[str, Any]],
           old: Baseline | None, gone: Iterable[str] = (), *,
           history: int = DEFAULT_HISTORY,
           group_entries: Mapping[str, Mapping[str, Any]] | None = None,
@@ -238,25 +243,25 @@ def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
     Cases that errored or were not run keep their old entries (nothing lost);
     cases known to be gone are dropped. A case run again keeps its last `history`
     runs (merged_history), so a case that wobbles on main is known as marginal.
+    Records are the run's own, or a merged results document's cases (read as records).
     """
     from .evidence import replayed
 
     cases: dict[str, dict[str, Any]] = dict(old.cases) if old is not None else {}
     for nodeid in gone:
         cases.pop(nodeid, None)
-    records = list(records)
-    for rec in records:
-        if rec.get("status") is not None:
-            key = rec.get("key", rec["nodeid"])
-            before = cases.get(key)
-            if before is None and old is not None and rec.get("renamed_from"):
+    recs = [as_case_record(r) for r in records]
+    for rec in recs:
+        if rec.status is not None:
+            before = cases.get(rec.key)
+            if before is None and old is not None and rec.renamed_from:
                 # a renamed case carries its old entry's history to its new key
-                before = old.cases.get(rec["renamed_from"])
-            if before is not None and replayed(rec) and not (rec.get("case_changed")
-                                                             or rec.get("tools_changed")):
-                cases[key] = dict(before)  # a replay is no new evidence
+                before = old.cases.get(rec.renamed_from)
+            if before is not None and replayed(rec) and not (rec.case_changed
+                                                             or rec.tools_changed):
+                cases[rec.key] = dict(before)  # a replay is no new evidence
                 continue
-            cases[key] = entry(rec, merged_history(before, rec, history))
+            cases[rec.key] = entry(rec, merged_history(before, rec, history))
     groups: dict[str, Any] = dict(old.groups) if old is not None else {}
     groups.update(group_entries or {})
     document: dict[str, Any] = {
@@ -271,20 +276,20 @@ def build(subject: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
     lint.update({s: sorted(ids) for s, ids in (lint_entries or {}).items()})
     if lint:
         document["lint"] = {k: lint[k] for k in sorted(lint)}
-    document.update(_tool_tables(document["cases"], records, old))
+    document.update(_tool_tables(document["cases"], recs, old))
     return document
 
 
-def _tool_tables(cases: Mapping[str, Mapping[str, Any]], records: Iterable[Mapping[str, Any]],
+def _tool_tables(cases: Mapping[str, Mapping[str, Any]], records: Iterable[CaseRecord],
                  old: Baseline | None) -> dict[str, Any]:
     """The toolsets and descriptions the entries' tools fingerprints refer to (this run's
     over the old file's), and nothing else: the file stays bounded and deterministic."""
     toolsets = dict(old.toolsets) if old is not None else {}
     texts = dict(old.descriptions) if old is not None else {}
     for rec in records:
-        if rec.get("toolset") is not None:
-            toolsets[rec["tools_fingerprint"]] = rec["toolset"]
-        texts.update(rec.get("tool_texts") or {})
+        if rec.toolset is not None and rec.tools_fingerprint is not None:
+            toolsets[rec.tools_fingerprint] = rec.toolset
+        texts.update(rec.tool_texts)
     used = sorted({c["tools_fingerprint"] for c in cases.values() if c.get("tools_fingerprint")}
                   & set(toolsets))
     out: dict[str, Any] = {}

@@ -1,4 +1,5 @@
-"""What a run is evidence of, for a case's history: pure functions over run records.
+"""What a run is evidence of, for a case's history: pure functions over run records
+(a mapping, a saved document's case or a hand-made record, is read as one at the edge).
 
 A rep answered from the response cache repeats an answer the model gave before; adding
 it to the history again would count one ask as several clean runs, and the next
@@ -12,25 +13,26 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_toolselect.gate.rules import STILL_FAILING, Run, history_of
+from pytest_toolselect.spec.records import CaseRecord, as_case_record
 
 
-def fresh_run(record: Mapping[str, Any]) -> Run | None:
+def fresh_run(record: CaseRecord | Mapping[str, Any]) -> Run | None:
     """The (passes, reps) of the reps the model was really asked; None when the cache
     answered every rep (the run is no new evidence)."""
-    cached = list(record.get("cached") or [])
-    if not any(cached):
-        return int(record["passes"]), int(record["reps"])
-    checks = list(record.get("checks") or [])
-    fresh = [i for i, hit in enumerate(cached) if not hit]
-    if not fresh or len(checks) != len(cached):
+    rec = as_case_record(record)
+    if not any(rec.cached):
+        return rec.passes, rec.reps
+    fresh = [i for i, hit in enumerate(rec.cached) if not hit]
+    if not fresh or len(rec.checks) != len(rec.cached):
         return None
-    passes = sum(1 for i in fresh if all(c["passed"] for c in checks[i]))
+    passes = sum(1 for i in fresh if all(c.passed for c in rec.checks[i]))
     return passes, len(fresh)
 
 
-def replayed(record: Mapping[str, Any]) -> bool:
+def replayed(record: CaseRecord | Mapping[str, Any]) -> bool:
     """Every rep of a scored case came from the response cache."""
-    return record.get("status") is not None and fresh_run(record) is None
+    rec = as_case_record(record)
+    return rec.status is not None and fresh_run(rec) is None
 
 
 def dropped_from(verdict: str, base: Mapping[str, Any] | None) -> list[int] | None:
@@ -48,11 +50,12 @@ def dropped_from(verdict: str, base: Mapping[str, Any] | None) -> list[int] | No
 DROPPED = "dropped_not_significant"
 
 
-def section(case: Mapping[str, Any]) -> str:
+def section(case: CaseRecord | Mapping[str, Any]) -> str:
     """The report section of a record or results case: its verdict, or DROPPED."""
-    if case["verdict"] == STILL_FAILING and case.get("dropped_from"):
+    rec = as_case_record(case)
+    if rec.verdict == STILL_FAILING and rec.dropped_from:
         return DROPPED
-    return str(case["verdict"])
+    return rec.verdict
 
 
 def dropped_label(held: Iterable[int]) -> str:
@@ -60,17 +63,17 @@ def dropped_label(held: Iterable[int]) -> str:
     return f"dropped, not significant: held {passes}/{reps} on the baseline"
 
 
-def history_lines(records: Iterable[Mapping[str, Any]]) -> list[str]:
+def history_lines(records: Iterable[CaseRecord | Mapping[str, Any]]) -> list[str]:
     """What an update did to the histories: cases restarted (and why), replays not counted."""
     tools = case = cached = 0
-    for rec in records:
-        if rec.get("status") is None:
+    for rec in map(as_case_record, records):
+        if rec.status is None:
             continue
-        if rec.get("case_changed"):
+        if rec.case_changed:
             case += 1
-        elif rec.get("tools_changed"):
+        elif rec.tools_changed:
             tools += 1
-        elif replayed(rec) and rec.get("in_baseline"):
+        elif replayed(rec) and rec.in_baseline:
             # a new case is recorded from its replayed run: an entry needs one
             cached += 1
     out = []

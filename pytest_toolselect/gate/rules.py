@@ -15,13 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # the names and defaults are data the options table shows too; re-exported as gate.<name>
 from pytest_toolselect.spec.rules import DEFAULT_HISTORY as DEFAULT_HISTORY
 from pytest_toolselect.spec.rules import DEFAULT_RULE
 from pytest_toolselect.spec.rules import RULE_NAMES as RULE_NAMES
 from pytest_toolselect.spec.rules import rule_problem as rule_problem
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.records import CaseRecord
 
 HELD, FLAKY, FAILING = "held", "flaky", "failing"
 
@@ -201,7 +204,8 @@ def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: 
 # -- the whole suite ------------------------------------------------------------------------------
 
 
-def suite_change(records: Iterable[Mapping[str, Any]], base_cases: Mapping[str, Mapping[str, Any]],
+def suite_change(records: Iterable[CaseRecord | Mapping[str, Any]],
+                 base_cases: Mapping[str, Mapping[str, Any]],
                  *, fail_on_drop: bool = False) -> dict[str, Any] | None:
     """The share of cases held now against the baseline, with a Newcombe 95% interval.
 
@@ -210,15 +214,17 @@ def suite_change(records: Iterable[Mapping[str, Any]], base_cases: Mapping[str, 
     independent (as Newcombe's method 10 does) makes the interval wider, never narrower:
     the check can only err towards not blocking. None when nothing can be compared.
     """
+    from pytest_toolselect.spec.records import as_case_record
+
     from .stats import newcombe_diff
 
     now_held = base_held = n = 0
-    for rec in records:
-        base = base_cases.get(rec.get("key", rec["nodeid"]))
-        if rec.get("status") is None or base is None:
+    for rec in map(as_case_record, records):
+        base = base_cases.get(rec.key)
+        if rec.status is None or base is None:
             continue
         n += 1
-        now_held += rec["status"] == HELD
+        now_held += rec.status == HELD
         base_held += base.get("status") == HELD
     if n == 0:
         return None

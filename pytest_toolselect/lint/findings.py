@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.records import LintRecord
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 #: most severe first
@@ -53,21 +56,21 @@ def blocking(findings: Iterable[Finding], fail_on: str) -> list[Finding]:
     return [f for f in findings if f.at_least(fail_on)]
 
 
-def merged_document(records: dict[str, dict[str, Any]]) -> dict[str, Any] | None:
+def merged_document(records: Mapping[str, LintRecord]) -> dict[str, Any] | None:
     """The lint section of the results document, from the items' records."""
     if not records:
         return None
     findings: dict[str, dict[str, Any]] = {}
     new: set[str] = set()
     for rec in records.values():
-        for f in rec["findings"]:
+        for f in rec.findings:
             findings.setdefault(f["id"], f)
-        new.update(rec["new"])
+        new.update(rec.new)
     first = next(iter(records.values()))
     rank = {s: i for i, s in enumerate(SEVERITIES)}
     ordered = sorted(findings.values(), key=lambda f: (rank[f["severity"]], f["rule"], f["id"]))
-    return {"threshold": first["threshold"], "heatmap": first["heatmap"],
-            "servers": {s: r["tools"] for s, r in sorted(records.items())},
-            "coverage": {s: r["coverage"] for s, r in sorted(records.items()) if r["coverage"]},
+    return {"threshold": first.threshold, "heatmap": first.heatmap,
+            "servers": {s: r.tools for s, r in sorted(records.items())},
+            "coverage": {s: r.coverage for s, r in sorted(records.items()) if r.coverage},
             "findings": [{**f, "new": f["id"] in new} for f in ordered],
             "new": sorted(new)}

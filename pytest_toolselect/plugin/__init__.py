@@ -16,9 +16,10 @@ import pytest
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.report.printable import printable
-from pytest_toolselect.run.records import DECORATED_CASE
+from pytest_toolselect.run.case_run import DECORATED_CASE
 from pytest_toolselect.run.session import RUN_SESSION, RunSession
 from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.records import CaseRecord
 
 from .options import add_options
 from .verdict import CASE, ORDER, RECORD, CaseFailed, conclude_case, record_failed_body, setup_case
@@ -179,13 +180,14 @@ class SessionHooks:
         rec = item.stash.get(RECORD, None)
         if rec is not None and (call.when == "call" or (call.when == "setup" and not report.passed)):
             # plain JSON data on the report travels to the xdist controller with it
-            report.toolselect = rec
+            report.toolselect = rec.to_json()
         if call.excinfo is not None and isinstance(call.excinfo.value, (CaseFailed, ToolselectError)):
             # the message is the whole story; a traceback through the plugin adds nothing
             report.longrepr = printable(str(call.excinfo.value))
-        elif report.skipped and rec is not None and rec["verdict"] == gate.SKIPPED:
+        elif report.skipped and rec is not None and rec.verdict == gate.SKIPPED:
             # point the skip at the case, not at the plugin line that skipped it
-            reason = call.excinfo.value.msg if call.excinfo is not None else rec.get("error")
+            reason = (call.excinfo.value.msg if call.excinfo is not None
+                      else rec.error if isinstance(rec, CaseRecord) else None)
             report.longrepr = (str(item.path), (item.location[1] or 0) + 1, printable(f"Skipped: {reason}"))
         return report
 

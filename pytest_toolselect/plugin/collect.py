@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -11,6 +12,7 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.records import GroupRecord
 
 from .verdict import ORDER, RECORD, CaseFailed, conclude_case, setup_case
 
@@ -122,14 +124,14 @@ class GroupItem(_PlainErrors, pytest.Item):
         session.prefetch(self)
         calls = session.runner.result(self.nodeid, lambda: _group_job(session, self.group))
         base = session.baseline_group(self.nodeid)
-        rec = group_record(self.nodeid, self.stash.get(ORDER, 0), self.path, self.group, calls, base)
-        rec["key"] = session.key_of(self.nodeid)
+        rec = group_record(self.nodeid, self.stash.get(ORDER, 0), self.path, self.group, calls, base,
+                           key=session.key_of(self.nodeid))
         self.stash[RECORD] = rec
         if calls and all(c.get("skipped") for c in calls):
-            rec["verdict"] = gate.SKIPPED
+            self.stash[RECORD] = replace(rec, verdict=gate.SKIPPED)
             pytest.skip(str(calls[0].get("error") or "cost cap reached"))
-        if calls and not rec["entry"]:
-            rec["verdict"] = gate.ERROR
+        if calls and not rec.entry:
+            self.stash[RECORD] = replace(rec, verdict=gate.ERROR)
             errors = [c["error"] for c in calls if c.get("error")]
             raise ToolselectError(f"no call of group {self.group.id} was scored "
                                   f"({len(errors)} errors); first: {errors[0] if errors else '?'}")
@@ -139,7 +141,8 @@ class GroupItem(_PlainErrors, pytest.Item):
 
         rec = self.stash[RECORD]
         session = self.config.stash[RUN_SESSION]
-        if rec["verdict"] == "regression" and not session.flag("update_baseline"):
+        if (isinstance(rec, GroupRecord) and rec.verdict == "regression"
+                and not session.flag("update_baseline")):
             raise CaseFailed(regression_text(rec, session.baseline_group(self.nodeid)))
 
 

@@ -15,9 +15,10 @@ import pytest
 
 from pytest_toolselect.lint.findings import ERROR, INFO, Finding
 from pytest_toolselect.report.printable import printable
-from pytest_toolselect.run.records import case_of
+from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RunSession
 from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.records import LintRecord
 
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case
 
 #: the finding data an item hands the controller
-LINT_RECORD = pytest.StashKey[dict[str, Any]]()
+LINT_RECORD = pytest.StashKey[LintRecord]()
 ITEM_PREFIX = "toolselect-lint"
 
 
@@ -66,12 +67,12 @@ class LintItem(pytest.Item):
         known = base.lint.get(self.server) if base is not None else None
         new = new_errors(findings, known)
         blocks = bool(new) and (base is not None or not session.have_baseline)
-        self.stash[LINT_RECORD] = {
-            "server": self.server, "entry": stored_ids(findings),
-            "findings": [f.to_dict() for f in findings], "new": [f.id for f in new] if blocks else [],
-            "tools": list(report.servers.get(self.server, ())),
-            "coverage": report.coverage.get(self.server), "heatmap": report.heatmap(),
-            "threshold": report.threshold}
+        self.stash[LINT_RECORD] = LintRecord(
+            server=self.server, entry=stored_ids(findings),
+            findings=[f.to_dict() for f in findings], new=[f.id for f in new] if blocks else [],
+            tools=list(report.servers.get(self.server, ())),
+            coverage=report.coverage.get(self.server), heatmap=report.heatmap(),
+            threshold=report.threshold)
         errors = [f for f in findings if f.severity == ERROR]
         if blocks:
             raise LintFailed(_explain(self.server, new, base is not None))
@@ -147,14 +148,16 @@ class LintHooks:
         report = yield
         rec = item.stash.get(LINT_RECORD, None)
         if rec is not None and call.when == "call":
-            report.toolselect_lint = rec
+            # plain JSON data on the report travels to the xdist controller with it
+            report.toolselect_lint = rec.to_json()
         return report
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = getattr(report, "toolselect_lint", None)
         if isinstance(rec, dict):
-            self.session.lint_records[str(rec["server"])] = rec
+            lint = LintRecord.from_json(rec)
+            self.session.lint_records[lint.server] = lint
 
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -165,5 +168,5 @@ class LintHooks:
         terminalreporter.section("toolselect lint")
         for server, rec in sorted(self.session.lint_records.items()):
             terminalreporter.write_line(printable(
-                f"{server}: {counts_line(rec['findings'])}; {len(rec['new'])} new"))
+                f"{server}: {counts_line(rec.findings)}; {len(rec.new)} new"))
 

@@ -8,22 +8,25 @@ pass or a failure) and the verdict is applied in the call phase.
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.report.printable import printable
-from pytest_toolselect.run.records import CaseRun
+from pytest_toolselect.run.case_run import CaseRun
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.records import CaseRecord, GroupRecord
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case
 
 ORDER = pytest.StashKey[int]()
 RUN = pytest.StashKey[CaseRun]()
-RECORD = pytest.StashKey[dict[str, Any]]()
+#: the item's record (a case's or a preference group's), set in setup or call
+RECORD = pytest.StashKey[CaseRecord | GroupRecord]()
 #: a decorated test's case, set by the toolselect_result fixture
 CASE = pytest.StashKey["Case"]()
 
@@ -72,7 +75,7 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
     run = item.stash[RUN]
     rec = session.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
     item.stash[RECORD] = rec
-    outcome = session.outcome(rec["verdict"])
+    outcome = session.outcome(rec.verdict)
     if outcome == "failed":
         raise CaseFailed("\n".join(describe(rec)))
     if outcome == "xfailed":
@@ -96,20 +99,20 @@ def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> Non
     session = item.config.stash[RUN_SESSION]
     rec = session.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    rec["test_failure"] = clip_text(f"{type(exc).__name__}: {message}" if message else type(exc).__name__)
-    item.stash[RECORD] = rec
+    item.stash[RECORD] = replace(rec, test_failure=clip_text(
+        f"{type(exc).__name__}: {message}" if message else type(exc).__name__))
 
 
-def _xfail_reason(rec: dict[str, Any]) -> str:
+def _xfail_reason(rec: CaseRecord) -> str:
     label = {"still_failing": "still failing", "new_failing": "new failing",
-             "regression": "regression accepted by --toolselect-update-baseline"}[rec["verdict"]]
-    if rec.get("dropped_from"):
+             "regression": "regression accepted by --toolselect-update-baseline"}[rec.verdict]
+    if rec.dropped_from:
         from pytest_toolselect.gate.evidence import dropped_label
 
-        label = dropped_label(rec["dropped_from"])
-    checks = ", ".join(rec["failing_checks"]) or "?"
-    first = next(iter(rec["failing_detail"].values()), "")
+        label = dropped_label(rec.dropped_from)
+    checks = ", ".join(rec.failing_checks) or "?"
+    first = next(iter(rec.failing_detail.values()), "")
     from pytest_toolselect.spec.clip import clip_text
 
     # a reason is printed and goes into JUnit XML: bounded like every shown text
-    return f"{label}: {checks}: {clip_text(str(first), 600)} | why: {clip_text(str(rec['why']))}"
+    return f"{label}: {checks}: {clip_text(str(first), 600)} | why: {clip_text(str(rec.why))}"

@@ -8,38 +8,40 @@ from typing import Any
 
 from pytest_toolselect.gate.evidence import dropped_label
 from pytest_toolselect.gate.toolsdiff import lines as tool_lines
+from pytest_toolselect.spec.records import CaseRecord, Escalation, as_case_record
 
 
-def notes(case: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
+def notes(record: CaseRecord | Mapping[str, Any]) -> list[tuple[str, list[str]]]:
     """(note, detail lines) pairs, for a run record or a results document's case."""
+    case = as_case_record(record)
     out: list[tuple[str, list[str]]] = []
-    if case.get("model") == "local/bm25" and "arguments" in (case.get("failing_checks") or ()):
+    if case.model == "local/bm25" and "arguments" in case.failing_checks:
         # the embedded model picks a tool and passes no argument: a matcher can only miss
         out.append(("local/bm25 fills no arguments; use a real model for argument checks", []))
-    if case.get("renamed_from"):
-        out.append((f"renamed from {case['renamed_from']} (compared with its baseline entry)", []))
-    if case.get("dropped_from"):
-        out.append((dropped_label(case["dropped_from"])
+    if case.renamed_from:
+        out.append((f"renamed from {case.renamed_from} (compared with its baseline entry)", []))
+    if case.dropped_from:
+        out.append((dropped_label(case.dropped_from)
                     + " (too little evidence for the gate's rule to call it a regression)", []))
-    if case.get("escalation"):
-        out.append((escalated_label(case["escalation"]), []))
-    changed = [what for what, key in (("the tools offered or the system prompt", "tools_changed"),
-                                      ("the case itself", "case_changed")) if case.get(key)]
+    if case.escalation is not None:
+        out.append((escalated_label(case.escalation), []))
+    changed = [what for what, moved in (("the tools offered or the system prompt", case.tools_changed),
+                                        ("the case itself", case.case_changed)) if moved]
     if changed:
         out.append((f"since the baseline, {' and '.join(changed)} changed",
-                    tool_lines(case.get("tools_diff") or [])))
+                    tool_lines(case.tools_diff or [])))
     return out
 
 
-def escalated_label(escalation: Mapping[str, Any]) -> str:
+def escalated_label(escalation: Escalation) -> str:
     """One case's adaptive reps: how many times more it was asked, and why it stopped early."""
-    asked = int(escalation.get("extra_reps") or 0)
+    asked = escalation.extra_reps
     label = f"adaptive reps: asked {asked} more time{'' if asked == 1 else 's'}"
-    if escalation.get("stopped"):
-        label += f", stopped early ({escalation['stopped']})"
+    if escalation.stopped:
+        label += f", stopped early ({escalation.stopped})"
     return label
 
 
-def note_lines(case: Mapping[str, Any]) -> list[str]:
+def note_lines(case: CaseRecord | Mapping[str, Any]) -> list[str]:
     """Every note and detail as one flat list of lines."""
     return [line for note, details in notes(case) for line in (note, *details)]

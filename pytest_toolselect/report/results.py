@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.spec.records import CaseRecord, as_case_record
 
 SCHEMA_VERSION = "tool_selection.v1"
 
@@ -35,58 +36,58 @@ def outcome_of(verdict: str, settings: Mapping[str, Any]) -> str:
     )
 
 
-def case_entry(rec: Mapping[str, Any], base: Mapping[str, Any] | None,
+def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] | None,
                settings: Mapping[str, Any]) -> dict[str, Any]:
     """One case of the document: every key present, whether or not it was scored."""
-    costs = list(rec.get("costs") or [])
-    priced = [c for c in costs if c is not None]
+    rec = as_case_record(record)
+    priced = [c for c in rec.costs if c is not None]
     entry = {
-        "nodeid": rec["nodeid"],
-        "key": rec.get("key", rec["nodeid"]),
-        "case_id": rec["case_id"],
-        "category": rec.get("category"),
-        "intent": rec.get("intent"),
-        "question": rec["question"],
-        "why": rec.get("why"),
-        "expect_tool": rec.get("expect_tool"),
-        "allow_no_tool": bool(rec.get("allow_no_tool")),
-        "status": rec.get("status"),
-        "verdict": rec["verdict"],
-        "outcome": "failed" if rec.get("test_failure") else outcome_of(rec["verdict"], settings),
-        "passes": rec.get("passes", 0),
-        "reps": rec.get("reps", 0),
-        "first_tool": rec.get("first_tool"),
-        "first_tools": list(rec.get("first_tools") or []),
-        "calls": list(rec.get("calls") or []),
-        "checks": list(rec.get("checks") or []),
-        "failing_checks": list(rec.get("failing_checks") or []),
-        "failing_detail": dict(rec.get("failing_detail") or {}),
-        "error": rec.get("error"),
+        "nodeid": rec.nodeid,
+        "key": rec.key,
+        "case_id": rec.case_id,
+        "category": rec.category,
+        "intent": rec.intent,
+        "question": rec.question,
+        "why": rec.why,
+        "expect_tool": rec.expect_tool,
+        "allow_no_tool": rec.allow_no_tool,
+        "status": rec.status,
+        "verdict": rec.verdict,
+        "outcome": "failed" if rec.test_failure else outcome_of(rec.verdict, settings),
+        "passes": rec.passes,
+        "reps": rec.reps,
+        "first_tool": rec.first_tool,
+        "first_tools": list(rec.first_tools),
+        "calls": list(rec.calls),
+        "checks": [[c.to_json() for c in rep] for rep in rec.checks],
+        "failing_checks": list(rec.failing_checks),
+        "failing_detail": dict(rec.failing_detail),
+        "error": rec.error,
         "baseline": (None if base is None else
                      {k: base.get(k) for k in ("status", "passes", "reps", "first_tool",
                                                "failing_checks")}),
-        "tools_changed": bool(rec.get("tools_changed")),
-        "case_changed": bool(rec.get("case_changed")),
-        "model": rec.get("model"),
-        "usage": dict(rec.get("usage") or {}),
-        "cost_usd": sum(priced) if priced else (None if costs else 0.0),
-        "cached": list(rec.get("cached") or []),
-        "renamed_from": rec.get("renamed_from"),
-        "dropped_from": rec.get("dropped_from"),
-        "tools_diff": rec.get("tools_diff"),
+        "tools_changed": rec.tools_changed,
+        "case_changed": rec.case_changed,
+        "model": rec.model,
+        "usage": dict(rec.usage),
+        "cost_usd": sum(priced) if priced else (None if rec.costs else 0.0),
+        "cached": list(rec.cached),
+        "renamed_from": rec.renamed_from,
+        "dropped_from": rec.dropped_from,
+        "tools_diff": rec.tools_diff,
         # what `toolselect merge` needs to join shards: the item's place in the whole
         # suite, and the fingerprints a baseline entry keeps
-        "order": rec.get("order"),
-        "case_fingerprint": rec.get("case_fingerprint"),
-        "tools_fingerprint": rec.get("tools_fingerprint"),
+        "order": rec.order,
+        "case_fingerprint": rec.case_fingerprint,
+        "tools_fingerprint": rec.tools_fingerprint,
         # and the tools a baseline keeps for the tools-changed note (texts: the document's)
-        "toolset": rec.get("toolset"),
+        "toolset": rec.toolset,
     }
-    if rec.get("escalation"):
-        entry["escalation"] = dict(rec["escalation"])
-    if rec.get("test_failure"):
+    if rec.escalation is not None:
+        entry["escalation"] = rec.escalation.to_json()
+    if rec.test_failure:
         # a decorated test whose own assertion failed: scored, and failed by its body
-        entry["test_failure"] = rec["test_failure"]
+        entry["test_failure"] = rec.test_failure
     return entry
 
 
@@ -142,13 +143,14 @@ def confusion(cases: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             for (w, g), n in sorted(counts.items(), key=lambda p: (-p[1], p[0]))]
 
 
-def first_tools_by_intent(cases: Iterable[Mapping[str, Any]]) -> dict[str, Counter[str]]:
+def first_tools_by_intent(cases: Iterable[CaseRecord | Mapping[str, Any]]
+                          ) -> dict[str, Counter[str]]:
     """The first tools each intent's scored phrasings and reps chose (cases or run records)."""
     by_intent: dict[str, Counter[str]] = {}
-    for c in cases:
-        if c.get("intent") and c.get("status") is not None:
-            by_intent.setdefault(c["intent"], Counter()).update(
-                f if f is not None else NOTHING for f in c.get("first_tools") or ())
+    for c in map(as_case_record, cases):
+        if c.intent and c.status is not None:
+            by_intent.setdefault(c.intent, Counter()).update(
+                f if f is not None else NOTHING for f in c.first_tools)
     return by_intent
 
 
@@ -213,8 +215,8 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
     """The document from the session's plain data (see RunSession.results_input)."""
     settings = data["settings"]
     base_cases: Mapping[str, Mapping[str, Any]] = data.get("baseline_cases") or {}
-    cases = [case_entry(r, base_cases.get(r.get("renamed_from") or r.get("key", r["nodeid"])), settings)
-             for r in data["records"]]
+    records = [as_case_record(r) for r in data["records"]]
+    cases = [case_entry(r, base_cases.get(r.renamed_from or r.key), settings) for r in records]
     preference = data.get("preference")
     probe_cost = None
     if preference is not None:
@@ -250,7 +252,7 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
                      bool(data.get("capped")), probe_cost),
         "cases": cases,
         "preference": preference,
-        "tool_texts": tool_texts(data["records"]),
+        "tool_texts": tool_texts(records),
         **({"lint": data["lint"]} if data.get("lint") else {}),
     }
     if data.get("escalations"):
@@ -259,24 +261,25 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
     return document
 
 
-def tool_texts(records: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+def tool_texts(records: Iterable[CaseRecord]) -> dict[str, str]:
     """Every tool description the records carried, by tool fingerprint: one table per run
     (a record carries a text only where its process met it first)."""
     texts: dict[str, str] = {}
     for rec in records:
-        texts.update(rec.get("tool_texts") or {})
+        texts.update(rec.tool_texts)
     return dict(sorted(texts.items()))
 
 
-def escalations(records: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """How many cases were asked again, the calls that cost, and the verdicts they reached."""
-    escalated: Sequence[Mapping[str, Any]] = [r for r in records if r.get("escalation")]
+def escalations(records: Iterable[CaseRecord | Mapping[str, Any]]) -> dict[str, Any] | None:
+    """How many cases were asked again, the calls that cost, and the verdicts they reached
+    (run records, or a merged document's cases)."""
+    escalated = [(r, r.escalation) for r in map(as_case_record, records) if r.escalation]
     if not escalated:
         return None
-    verdicts = Counter(r["verdict"] for r in escalated)
+    verdicts = Counter(r.verdict for r, _ in escalated)
     return {
         "cases": len(escalated),
-        "calls": sum(r["escalation"]["extra_reps"] for r in escalated),
-        "stopped": sum(1 for r in escalated if r["escalation"].get("stopped")),
+        "calls": sum(e.extra_reps for _, e in escalated),
+        "stopped": sum(1 for _, e in escalated if e.stopped),
         "verdicts": {v: verdicts[v] for v in gate.VERDICT_ORDER if verdicts.get(v)},
     }

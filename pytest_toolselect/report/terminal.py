@@ -9,6 +9,7 @@ from typing import Any
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
 from pytest_toolselect.spec.clip import clip_text
+from pytest_toolselect.spec.records import CaseRecord, as_case_record
 
 from .notes import notes
 from .results import NOTHING, first_tools_by_intent, intent_disagreements
@@ -42,26 +43,27 @@ def _call_text(call: Mapping[str, Any]) -> str:
     return f"{call['name']}({inner})"
 
 
-def _expected_text(rec: Mapping[str, Any]) -> str:
-    expect = rec.get("expect_tool")
+def _expected_text(rec: CaseRecord) -> str:
+    expect = rec.expect_tool
     if expect is None:
         return "(any tool)"
     text = " or ".join(expect) if expect else NOTHING
-    if rec.get("allow_no_tool") and expect:
+    if rec.allow_no_tool and expect:
         text += ", or nothing"
     return text
 
 
-def describe(rec: Mapping[str, Any]) -> list[str]:
+def describe(record: CaseRecord | Mapping[str, Any]) -> list[str]:
     """One case in full: what was asked, expected, called, which check failed, and why."""
+    rec = as_case_record(record)
     # the record keeps the whole text (the HTML search covers it); what is printed is clipped
-    out = [f"question: {clip_text(str(rec['question']))}", f"expected: {_expected_text(rec)}"]
-    if rec.get("error"):
+    out = [f"question: {clip_text(str(rec.question))}", f"expected: {_expected_text(rec)}"]
+    if rec.error:
         # a server's stderr tail spans lines: keep them under the first, not at the margin
-        first, *rest = str(rec["error"]).splitlines() or [""]
+        first, *rest = str(rec.error).splitlines() or [""]
         out.append(f"error:    {first}")
         out.extend(f"          {line}" for line in rest)
-    calls = rec.get("calls") or []
+    calls = rec.calls
     distinct: list[list[Any]] = []
     for turn in calls:
         if turn not in distinct:
@@ -71,13 +73,13 @@ def describe(rec: Mapping[str, Any]) -> list[str]:
         count = calls.count(turn)
         suffix = f"   (x{count} of {len(calls)} reps)" if len(calls) > 1 else ""
         out.append(f"called:   {text}{suffix}")
-    for name, detail in (rec.get("failing_detail") or {}).items():
+    for name, detail in rec.failing_detail.items():
         out.append(f"failing:  {name}: {clip_text(str(detail), CLIP_DETAIL)}")
-    if rec.get("status") is not None and rec.get("reps", 1) > 1:
-        out.append(f"passes:   {rec['passes']}/{rec['reps']} reps")
-    if rec.get("test_failure"):
-        out.append(f"test:     {rec['test_failure']}")
-    out.append(f"why:      {clip_text(str(rec['why']))}")
+    if rec.status is not None and rec.reps > 1:
+        out.append(f"passes:   {rec.passes}/{rec.reps} reps")
+    if rec.test_failure:
+        out.append(f"test:     {rec.test_failure}")
+    out.append(f"why:      {clip_text(str(rec.why))}")
     for note, details in notes(rec):
         out.append(f"note:     {note}")
         out.extend(f"            {line}" for line in details)
@@ -86,24 +88,24 @@ def describe(rec: Mapping[str, Any]) -> list[str]:
 
 def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
     """The summary as plain data: counts, sections, intents, categories, confusions."""
-    records: Sequence[Mapping[str, Any]] = data["records"]
+    records = [as_case_record(r) for r in data["records"]]
     verdicts = Counter(section(r) for r in records)
-    by_verdict: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    by_verdict: dict[str, list[CaseRecord]] = defaultdict(list)
     for r in records:
         by_verdict[section(r)].append(r)
 
     categories: dict[str, list[int]] = {}
     confusions: Counter[tuple[str, str]] = Counter()
     for r in records:
-        if r.get("status") is None:
+        if r.status is None:
             continue
-        firsts = [f or NOTHING for f in r.get("first_tools", [])]
-        cat = r.get("category") or "(none)"
+        firsts = [f or NOTHING for f in r.first_tools]
+        cat = r.category or "(none)"
         held = categories.setdefault(cat, [0, 0])
-        held[0] += r["status"] == gate.HELD
+        held[0] += r.status == gate.HELD
         held[1] += 1
-        expect = r.get("expect_tool")
-        if expect is not None and "tool_choice" in r.get("failing_checks", []):
+        expect = r.expect_tool
+        if expect is not None and "tool_choice" in r.failing_checks:
             want = " | ".join(expect) if expect else NOTHING
             for first in firsts:
                 if first not in (expect or [NOTHING]):
@@ -111,19 +113,19 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
     intents = first_tools_by_intent(records)
     costs: dict[str, dict[str, Any]] = {}
     for r in records:
-        model = r.get("model")
+        model = r.model
         if not model:
             continue
         entry = costs.setdefault(model, {"calls": 0, "priced_usd": 0.0, "unpriced": 0,
                                          "usage": Counter(), "truncated": 0})
-        for cost in r.get("costs", []):
+        for cost in r.costs:
             entry["calls"] += 1
             if cost is None:
                 entry["unpriced"] += 1
             else:
                 entry["priced_usd"] += cost
-        entry["usage"].update(r.get("usage") or {})
-        entry["truncated"] += r.get("truncated", 0)
+        entry["usage"].update(r.usage)
+        entry["truncated"] += r.truncated
     return {
         "model_line": data["model_line"],
         "baseline": data.get("baseline"),
@@ -142,7 +144,7 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
         "cost_cap": data.get("cost_cap"),
         "verbose": bool(data.get("verbose")),
         "cache": _cache_summary(records) if data.get("cache") else None,
-        "dropped_schema_keys": sorted({k for r in records for k in r.get("dropped_schema_keys", [])}),
+        "dropped_schema_keys": sorted({k for r in records for k in r.dropped_schema_keys}),
         # the share of cases held against the baseline, with its Newcombe interval (gate.suite_change)
         "suite": data.get("suite"),
         # what an update did to the histories (restarts, replays not counted)
@@ -190,12 +192,12 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
         yield ""
         yield f"{title}: {len(recs)}"
         if verdict == gate.SKIPPED:
-            yield f"  {recs[0]['error']}"
+            yield f"  {recs[0].error}"
         for rec in recs:
-            tag = f" [{rec['category']}]" if rec.get("category") else ""
-            yield f"  {rec['nodeid']}{tag}"
+            tag = f" [{rec.category}]" if rec.category else ""
+            yield f"  {rec.nodeid}{tag}"
             if verdict == gate.FLAKY:
-                yield f"    passes:   {rec['passes']}/{rec['reps']} reps"
+                yield f"    passes:   {rec.passes}/{rec.reps} reps"
                 continue
             if verdict == gate.SKIPPED:
                 continue
@@ -232,12 +234,12 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
                + ", ".join(summary["dropped_schema_keys"]))
 
 
-def _cache_summary(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _cache_summary(records: Sequence[CaseRecord]) -> dict[str, Any]:
     """Hits, misses and what the hits saved: a hit is a rep answered from the cache."""
     hits = misses = 0
     saved = 0.0
     for r in records:
-        for cached, cost in zip(r.get("cached", []), r.get("costs", []), strict=False):
+        for cached, cost in zip(r.cached, r.costs, strict=False):
             if cached:
                 hits += 1
                 saved += cost or 0.0

@@ -135,5 +135,5 @@ class BaselineAccess(SessionWiring):
         """The gone cases a report lists: an entry a renamed case took over is not gone."""
         if not self.baseline:
             return []
-        renamed = {r.get("renamed_from") for r in self.records.values()}
+        renamed = {r.renamed_from for r in self.records.values()}
         return [k for k in self.gone_cases() if k not in renamed]

@@ -12,14 +12,14 @@ import pytest
 from pytest_toolselect.spec.errors import ToolselectError
 
 from .baseline_access import BaselineAccess
-from .records import case_of
+from .case_run import case_of
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case
     from pytest_toolselect.spec.config import Config
     from pytest_toolselect.spec.tools import Tool
 
-    from .records import CaseRun
+    from .case_run import CaseRun
     from .runner import CaseRunner
 
 

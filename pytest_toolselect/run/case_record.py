@@ -1,20 +1,22 @@
-"""The run session's records: one case's JSON-able record, its outcome, the gathered records."""
+"""The run session's records: one case's record, its outcome, the gathered records."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.spec.records import GROUP_KIND, CaseRecord, CheckEntry, GroupRecord
 
 from .case_calls import CaseCalls
-from .records import first_tool
+from .case_run import first_tool
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case
 
-    from .records import CaseRun
+    from .case_run import CaseRun
 
 
 def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
@@ -28,27 +30,28 @@ class CaseRecords(CaseCalls):
     """Builds each case's record and keeps the records the controller gathers."""
 
     def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
-               error: str | None = None, verdict: str = gate.ERROR) -> dict[str, Any]:
-        """The JSON-able record of one case, the unit the controller gathers."""
+               error: str | None = None, verdict: str = gate.ERROR) -> CaseRecord:
+        """The record of one case, the unit the controller gathers."""
         from pytest_toolselect.gate.baseline import fingerprint
         from pytest_toolselect.spec.clip import clip_call
 
-        rec: dict[str, Any] = {
-            "nodeid": nodeid,
-            "key": self.key_of(nodeid),
-            "order": order,
-            "case_id": case.id,
-            "question": case.question,
-            "category": case.category,
-            "intent": case.intent,
-            "why": case.why,
-            "expect_tool": list(case.expect_tool) if case.expect_tool is not None else None,
-            "allow_no_tool": case.allow_no_tool,
-            "case_fingerprint": fingerprint(case.fingerprint_data()),
-        }
-        if run is None:
+        case_fp = fingerprint(case.fingerprint_data())
+        rec = CaseRecord(
+            nodeid=nodeid,
+            key=self.key_of(nodeid),
+            order=order,
+            case_id=case.id,
+            question=case.question,
+            category=case.category,
+            intent=case.intent,
+            why=case.why,
+            expect_tool=list(case.expect_tool) if case.expect_tool is not None else None,
+            allow_no_tool=case.allow_no_tool,
+            case_fingerprint=case_fp,
             # not scored: the baseline keeps its entry for this case
-            rec.update(status=None, verdict=verdict, error=error, passes=0, reps=0)
+            status=None, verdict=verdict, error=error,
+        )
+        if run is None:
             return rec
         firsts = [first_tool(t) for t in run.turns]
         modal = Counter(firsts).most_common(1)[0][0] if firsts else None
@@ -63,7 +66,7 @@ class CaseRecords(CaseCalls):
 
         status = run.status
         base = self.baseline_entry(nodeid)
-        renamed = self.renamed_from(rec["case_fingerprint"]) if base is None else None
+        renamed = self.renamed_from(case_fp) if base is None else None
         if renamed is not None:
             base = self.baseline_entry(renamed)
         rule: str | gate.Rule = str(self.option("rule").value)
@@ -76,10 +79,11 @@ class CaseRecords(CaseCalls):
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
         secrets = [v for n in self.servers_for(case) if n in self.config.servers
                    for v in self.config.servers[n].secrets]
-        rec.update(tool_fields(run, tools_fp, base, self.baseline, self._sent_texts, secrets),
-                   renamed_from=renamed, dropped_from=dropped_from(verdict, base),
-                   in_baseline=base is not None)
-        rec.update(
+        return replace(
+            rec,
+            **tool_fields(run, tools_fp, base, self.baseline, self._sent_texts, secrets),
+            renamed_from=renamed, dropped_from=dropped_from(verdict, base),
+            in_baseline=base is not None,
             status=status,
             verdict=verdict,
             passes=run.passes,
@@ -99,18 +103,16 @@ class CaseRecords(CaseCalls):
             failing_checks=sorted(failing),
             failing_detail=failing,
             # every check of every rep, for the results document
-            checks=[[{"name": name, "passed": c.passed, "detail": c.detail}
-                     for name, c in s.checks.items()] for s in run.scores],
+            checks=[[CheckEntry(name, c.passed, c.detail) for name, c in s.checks.items()]
+                    for s in run.scores],
             tools_fingerprint=tools_fp,
             # a report can say the tools (or the system prompt) moved under the case
             tools_changed=base is not None and base.get("tools_fingerprint") not in (None, tools_fp),
             case_changed=base is not None
-            and base.get("case_fingerprint") not in (None, rec["case_fingerprint"]),
+            and base.get("case_fingerprint") not in (None, case_fp),
             error=None,
+            escalation=run.escalation,
         )
-        if run.escalation is not None:
-            rec["escalation"] = dict(run.escalation)
-        return rec
 
     # outcome ---------------------------------------------------------------------------
     def outcome(self, verdict: str) -> str:
@@ -122,14 +124,17 @@ class CaseRecords(CaseCalls):
         )
 
     # controller ------------------------------------------------------------------------
-    def add_record(self, rec: dict[str, Any]) -> None:
-        if rec.get("kind") == "group":
-            self.group_records[rec["nodeid"]] = rec
+    def add_record(self, data: Mapping[str, Any]) -> None:
+        """A record as it travelled on its test report (plain JSON), rebuilt."""
+        if data.get("kind") == GROUP_KIND:
+            group = GroupRecord.from_json(data)
+            self.group_records[group.nodeid] = group
         else:
-            self.records[rec["nodeid"]] = rec
+            rec = CaseRecord.from_json(data)
+            self.records[rec.nodeid] = rec
 
-    def ordered_group_records(self) -> list[dict[str, Any]]:
-        return sorted(self.group_records.values(), key=lambda r: (r["order"], r["nodeid"]))
+    def ordered_group_records(self) -> list[GroupRecord]:
+        return sorted(self.group_records.values(), key=lambda r: (r.order, r.nodeid))
 
-    def ordered_records(self) -> list[dict[str, Any]]:
-        return sorted(self.records.values(), key=lambda r: (r["order"], r["nodeid"]))
+    def ordered_records(self) -> list[CaseRecord]:
+        return sorted(self.records.values(), key=lambda r: (r.order or 0, r.nodeid))

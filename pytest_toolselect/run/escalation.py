@@ -10,18 +10,19 @@ the case is then judged on the reps it has.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate import sequential
+from pytest_toolselect.spec.records import Escalation
 
 if TYPE_CHECKING:
     from pytest_toolselect.providers import TurnRequest
 
+    from .case_run import CaseRun
     from .contracts import Caller, RunSession
-    from .records import CaseRun
 
 
 #: why a case stopped being asked before the rule settled it
@@ -65,7 +66,7 @@ def plan_for(session: RunSession, nodeid: str) -> Plan | None:
     return None  # a new case compared with nothing: reported, not recorded
 
 
-def verdict_rule(session: RunSession, nodeid: str, escalation: Mapping[str, Any],
+def verdict_rule(session: RunSession, nodeid: str, escalation: Escalation,
                  reps: int) -> gate.Rule | None:
     """The rule that judges a case asked beyond its fixed reps: the sequential bound at
     the look it stopped at. A case whose asking the cost cap or a stopped run cut short
@@ -75,7 +76,7 @@ def verdict_rule(session: RunSession, nodeid: str, escalation: Mapping[str, Any]
     if plan is None or plan.history is None:
         return None
     design, test = plan.design, plan.test
-    if escalation.get("stopped"):
+    if escalation.stopped:
         design = replace(design, max_extra=max(0, reps - design.base_reps))
     base = gate.get_rule(str(session.option("rule").value))
     # every rule of the family also blocks a clean break (always held, every rep fails
@@ -119,5 +120,5 @@ async def escalate(runner: Caller, nodeid: str, run: CaseRun,
         if stopped:
             break
     if asked or stopped:
-        run.escalation = {"extra_reps": asked, "stopped": stopped,
-                          "recording": plan.history is None}
+        run.escalation = Escalation(extra_reps=asked, stopped=stopped,
+                                    recording=plan.history is None)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
     from pytest_toolselect.run.settings import Resolved
     from pytest_toolselect.spec.discover import Configs
+    from pytest_toolselect.spec.records import CaseRecord, GroupRecord, LintRecord
 
 class RunSession(Protocol):
     """What the lifecycle reads and notes of the run session (which imports this module)."""
@@ -33,8 +34,8 @@ class RunSession(Protocol):
     collected: set[str]
     defined: dict[str, set[str]]
     anchor_of: dict[str, Path]
-    group_records: dict[str, dict[str, Any]]
-    lint_records: dict[str, dict[str, Any]]
+    group_records: dict[str, GroupRecord]
+    lint_records: dict[str, LintRecord]
     baseline_notes: list[str]
     report_problems: list[str]
     baseline_written: Path | None
@@ -49,7 +50,7 @@ class RunSession(Protocol):
     def configs(self) -> Configs: ...
     def flag(self, name: str) -> bool: ...
     def option(self, name: str) -> Resolved: ...
-    def ordered_records(self) -> list[dict[str, Any]]: ...
+    def ordered_records(self) -> list[CaseRecord]: ...
 
 
 #: under this share of the baseline's entries found in the run, a compare is refused
@@ -172,10 +173,9 @@ def write_baseline(run: RunSession) -> None:
     path = run.baseline_path
     assert path is not None
     records = run.ordered_records()
-    scored = [r for r in records if r.get("status") is not None]
-    group_entries = {r.get("key", r["nodeid"]): r["entry"]
-                     for r in run.group_records.values() if r.get("entry")}
-    lint_entries = {s: r["entry"] for s, r in run.lint_records.items()}
+    scored = [r for r in records if r.status is not None]
+    group_entries = {r.key: r.entry for r in run.group_records.values() if r.entry}
+    lint_entries = {s: r.entry for s, r in run.lint_records.items()}
     if not scored and not group_entries and not lint_entries:
         run.baseline_notes.append(f"no case was scored: the baseline was not written ({path})")
         return
@@ -207,7 +207,7 @@ def write_baseline(run: RunSession) -> None:
     run.baseline_written = path
     if old is None:
         lacking = len(known_keys(run) - set(group_entries)
-                      - {r.get("key", r["nodeid"]) for r in scored})
+                      - {r.key for r in scored})
         if lacking:
             run.baseline_notes.append(
                 f"recorded {len(scored)} cases; {lacking} cases were not scored and have no "

@@ -15,7 +15,7 @@ from pytest_toolselect.gate import toolsdiff
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
-    from pytest_toolselect.run.records import CaseRun
+    from pytest_toolselect.run.case_run import CaseRun
 
 
 def by_case_fingerprint(cases: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:

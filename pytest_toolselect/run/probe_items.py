@@ -14,15 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.records import GroupRecord
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.groups import Group
 
     from .contracts import RunSession
     from .runner import CaseRunner
-
-KIND = "group"
-
 
 def resolve(session: RunSession, group: Group) -> Group:
     """Replace a group's {server, tool} references with the servers' real tools."""
@@ -72,8 +70,9 @@ async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
 
 
 def group_record(nodeid: str, order: int, path: Path, group: Group,
-                 calls: list[dict[str, Any]], base: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The JSON-able record of one group item: its calls, its stats, its baseline entry."""
+                 calls: list[dict[str, Any]], base: Mapping[str, Any] | None,
+                 *, key: str) -> GroupRecord:
+    """The record of one group item: its calls, its stats, its baseline entry."""
     from pytest_toolselect.probe.comparison import baseline_entry
     from pytest_toolselect.probe.preference import group_stats
 
@@ -86,35 +85,34 @@ def group_record(nodeid: str, order: int, path: Path, group: Group,
         was = base.get("over_call_share") if base else None
         if was == 0 and over > 0.5:
             verdict = "regression"
-    return {"kind": KIND, "nodeid": nodeid, "order": order, "file": str(path),
-            "group_id": group.id, "control": group.is_control, "calls": calls,
-            "entry": entry if scored else None, "verdict": verdict,
-            "over_call_share": entry.get("over_call_share")}
+    return GroupRecord(nodeid=nodeid, order=order, file=str(path), group_id=group.id,
+                       control=group.is_control, calls=calls, entry=entry if scored else None,
+                       verdict=verdict, over_call_share=entry.get("over_call_share"), key=key)
 
 
-def regression_text(rec: Mapping[str, Any], base: Mapping[str, Any] | None) -> str:
+def regression_text(rec: GroupRecord, base: Mapping[str, Any] | None) -> str:
     was = base.get("over_call_share") if base else None
-    return (f"control group {rec['group_id']}: a tool was called in "
-            f"{rec['over_call_share']:.0%} of its calls (baseline {was:.0%}); the request needs "
+    return (f"control group {rec.group_id}: a tool was called in "
+            f"{rec.over_call_share or 0.0:.0%} of its calls (baseline {was:.0%}); the request needs "
             "no tool, so a description change now pulls the model into over-calling")
 
 
-def load_groups(records: Iterable[Mapping[str, Any]]) -> list[Group]:
+def load_groups(records: Iterable[GroupRecord]) -> list[Group]:
     """The groups the records came from, read again from their files (in record order)."""
     from pytest_toolselect.spec.groups import load_groups_file
 
     by_file: dict[str, dict[str, Group]] = {}
     out: list[Group] = []
     for rec in records:
-        if rec["file"] not in by_file:
-            by_file[rec["file"]] = {g.id: g for g in load_groups_file(Path(rec["file"]))}
-        group = by_file[rec["file"]].get(rec["group_id"])
+        if rec.file not in by_file:
+            by_file[rec.file] = {g.id: g for g in load_groups_file(Path(rec.file))}
+        group = by_file[rec.file].get(rec.group_id)
         if group is not None and group not in out:
             out.append(group)
     return out
 
 
-def summary_lines(records: Sequence[Mapping[str, Any]], stored: Mapping[str, Any],
+def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, Any],
                   *, seed: int, model: str, min_effect_change: float | None
                   ) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
     """The probe's section of the terminal summary; also the summary and comparison data."""
@@ -123,18 +121,18 @@ def summary_lines(records: Sequence[Mapping[str, Any]], stored: Mapping[str, Any
     from pytest_toolselect.report.preference import comparison_lines, lines
 
     groups = load_groups(records)
-    calls = [c for rec in records for c in rec["calls"]]
+    calls = [c for rec in records for c in rec.calls]
     summary = summarize(calls, groups, seed)
     summary["model"] = model
     out = list(lines(summary))
     comparison = None
-    current = {rec.get("key", rec["nodeid"]): rec["entry"] for rec in records if rec.get("entry")}
+    current = {rec.key: rec.entry for rec in records if rec.entry}
     if stored:
         comparison = compare(stored, current, seed=seed, min_effect_change=min_effect_change)
         out.extend(comparison_lines(comparison))
     return out, summary, comparison
 
 
-def iter_calls(records: Iterable[Mapping[str, Any]]) -> Iterator[dict[str, Any]]:
+def iter_calls(records: Iterable[GroupRecord]) -> Iterator[dict[str, Any]]:
     for rec in records:
-        yield from rec["calls"]
+        yield from rec.calls

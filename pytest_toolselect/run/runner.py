@@ -14,8 +14,8 @@ import json
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from .case_run import CaseRun
 from .contracts import RunSession
-from .records import CaseRun
 from .scheduler import RateLimiter, Scheduler
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.errors import ToolselectError
 
 from .case_record import CaseRecords
-from .records import case_of
+from .case_run import case_of
 
 
 class SessionSummary(CaseRecords):
@@ -22,8 +22,8 @@ class SessionSummary(CaseRecords):
         """USD the cache reads saved, by model: what those tokens would have cost as input."""
         reads: Counter[str] = Counter()
         for rec in self.records.values():
-            if rec.get("model"):
-                reads[rec["model"]] += (rec.get("usage") or {}).get("cache_read_tokens", 0)
+            if rec.model:
+                reads[rec.model] += rec.usage.get("cache_read_tokens", 0)
         if not any(reads.values()):
             return {}
         from pytest_toolselect.providers import price_per_token
@@ -36,8 +36,8 @@ class SessionSummary(CaseRecords):
         return saved
 
     def cost_capped(self) -> bool:
-        return (any(r["verdict"] == gate.SKIPPED for r in self.records.values())
-                or any(c.get("skipped") for r in self.group_records.values() for c in r["calls"]))
+        return (any(r.verdict == gate.SKIPPED for r in self.records.values())
+                or any(c.get("skipped") for r in self.group_records.values() for c in r.calls))
 
     def suite(self) -> dict[str, Any] | None:
         """The share of cases held now against the baseline (None: no baseline compared)."""
@@ -81,7 +81,7 @@ class SessionSummary(CaseRecords):
         from .probe_items import load_groups
 
         records = self.ordered_group_records()
-        calls = [c for r in records for c in r["calls"]]
+        calls = [c for r in records for c in r.calls]
         return build_document(calls, self.probe()[1], load_groups(records),
                               max_tokens=int(self.option("max_tokens").value), reps=self.reps,
                               subject=self.subject)

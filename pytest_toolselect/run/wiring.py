@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.providers import Provider, ProviderSettings
     from pytest_toolselect.spec.config import Config
     from pytest_toolselect.spec.discover import Configs
+    from pytest_toolselect.spec.records import CaseRecord, GroupRecord, LintRecord
 
     from .budget import Budget
 
@@ -32,9 +33,9 @@ class SessionWiring:
         self.rootdir = Path(str(config.rootpath))
         self.is_worker = hasattr(config, "workerinput")
         #: nodeid -> record, gathered from reports (controller)
-        self.records: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, CaseRecord] = {}
         #: nodeid -> a preference group's record (controller)
-        self.group_records: dict[str, dict[str, Any]] = {}
+        self.group_records: dict[str, GroupRecord] = {}
         #: baseline keys of the case items collected in this process (or, on the
         #: controller, by the workers), before -k/-m deselection
         self.collected: set[str] = set()
@@ -60,7 +61,7 @@ class SessionWiring:
         self._prefetched_all = False
         self._probe: tuple[list[str], dict[str, Any], dict[str, Any] | None] | None = None
         #: server -> what its --toolselect-lint item found (controller)
-        self.lint_records: dict[str, dict[str, Any]] = {}
+        self.lint_records: dict[str, LintRecord] = {}
         #: tool texts this process already put in a record (each travels once)
         self._sent_texts: set[str] = set()
 

@@ -11,6 +11,7 @@ from pytest_toolselect.gate import rules as gate
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.spec.records import Escalation
     from pytest_toolselect.spec.tools import Tool, ToolCall
     from pytest_toolselect.spec.turns import Turn
 
@@ -29,7 +30,7 @@ class CaseRun:
     turns: list[Turn] = field(default_factory=list)
     scores: list[Any] = field(default_factory=list)  # checks.ScoreResult per rep
     #: adaptive reps: the extra reps asked and why they stopped early (None: not asked again)
-    escalation: dict[str, Any] | None = None
+    escalation: Escalation | None = None
 
     @property
     def passes(self) -> int:

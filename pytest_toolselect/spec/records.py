@@ -1,0 +1,283 @@
+"""The records a run hands its gate and its reports: a case's, a preference group's, a
+server's lint findings.
+
+Each is a frozen dataclass, so a reader names a field instead of guessing a key.
+``to_json()`` is the record as plain JSON data: what travels from an xdist worker to the
+controller on the test report, and what the JSON schemas describe where a report or the
+baseline writes it (key for key, in the same order). ``from_json()`` rebuilds a record from
+exactly that data and refuses anything else, so the two cannot drift apart.
+
+A saved results document's case, or a record made by hand, is read with
+``as_case_record()`` once, where it enters a function that also reads live records: an
+absent key reads as what an absent key always meant (no key: the node id; no count: 0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+#: what a group record says it is, beside the case records it travels with
+GROUP_KIND = "group"
+
+
+def _known(cls: type, data: Mapping[str, Any], required: Iterable[str],
+           optional: Iterable[str] = ()) -> None:
+    """Refuse data that lacks a key of the shape, or holds one the shape does not have."""
+    required = tuple(required)
+    missing = [k for k in required if k not in data]
+    extra = sorted(set(data) - set(required) - set(optional))
+    if missing or extra:
+        problem = "; ".join(p for p in (f"missing {', '.join(missing)}" if missing else "",
+                                        f"unknown {', '.join(extra)}" if extra else "") if p)
+        raise ValueError(f"not a {cls.__name__} record: {problem}")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckEntry:
+    """One check of one rep: its name, whether it passed, and what it saw."""
+
+    name: str
+    passed: bool
+    detail: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CheckEntry:
+        _known(cls, data, ("name", "passed", "detail"))
+        return cls(data["name"], data["passed"], data["detail"])
+
+
+@dataclass(frozen=True, slots=True)
+class Escalation:
+    """Adaptive reps: the extra reps asked, why the asking stopped early (None: the rule
+    settled it), and whether the case was being recorded for the first time."""
+
+    extra_reps: int
+    stopped: str | None
+    recording: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"extra_reps": self.extra_reps, "stopped": self.stopped, "recording": self.recording}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Escalation:
+        _known(cls, data, ("extra_reps", "stopped", "recording"))
+        return cls(data["extra_reps"], data["stopped"], data["recording"])
+
+
+#: the keys of every case record, in order
+_CASE_KEYS = ("nodeid", "key", "order", "case_id", "question", "category", "intent", "why",
+              "expect_tool", "allow_no_tool", "case_fingerprint")
+#: a case not scored (an error, or not run): the baseline keeps its entry
+_UNSCORED_KEYS = ("status", "verdict", "error", "passes", "reps")
+#: a scored case, after the case keys
+_SCORED_KEYS = ("toolset", "tool_texts", "tools_diff", "renamed_from", "dropped_from",
+                "in_baseline", "status", "verdict", "passes", "reps", "first_tools", "model",
+                "usage", "costs", "cached", "truncated", "dropped_schema_keys", "first_tool",
+                "calls", "failing_checks", "failing_detail", "checks", "tools_fingerprint",
+                "tools_changed", "case_changed", "error")
+#: present only when there is something to say
+_OPTIONAL_KEYS = ("escalation", "test_failure")
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRecord:
+    """One case of this run: the case, its verdict and, when it was scored, every rep.
+
+    ``status`` None means not scored (an error, or the cost cap): the record then holds the
+    case and its verdict only, and the fields of a scored run keep their empty defaults.
+    """
+
+    nodeid: str
+    #: the baseline key (a path relative to the config's folder); the node id when unknown
+    key: str
+    #: the item's place in the whole suite (None: a record that never had one)
+    order: int | None
+    case_id: str
+    question: str
+    category: str | None
+    intent: str | None
+    why: str | None
+    expect_tool: list[str] | None
+    allow_no_tool: bool
+    case_fingerprint: str | None
+    status: str | None
+    verdict: str
+    passes: int = 0
+    reps: int = 0
+    error: str | None = None
+    # a scored run only ----------------------------------------------------------------
+    #: each offered tool's fingerprint by name (the system prompt as one more)
+    toolset: dict[str, str] | None = None
+    #: tool texts by fingerprint this process met first (each travels once)
+    tool_texts: dict[str, str] = field(default_factory=dict)
+    #: the tools added, removed or changed since the baseline's toolset
+    tools_diff: list[dict[str, Any]] | None = None
+    renamed_from: str | None = None
+    #: the baseline's pooled [passes, reps] of a case dropped without significance
+    dropped_from: list[int] | None = None
+    in_baseline: bool = False
+    first_tools: list[str | None] = field(default_factory=list)
+    model: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    costs: list[float | None] = field(default_factory=list)
+    #: per rep: answered from the response cache
+    cached: list[bool] = field(default_factory=list)
+    truncated: int = 0
+    dropped_schema_keys: list[str] = field(default_factory=list)
+    first_tool: str | None = None
+    #: per rep, its (clipped) tool calls as JSON
+    calls: list[list[dict[str, Any]]] = field(default_factory=list)
+    failing_checks: list[str] = field(default_factory=list)
+    failing_detail: dict[str, str] = field(default_factory=dict)
+    checks: list[list[CheckEntry]] = field(default_factory=list)
+    tools_fingerprint: str | None = None
+    tools_changed: bool = False
+    case_changed: bool = False
+    escalation: Escalation | None = None
+    #: a decorated test whose own assertion failed (scored, and failed by its body)
+    test_failure: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: _copy(getattr(self, k)) for k in _CASE_KEYS}
+        if self.status is None:
+            out.update((k, getattr(self, k)) for k in _UNSCORED_KEYS)
+            return out
+        out.update((k, _copy(getattr(self, k))) for k in _SCORED_KEYS)
+        if self.escalation is not None:
+            out["escalation"] = self.escalation.to_json()
+        if self.test_failure is not None:
+            out["test_failure"] = self.test_failure
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CaseRecord:
+        if data.get("status") is None:
+            _known(cls, data, (*_CASE_KEYS, *_UNSCORED_KEYS))
+            return cls(**{k: _copy(data[k]) for k in (*_CASE_KEYS, *_UNSCORED_KEYS)})
+        _known(cls, data, (*_CASE_KEYS, *_SCORED_KEYS), _OPTIONAL_KEYS)
+        fields = {k: _copy(data[k]) for k in (*_CASE_KEYS, *_SCORED_KEYS)}
+        fields["checks"] = [[CheckEntry.from_json(c) for c in rep] for rep in data["checks"]]
+        escalation = data.get("escalation")
+        return cls(**fields,
+                   escalation=Escalation.from_json(escalation) if escalation is not None else None,
+                   test_failure=data.get("test_failure"))
+
+    @classmethod
+    def read(cls, data: Mapping[str, Any]) -> CaseRecord:
+        """A record from a saved results document's case or a hand-made record: what is
+        absent reads as absent always did (no key: the node id; no count: 0; no list:
+        empty), and keys a record does not hold (a document's outcome) are passed over."""
+        nodeid = str(data.get("nodeid", ""))
+        escalation = data.get("escalation")
+        return cls(
+            nodeid=nodeid, key=data.get("key", nodeid), order=data.get("order"),
+            case_id=data.get("case_id", ""), question=data.get("question", ""),
+            category=data.get("category"), intent=data.get("intent"), why=data.get("why"),
+            expect_tool=_copy(data.get("expect_tool")),
+            allow_no_tool=bool(data.get("allow_no_tool")),
+            case_fingerprint=data.get("case_fingerprint"), status=data.get("status"),
+            verdict=data.get("verdict", ""), passes=data.get("passes", 0),
+            reps=data.get("reps", 0), error=data.get("error"),
+            toolset=_copy(data.get("toolset")), tool_texts=dict(data.get("tool_texts") or {}),
+            tools_diff=_copy(data.get("tools_diff")), renamed_from=data.get("renamed_from"),
+            dropped_from=_copy(data.get("dropped_from")),
+            in_baseline=bool(data.get("in_baseline")),
+            first_tools=list(data.get("first_tools") or []), model=data.get("model"),
+            usage=dict(data.get("usage") or {}), costs=list(data.get("costs") or []),
+            cached=list(data.get("cached") or []), truncated=data.get("truncated", 0),
+            dropped_schema_keys=list(data.get("dropped_schema_keys") or []),
+            first_tool=data.get("first_tool"), calls=_copy(list(data.get("calls") or [])),
+            failing_checks=list(data.get("failing_checks") or []),
+            failing_detail=dict(data.get("failing_detail") or {}),
+            checks=[[CheckEntry(c["name"], c["passed"], c.get("detail", "")) for c in rep]
+                    for rep in data.get("checks") or []],
+            tools_fingerprint=data.get("tools_fingerprint"),
+            tools_changed=bool(data.get("tools_changed")),
+            case_changed=bool(data.get("case_changed")),
+            escalation=(Escalation(escalation.get("extra_reps", 0), escalation.get("stopped"),
+                                   bool(escalation.get("recording"))) if escalation else None),
+            test_failure=data.get("test_failure"),
+        )
+
+
+def as_case_record(rec: CaseRecord | Mapping[str, Any]) -> CaseRecord:
+    """A live record as it is; a mapping (a saved document's case, a hand-made record) read."""
+    return rec if isinstance(rec, CaseRecord) else CaseRecord.read(rec)
+
+
+_GROUP_KEYS = ("kind", "nodeid", "order", "file", "group_id", "control", "calls", "entry",
+               "verdict", "over_call_share", "key")
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRecord:
+    """One preference group of this run: its calls (the probe's call records, JSON as the
+    probe reads them), its baseline entry (None: no call was scored) and its verdict."""
+
+    nodeid: str
+    order: int
+    file: str
+    group_id: str
+    control: bool
+    calls: list[dict[str, Any]]
+    entry: dict[str, Any] | None
+    verdict: str
+    over_call_share: float | None
+    key: str
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": GROUP_KIND}
+        out.update((k, _copy(getattr(self, k))) for k in _GROUP_KEYS[1:])
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GroupRecord:
+        _known(cls, data, _GROUP_KEYS)
+        if data["kind"] != GROUP_KIND:
+            raise ValueError(f"not a GroupRecord record: kind {data['kind']!r}")
+        return cls(**{k: _copy(data[k]) for k in _GROUP_KEYS[1:]})
+
+
+_LINT_KEYS = ("server", "entry", "findings", "new", "tools", "coverage", "heatmap", "threshold")
+
+
+@dataclass(frozen=True, slots=True)
+class LintRecord:
+    """One server's lint: the finding ids the baseline keeps, every finding (as JSON, the
+    results document's shape), the new blocking ones, and what the lint saw."""
+
+    server: str
+    #: the ids the baseline keeps (every finding but the informational)
+    entry: list[str]
+    findings: list[dict[str, Any]]
+    #: ids of error-level findings the baseline does not hold, when they block
+    new: list[str]
+    tools: list[str]
+    coverage: dict[str, Any] | None
+    heatmap: dict[str, Any]
+    threshold: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: _copy(getattr(self, k)) for k in _LINT_KEYS}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> LintRecord:
+        _known(cls, data, _LINT_KEYS)
+        return cls(**{k: _copy(data[k]) for k in _LINT_KEYS})
+
+
+def _copy(value: Any) -> Any:
+    """A field's value as fresh JSON data: an edit of a to_json() dict (or of the data a
+    record was read from) leaves the record as it was."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_copy(v) for v in value]
+    if isinstance(value, (CheckEntry, Escalation)):
+        return value.to_json()
+    return value

@@ -1,0 +1,163 @@
+"""The typed records: to_json() and from_json() are each other's inverse, and nothing else
+passes for a record."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_toolselect.spec.records import (
+    CaseRecord,
+    CheckEntry,
+    Escalation,
+    GroupRecord,
+    LintRecord,
+    as_case_record,
+)
+
+text = st.text(max_size=12)
+maybe_text = st.none() | text
+names = st.lists(text, max_size=3)
+counts = st.integers(min_value=0, max_value=50)
+leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text
+json_value = st.recursive(leaf, lambda inner: st.lists(inner, max_size=3)
+                          | st.dictionaries(text, inner, max_size=3), max_leaves=8)
+json_object = st.dictionaries(text, json_value, max_size=4)
+
+case_fields = {
+    "nodeid": text, "key": text, "order": st.none() | counts, "case_id": text, "question": text,
+    "category": maybe_text, "intent": maybe_text, "why": maybe_text,
+    "expect_tool": st.none() | names, "allow_no_tool": st.booleans(),
+    "case_fingerprint": maybe_text, "verdict": text, "error": maybe_text,
+}
+unscored = st.builds(CaseRecord, status=st.none(), passes=counts, reps=counts, **case_fields)
+checks = st.lists(st.lists(st.builds(CheckEntry, text, st.booleans(), text), max_size=3), max_size=3)
+scored = st.builds(
+    CaseRecord, status=st.sampled_from(["held", "flaky", "failing"]), passes=counts, reps=counts,
+    toolset=st.none() | st.dictionaries(text, text, max_size=3),
+    tool_texts=st.dictionaries(text, text, max_size=3),
+    tools_diff=st.none() | st.lists(json_object, max_size=2), renamed_from=maybe_text,
+    dropped_from=st.none() | st.lists(counts, min_size=2, max_size=2), in_baseline=st.booleans(),
+    first_tools=st.lists(maybe_text, max_size=3), model=maybe_text,
+    usage=st.dictionaries(text, counts, max_size=3),
+    costs=st.lists(st.none() | st.floats(allow_nan=False), max_size=3),
+    cached=st.lists(st.booleans(), max_size=3), truncated=counts,
+    dropped_schema_keys=names, first_tool=maybe_text,
+    calls=st.lists(st.lists(json_object, max_size=2), max_size=3), failing_checks=names,
+    failing_detail=st.dictionaries(text, text, max_size=3), checks=checks,
+    tools_fingerprint=maybe_text, tools_changed=st.booleans(), case_changed=st.booleans(),
+    escalation=st.none() | st.builds(Escalation, counts, maybe_text, st.booleans()),
+    test_failure=maybe_text, **case_fields)
+case_records = unscored | scored
+group_records = st.builds(
+    GroupRecord, nodeid=text, order=counts, file=text, group_id=text, control=st.booleans(),
+    calls=st.lists(json_object, max_size=3), entry=st.none() | json_object, verdict=text,
+    over_call_share=st.none() | st.floats(0, 1), key=text)
+lint_records = st.builds(
+    LintRecord, server=text, entry=names, findings=st.lists(json_object, max_size=3), new=names,
+    tools=names, coverage=st.none() | json_object, heatmap=json_object,
+    threshold=st.floats(0, 1))
+
+
+@given(case_records)
+def test_a_case_record_comes_back_from_its_json(rec: CaseRecord) -> None:
+    data = rec.to_json()
+    # what travels is plain JSON: it survives the trip through text unchanged
+    assert json.loads(json.dumps(data)) == data
+    assert CaseRecord.from_json(data) == rec
+    assert CaseRecord.from_json(json.loads(json.dumps(data))).to_json() == data
+
+
+@given(group_records)
+def test_a_group_record_comes_back_from_its_json(rec: GroupRecord) -> None:
+    data = rec.to_json()
+    assert data["kind"] == "group"
+    assert GroupRecord.from_json(data) == rec
+    assert GroupRecord.from_json(json.loads(json.dumps(data))).to_json() == data
+
+
+@given(lint_records)
+def test_a_lint_record_comes_back_from_its_json(rec: LintRecord) -> None:
+    data = rec.to_json()
+    assert LintRecord.from_json(data) == rec
+    assert LintRecord.from_json(json.loads(json.dumps(data))).to_json() == data
+
+
+@given(case_records)
+def test_the_json_of_a_case_has_one_shape_per_kind(rec: CaseRecord) -> None:
+    keys = list(rec.to_json())
+    assert keys[:11] == ["nodeid", "key", "order", "case_id", "question", "category", "intent",
+                         "why", "expect_tool", "allow_no_tool", "case_fingerprint"]
+    if rec.status is None:
+        # not scored: the case and its verdict, nothing of a run
+        assert keys[11:] == ["status", "verdict", "error", "passes", "reps"]
+    else:
+        assert keys[11:] == [
+            "toolset", "tool_texts", "tools_diff", "renamed_from", "dropped_from", "in_baseline",
+            "status", "verdict", "passes", "reps", "first_tools", "model", "usage", "costs",
+            "cached", "truncated", "dropped_schema_keys", "first_tool", "calls", "failing_checks",
+            "failing_detail", "checks", "tools_fingerprint", "tools_changed", "case_changed",
+            "error", *(["escalation"] if rec.escalation is not None else []),
+            *(["test_failure"] if rec.test_failure is not None else [])]
+
+
+@given(case_records)
+def test_an_edit_of_the_json_leaves_the_record_be(rec: CaseRecord) -> None:
+    before = rec.to_json()
+    data = rec.to_json()
+    if data.get("expect_tool") is not None:
+        data["expect_tool"].append("added")
+    for rep in data.get("calls", []):
+        rep.append({"name": "added"})
+    for rep in data.get("checks", []):
+        rep.clear()
+    if "usage" in data:
+        data["usage"]["added"] = 1
+    assert rec.to_json() == before
+
+
+@given(case_records)
+def test_reading_a_whole_record_is_reading_its_json(rec: CaseRecord) -> None:
+    # a saved document's case holds every key a record has: read leniently, it is the record
+    assert as_case_record(rec.to_json()) == rec
+    assert as_case_record(rec) is rec
+
+
+def _scored_json() -> dict[str, Any]:
+    rec = CaseRecord(nodeid="a.toolselect.yaml::c", key="a.toolselect.yaml::c", order=0,
+                     case_id="c", question="q", category=None, intent=None, why="w",
+                     expect_tool=["t"], allow_no_tool=False, case_fingerprint="sha256:1",
+                     status="held", verdict="held", passes=1, reps=1,
+                     checks=[[CheckEntry("tool_choice", True, "")]])
+    return rec.to_json()
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda d: d.pop("verdict"), "missing verdict"),
+    (lambda d: d.update(surprise=1), "unknown surprise"),
+    (lambda d: d["checks"][0][0].pop("passed"), "not a CheckEntry record: missing passed"),
+    (lambda d: d.update(escalation={"extra_reps": 1}), "missing stopped, recording"),
+])
+def test_from_json_refuses_what_is_not_a_record(edit: Any, message: str) -> None:
+    data = _scored_json()
+    edit(data)
+    with pytest.raises(ValueError, match=message):
+        CaseRecord.from_json(data)
+
+
+def test_group_and_lint_records_refuse_other_shapes() -> None:
+    with pytest.raises(ValueError, match="missing server"):
+        LintRecord.from_json({"entry": []})
+    group = GroupRecord("n", 0, "f", "g", False, [], None, "held", None, "k").to_json()
+    with pytest.raises(ValueError, match="kind 'case'"):
+        GroupRecord.from_json({**group, "kind": "case"})
+
+
+def test_a_hand_made_record_reads_as_absent_keys_always_meant() -> None:
+    rec = as_case_record({"nodeid": "c0", "status": "held"})
+    assert (rec.key, rec.passes, rec.reps, rec.first_tools, rec.order) == ("c0", 0, 0, [], None)
+    assert as_case_record({"nodeid": "c0", "key": "k"}).key == "k"
