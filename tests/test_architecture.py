@@ -50,21 +50,25 @@ def sources(root: Path = ROOT) -> dict[str, str]:
     return out
 
 
+def _from(mod: str, node: ast.ImportFrom, mods: Mapping[str, str]) -> str:
+    """The dotted module a `from ... import` in mod reads from, relative imports resolved."""
+    if not node.level:
+        return node.module or ""
+    is_pkg = any(m.startswith(mod + ".") for m in mods) or mod == PKG
+    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def imports(mods: Mapping[str, str]) -> Iterator[Import]:
     """Every import of every module; `from a import b` yields a, and a.b too when that is a module."""
     for mod, src in mods.items():
-        is_pkg = any(m.startswith(mod + ".") for m in mods) or mod == PKG
         for node in ast.walk(ast.parse(src)):
             if isinstance(node, ast.Import):
                 for a in node.names:
                     yield Import(mod, a.name, node.lineno)
             elif isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
-                    base = base[: len(base) - (node.level - 1)]
-                    name = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    name = node.module or ""
+                name = _from(mod, node, mods)
                 yield Import(mod, name, node.lineno)
                 for a in node.names:
                     if f"{name}.{a.name}" in mods:
@@ -144,8 +148,69 @@ def circles(mods: Mapping[str, str]) -> list[list[str]]:
     return found
 
 
+SESSION = f"{PKG}.run.session"
+
+
+def _names_in(mod: str, tree: ast.Module, mods: Mapping[str, str]) -> dict[str, str]:
+    """A module's top-level class names and from-imported names -> their dotted names."""
+    names = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            source = _from(mod, node, mods)
+            names.update({a.asname or a.name: f"{source}.{a.name}" for a in node.names})
+    names.update({c.name: f"{mod}.{c.name}" for c in tree.body if isinstance(c, ast.ClassDef)})
+    return names
+
+
+def session_parts(mods: Mapping[str, str]) -> set[str]:
+    """The classes RunSession builds in its __init__ (`self.x = Part(...)`), and RunSession."""
+    tree = ast.parse(mods[SESSION])
+    names = _names_in(SESSION, tree, mods)
+    parts = {f"{SESSION}.RunSession"}
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and cls.name == "RunSession":
+            for fn in cls.body:
+                if isinstance(fn, ast.FunctionDef) and fn.name == "__init__":
+                    parts |= {names.get(n.value.func.id, n.value.func.id) for n in ast.walk(fn)
+                              if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                              and isinstance(n.value.func, ast.Name)}
+    return parts
+
+
+def inherited_parts(mods: Mapping[str, str]) -> list[str]:
+    """One line per class of the run that is a session part with a base class, or that
+    builds on one: the parts are composed (each given the parts it uses), never a chain."""
+    parts = session_parts(mods)
+    problems = []
+    for mod, src in mods.items():
+        if not _under(mod, f"{PKG}.run"):
+            continue
+        tree = ast.parse(src)
+        names = _names_in(mod, tree, mods)
+        for cls in (c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)):
+            bases = [names.get(b.id, b.id) if isinstance(b, ast.Name) else ast.unparse(b)
+                     for b in cls.bases]
+            bases = [b for b in bases if b != "object"]
+            if f"{mod}.{cls.name}" in parts and bases:
+                problems.append(f"{mod}.{cls.name} (line {cls.lineno}) is a part of the run session "
+                                f"and subclasses {', '.join(bases)}: give it the parts it uses "
+                                "in its constructor instead")
+            elif f"{mod}.{cls.name}" not in parts and any(b in parts for b in bases):
+                problems.append(f"{mod}.{cls.name} (line {cls.lineno}) subclasses the session part "
+                                f"{next(b for b in bases if b in parts)}: hold it as a collaborator")
+    return problems
+
+
 def test_every_rule_of_the_house_holds() -> None:
     problems = broken_rules(sources())
+    assert not problems, "\n".join(problems)
+
+
+def test_the_run_session_is_composed_of_parts_not_a_chain_of_layers() -> None:
+    parts = session_parts(sources())
+    # the session builds its parts (settings, wiring, baselines, calls, records, summary, state)
+    assert len(parts) >= 8, sorted(parts)
+    problems = inherited_parts(sources())
     assert not problems, "\n".join(problems)
 
 
@@ -212,6 +277,41 @@ def test_a_circle_is_found_and_a_package_reexport_is_not_one() -> None:
             f"{PKG}.run.session": ""}
     assert circles(fake) == []
 
+
+
+CHAIN = {
+    PKG: "",
+    f"{PKG}.run": "",
+    f"{PKG}.run.wiring": "class Settings:\n    pass\n",
+    f"{PKG}.run.baseline_access": "from .wiring import Settings\n\n\n"
+                                  "class BaselineAccess(Settings):\n    pass\n",
+    f"{PKG}.run.extra": "from pytest_toolselect.run.wiring import Settings as S\n\n\n"
+                        "class Later(S):\n    pass\n",
+    f"{PKG}.run.session": (
+        "from .baseline_access import BaselineAccess\nfrom .wiring import Settings\n\n\n"
+        "class RunSession:\n    def __init__(self, config):\n        self.settings = Settings(config)\n"
+        "        self.baselines = BaselineAccess(self.settings)\n"),
+}
+
+
+def test_a_part_built_on_another_part_is_named_with_its_base() -> None:
+    assert session_parts(CHAIN) == {f"{PKG}.run.session.RunSession", f"{PKG}.run.wiring.Settings",
+                                    f"{PKG}.run.baseline_access.BaselineAccess"}
+    problems = inherited_parts(CHAIN)
+    assert len(problems) == 2, problems
+    assert problems[0].startswith(f"{PKG}.run.baseline_access.BaselineAccess (line 4) is a part of the "
+                                  f"run session and subclasses {PKG}.run.wiring.Settings")
+    # an alias does not hide that a class of the run builds on a part
+    assert problems[1].startswith(f"{PKG}.run.extra.Later (line 4) subclasses the session part "
+                                  f"{PKG}.run.wiring.Settings")
+    composed = {**CHAIN, f"{PKG}.run.baseline_access": "class BaselineAccess:\n    pass\n",
+                f"{PKG}.run.extra": ""}
+    assert inherited_parts(composed) == []
+    # the session itself may not become a layer on top of the others either
+    on_top = {**composed, f"{PKG}.run.session": CHAIN[f"{PKG}.run.session"].replace(
+        "class RunSession:", "class RunSession(BaselineAccess):")}
+    assert any("RunSession (line 5) is a part of the run session and subclasses" in p
+               for p in inherited_parts(on_top)), inherited_parts(on_top)
 
 
 def test_a_long_module_is_named_with_its_length() -> None:

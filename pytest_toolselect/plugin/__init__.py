@@ -49,9 +49,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUN_SESSION] = session
     config.pluginmanager.register(SessionHooks(session), "toolselect-session")
     config.addinivalue_line("markers", "toolselect_lint: a --toolselect-lint item (one per server)")
-    if session.in_use():
+    if session.settings.in_use():
         session.check_setup()
-        if session.flag("lint"):
+        if session.settings.flag("lint"):
             from pytest_toolselect.plugin.lint_items import LintHooks
 
             config.pluginmanager.register(LintHooks(session), "toolselect-lint")
@@ -109,10 +109,10 @@ class SessionHooks:
         self.session = session
 
     def pytest_report_header(self) -> list[str] | None:
-        if not self.session.in_use():
+        if not self.session.settings.in_use():
             return None
-        note = self.session.configs.note()
-        return [self.session.model_line(), *([note] if note else [])]
+        note = self.session.settings.configs.note()
+        return [self.session.wiring.model_line(), *([note] if note else [])]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -128,24 +128,24 @@ class SessionHooks:
                     item.stash[DECORATED_CASE] = case  # the run reads it; it reads no marker
                     label_item(item, case)
         # before -k/-m deselect: these are the cases that exist
-        self.session.collected.update(self.session.add_item_key(i) for i in cases)
+        self.session.state.collected.update(self.session.baselines.add_item_key(i) for i in cases)
         groups = [i for i in items if getattr(i, "group", None) is not None]
         for item in groups:
-            self.session.add_item_key(item)
-        shard = self.session.option("shard").value if self.session.in_use() else None
+            self.session.baselines.add_item_key(item)
+        shard = self.session.settings.option("shard").value if self.session.settings.in_use() else None
         if shard is not None:
             from .shard import select
 
-            keys = self.session.keys
-            select(items, self.session.pytest_config, str(shard),
+            keys = self.session.state.keys
+            select(items, self.session.settings.pytest_config, str(shard),
                    key=lambda item: keys.get(item.nodeid, item.nodeid))
         if not (cases or groups):
             return  # a run of ordinary tests: no config or baseline is read
         from pytest_toolselect.run.lifecycle import migrate, overlap_problem
 
-        migrate(self.session, self.session.baseline)
-        if not self.session.is_worker:
-            problem = overlap_problem(self.session)
+        migrate(self.session.state, self.session.baselines.baseline)
+        if not self.session.settings.is_worker:
+            problem = overlap_problem(self.session.baselines)
             if problem is not None:
                 raise pytest.UsageError(problem)
 
@@ -157,8 +157,8 @@ class SessionHooks:
         # keeps each item's place in the whole suite, so merged shards read as one run
         for index, item in enumerate(session.items):
             item.stash[ORDER] = item.stash.get(GLOBAL_ORDER, index)
-        if self.session.flag("dry_run") and not self.session.is_worker:
-            self.session.dry_run(session.items)
+        if self.session.settings.flag("dry_run") and not self.session.settings.is_worker:
+            self.session.summary.dry_run(session.items)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -195,67 +195,69 @@ class SessionHooks:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = getattr(report, "toolselect", None)
         if isinstance(rec, dict):
-            self.session.add_record(rec)
+            self.session.recorder.add_record(rec)
         # after pytest's own hook has counted the failure: -x / --maxfail stop new calls now
-        pytest_session = self.session.pytest_session
+        pytest_session = self.session.state.pytest_session
         if pytest_session is not None and (pytest_session.shouldfail or pytest_session.shouldstop):
-            self.session.stop_calls()
+            self.session.calls.stop()
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
-        self.session.pytest_session = session
+        self.session.state.pytest_session = session
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         # only for plain `-n` (dist load) in a run that uses toolselect: keep each worker's
         # queue about twice its call concurrency deep so its calls can run ahead
-        if config.getvalue("dist") != "load" or not self.session.in_use():
+        if config.getvalue("dist") != "load" or not self.session.settings.in_use():
             return None
         from .xdist_schedule import DeepLoadScheduling
 
-        return DeepLoadScheduling(config, log, depth=2 * int(self.session.option("concurrency").value))
+        concurrency = int(self.session.settings.option("concurrency").value)
+        return DeepLoadScheduling(config, log, depth=2 * concurrency)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
-        if self.session.in_use():
+        if self.session.settings.in_use():
             from pytest_toolselect.run.spend import configure_node
 
             # one cost cap for the whole run: the workers charge one shared spend
-            configure_node(node.config, node, self.session.cost_cap)
+            configure_node(node.config, node, self.session.settings.cost_cap)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        self.session.collected.update(node.workeroutput.get(COLLECTED_KEY, []))
+        self.session.state.collected.update(node.workeroutput.get(COLLECTED_KEY, []))
         for file, keys in node.workeroutput.get(DEFINED_KEY, {}).items():
-            self.session.defined.setdefault(file, set()).update(keys)
+            self.session.state.defined.setdefault(file, set()).update(keys)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Ctrl-C, -x or the end: nothing queued may still start
-        self.session.close_calls()
-        if self.session.is_worker:
+        self.session.close()
+        if self.session.settings.is_worker:
             output = session.config.workeroutput  # type: ignore[attr-defined]
-            output[COLLECTED_KEY] = sorted(self.session.collected)
-            output[DEFINED_KEY] = {f: sorted(k) for f, k in self.session.defined.items()}
+            output[COLLECTED_KEY] = sorted(self.session.state.collected)
+            output[DEFINED_KEY] = {f: sorted(k) for f, k in self.session.state.defined.items()}
             return
-        if self.session.collected and getattr(session.config.option, "dist", "no") != "no":
+        if self.session.state.collected and getattr(session.config.option, "dist", "no") != "no":
             # under xdist the controller learns the cases only now: refuse the gate here
             from pytest_toolselect.run.lifecycle import overlap_problem
 
-            problem = overlap_problem(self.session)
+            problem = overlap_problem(self.session.baselines)
             if problem is not None:
-                self.session.report_problems.append(problem)
+                self.session.state.report_problems.append(problem)
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
         self.session.finish()
-        if self.session.probe_blocks() and session.exitstatus == 0:
+        if self.session.summary.probe_blocks() and session.exitstatus == 0:
             session.exitstatus = 1
-        if self.session.cost_capped() and session.exitstatus in (0, 1):
+        if self.session.summary.cost_capped() and session.exitstatus in (0, 1):
             # calls were left unmade: the run is incomplete, whatever it found
             session.exitstatus = 2
-        suite = self.session.suite() if session.exitstatus == 0 and self.session.records else None
+        suite = (self.session.summary.suite()
+                 if session.exitstatus == 0 and self.session.state.records else None)
         if suite is not None and suite["blocks"]:
             # --toolselect-fail-on-suite-drop: every case passed, but the suite as a whole fell
             session.exitstatus = 1
-        self.session.write_reports(int(session.exitstatus))
-        if self.session.report_problems and session.exitstatus == 0:
+        self.session.summary.write_reports(int(session.exitstatus))
+        if self.session.state.report_problems and session.exitstatus == 0:
             session.exitstatus = 1  # a report CI expects is missing
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
@@ -268,31 +270,31 @@ class SessionHooks:
             servers.clear_cache()
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        run = self.session
-        if run.is_worker:
+        run, state = self.session, self.session.state
+        if run.settings.is_worker:
             return
-        if run.dry_run_lines:
+        if state.dry_run_lines:
             terminalreporter.section("toolselect dry run")
-            for line in run.dry_run_lines:
+            for line in state.dry_run_lines:
                 terminalreporter.write_line(printable(line))
             return
-        if run.records or (run.baseline_written and not run.group_records):
+        if state.records or (state.baseline_written and not state.group_records):
             from pytest_toolselect.report.terminal import lines, summarize
 
             terminalreporter.section("toolselect")
-            for line in lines(summarize(run.summary_input())):
+            for line in lines(summarize(run.summary.summary_input())):
                 terminalreporter.write_line(printable(line))
-        if run.group_records:
+        if state.group_records:
             terminalreporter.section("toolselect preference probe")
-            for line in run.probe_lines():
+            for line in run.summary.probe_lines():
                 terminalreporter.write_line(printable(line))
-        for note in run.baseline_notes:
+        for note in state.baseline_notes:
             terminalreporter.write_line(printable(f"toolselect: {note}"), yellow=True)
-        for problem in run.report_problems:
+        for problem in state.report_problems:
             terminalreporter.write_line(printable(f"toolselect: {problem}"), red=True)
 
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
         # a dry run counts the calls and makes none
-        return True if self.session.flag("dry_run") else None
+        return True if self.session.settings.flag("dry_run") else None

@@ -57,7 +57,7 @@ class CaseFile(_PlainErrors, pytest.File):
         from pytest_toolselect.scoring.contradictions import load_case_file
 
         session = self.config.stash[RUN_SESSION]
-        case_file = load_case_file(self.path, session.config_for(self.path).identifiers)
+        case_file = load_case_file(self.path, session.settings.config_for(self.path).identifiers)
         define_keys(self, [case.id for case in case_file.cases])
         for case in case_file.cases:
             yield CaseItem.from_parent(self, name=case.id, case=case)
@@ -69,12 +69,12 @@ def define_keys(file: pytest.File, names: Iterable[str]) -> None:
     from pytest_toolselect.gate.keys import key_for, split
 
     session = file.config.stash[RUN_SESSION]
-    anchor = session.config_for(file.path).root
+    anchor = session.settings.config_for(file.path).root
     keys = {key_for(file.path, f"{file.nodeid}::{name}", anchor) for name in names}
     if keys:
         file_part = split(next(iter(keys)))[0]
-        session.defined.setdefault(file_part, set()).update(keys)
-        session.anchor_of[file_part] = anchor
+        session.state.defined.setdefault(file_part, set()).update(keys)
+        session.state.anchor_of[file_part] = anchor
 
 
 
@@ -121,11 +121,11 @@ class GroupItem(_PlainErrors, pytest.Item):
         from pytest_toolselect.run.probe_items import group_record
 
         session = self.config.stash[RUN_SESSION]
-        session.prefetch(self)
-        calls = session.runner.result(self.nodeid, lambda: _group_job(session, self.group))
-        base = session.baseline_group(self.nodeid)
+        session.calls.prefetch(self)
+        calls = session.calls.runner.result(self.nodeid, lambda: _group_job(session, self.group))
+        base = session.baselines.baseline_group(self.nodeid)
         rec = group_record(self.nodeid, self.stash.get(ORDER, 0), self.path, self.group, calls, base,
-                           key=session.key_of(self.nodeid))
+                           key=session.baselines.key_of(self.nodeid))
         self.stash[RECORD] = rec
         if calls and all(c.get("skipped") for c in calls):
             self.stash[RECORD] = replace(rec, verdict=gate.SKIPPED)
@@ -142,8 +142,8 @@ class GroupItem(_PlainErrors, pytest.Item):
         rec = self.stash[RECORD]
         session = self.config.stash[RUN_SESSION]
         if (isinstance(rec, GroupRecord) and rec.verdict == "regression"
-                and not session.flag("update_baseline")):
-            raise CaseFailed(regression_text(rec, session.baseline_group(self.nodeid)))
+                and not session.settings.flag("update_baseline")):
+            raise CaseFailed(regression_text(rec, session.baselines.baseline_group(self.nodeid)))
 
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
@@ -154,4 +154,4 @@ class GroupItem(_PlainErrors, pytest.Item):
 def _group_job(session: Any, group: Group) -> Any:
     from pytest_toolselect.run.probe_items import group_job
 
-    return group_job(session.runner, group)
+    return group_job(session.calls.runner, group)

@@ -53,5 +53,5 @@ def case_from_item(item: pytest.Item) -> Any:
     fields["id"] = "decorated"
     session = item.config.stash[RUN_SESSION]
     parsed = parse_case(fields, source=item.nodeid, default_servers=None,
-                        config_identifiers=session.config.identifiers)
+                        config_identifiers=session.settings.config.identifiers)
     return replace(parsed, id=item.name)

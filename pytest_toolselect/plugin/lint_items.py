@@ -63,10 +63,10 @@ class LintItem(pytest.Item):
         session = self.hooks.session
         report = self.hooks.report()
         findings = report.for_server(self.server)
-        base = session.baseline
+        base = session.baselines.baseline
         known = base.lint.get(self.server) if base is not None else None
         new = new_errors(findings, known)
-        blocks = bool(new) and (base is not None or not session.have_baseline)
+        blocks = bool(new) and (base is not None or not session.baselines.have_baseline)
         self.stash[LINT_RECORD] = LintRecord(
             server=self.server, entry=stored_ids(findings),
             findings=[f.to_dict() for f in findings], new=[f.id for f in new] if blocks else [],
@@ -87,7 +87,7 @@ class LintItem(pytest.Item):
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
-        return self.hooks.session.config.path or self.path, None, f"toolselect lint {self.server}"
+        return self.hooks.session.settings.config.path or self.path, None, f"toolselect lint {self.server}"
 
 
 def _explain(server: str, new: Sequence[Finding], against_baseline: bool) -> str:
@@ -122,22 +122,22 @@ class LintHooks:
     def _lint(self) -> LintReport:
         from pytest_toolselect.lint.run import discover_all, lint, toolset_of
 
-        config = self.session.config
-        timeout = float(self.session.option("discovery_timeout").value)
+        config = self.session.settings.config
+        timeout = float(self.session.settings.option("discovery_timeout").value)
         tools: dict[str, tuple[Any, ...]] = {}
         for name in config.servers:
             try:
                 tools.update(discover_all(config, timeout, only=[name]))
             except ToolselectError as e:
                 self._failed[name] = e
-        toolset = toolset_of(config, tools, self._cases, str(self.session.model.value))
+        toolset = toolset_of(config, tools, self._cases, str(self.session.settings.model.value))
         return lint(toolset, config.identifiers)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
         # every collected case counts for coverage, before -k or -m deselect some
         self._cases = [c for c in (case_of(i) for i in items) if c is not None]
-        names = list(self.session.config.servers)
+        names = list(self.session.settings.config.servers)
         lint_items = [LintItem.from_parent(session, name=f"{ITEM_PREFIX}[{name}]", server=name,
                                            hooks=self) for name in names]
         items[:0] = lint_items
@@ -157,16 +157,16 @@ class LintHooks:
         rec = getattr(report, "toolselect_lint", None)
         if isinstance(rec, dict):
             lint = LintRecord.from_json(rec)
-            self.session.lint_records[lint.server] = lint
+            self.session.state.lint_records[lint.server] = lint
 
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.session.is_worker or not self.session.lint_records:
+        if self.session.settings.is_worker or not self.session.state.lint_records:
             return
         from pytest_toolselect.lint.render import counts_line
 
         terminalreporter.section("toolselect lint")
-        for server, rec in sorted(self.session.lint_records.items()):
+        for server, rec in sorted(self.session.state.lint_records.items()):
             terminalreporter.write_line(printable(
                 f"{server}: {counts_line(rec.findings)}; {len(rec.new)} new"))
 

@@ -44,22 +44,22 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     from pytest_toolselect.run.budget import CostCapReached
 
     session = item.config.stash[RUN_SESSION]
-    session.prefetch(item)
+    session.calls.prefetch(item)
     try:
-        run = session.run_case(item.nodeid, case)
+        run = session.calls.run_case(item.nodeid, case)
     except CostCapReached as e:
-        item.stash[RECORD] = session.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
+        item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
                                             error=str(e), verdict=gate.SKIPPED)
         pytest.skip(str(e))
     except ToolselectError as e:
-        item.stash[RECORD] = session.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
+        item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
                                             error=str(e))
         # The message is the report (plugin.py replaces the longrepr with it), but pytest
         # formats the traceback of a setup error first, chained causes included: through
         # anyio and the mcp SDK that costs about a second of CPU per item of a dead server.
         raise e.with_traceback(None) from None
     except Exception as e:
-        item.stash[RECORD] = session.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
+        item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
                                             error=f"{type(e).__name__}: {e}")
         raise
     item.stash[RUN] = run
@@ -73,9 +73,9 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
     __tracebackhide__ = True
     session = item.config.stash[RUN_SESSION]
     run = item.stash[RUN]
-    rec = session.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
+    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
     item.stash[RECORD] = rec
-    outcome = session.outcome(rec.verdict)
+    outcome = session.recorder.outcome(rec.verdict)
     if outcome == "failed":
         raise CaseFailed("\n".join(describe(rec)))
     if outcome == "xfailed":
@@ -97,7 +97,7 @@ def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> Non
     if run is None or not isinstance(exc, (Exception, pytest.fail.Exception)):
         return  # not scored (its setup failed), or the body skipped or xfailed itself
     session = item.config.stash[RUN_SESSION]
-    rec = session.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
+    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     item.stash[RECORD] = replace(rec, test_failure=clip_text(
         f"{type(exc).__name__}: {message}" if message else type(exc).__name__))

@@ -212,7 +212,7 @@ def verdict(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any],
 
 
 def build(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The document from the session's plain data (see RunSession.results_input)."""
+    """The document from the session's plain data (see SessionSummary.results_input)."""
     settings = data["settings"]
     base_cases: Mapping[str, Mapping[str, Any]] = data.get("baseline_cases") or {}
     records = [as_case_record(r) for r in data["records"]]

@@ -8,24 +8,30 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.spec.errors import ToolselectError
-
-from .wiring import SessionWiring
-
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
 
+    from .state import RunState
+    from .wiring import Settings, Wiring
 
-class BaselineAccess(SessionWiring):
+
+class BaselineAccess:
     """The stored baseline this run compares with, and the keys of this run's items."""
+
+    def __init__(self, settings: Settings, wiring: Wiring, state: RunState) -> None:
+        self.settings = settings
+        #: the subject a stored baseline must belong to
+        self.wiring = wiring
+        #: writes keys, anchor_of and replaced_subject; reads collected, defined, records
+        self.state = state
 
     # baseline ---------------------------------------------------------------------
     @cached_property
     def baseline_path(self) -> Path | None:
-        resolved = self.option("baseline")
+        resolved = self.settings.option("baseline")
         if resolved.value is None:
             return None
-        return self.resolve_path(resolved)
+        return self.settings.resolve_path(resolved)
 
     @cached_property
     def baseline(self) -> Baseline | None:
@@ -38,14 +44,14 @@ class BaselineAccess(SessionWiring):
         if stored is None or stored.empty:
             # an empty baseline gates nothing: it counts as absent, and this run records
             return None
-        differ = subject_mismatch(stored.subject, self.subject)
-        if differ and self.flag("update_baseline"):
+        differ = subject_mismatch(stored.subject, self.wiring.subject)
+        if differ and self.settings.flag("update_baseline"):
             # asked to re-record for this subject: the other subject's entries are not compared
-            self.replaced_subject = stored.subject
+            self.state.replaced_subject = stored.subject
             return None
         if differ:
             detail = "; ".join(
-                f"{k}: baseline {stored.subject.get(k)!r}, this run {self.subject.get(k)!r}"
+                f"{k}: baseline {stored.subject.get(k)!r}, this run {self.wiring.subject.get(k)!r}"
                 for k in differ
             )
             raise pytest.UsageError(
@@ -55,30 +61,6 @@ class BaselineAccess(SessionWiring):
                 "or point --toolselect-baseline at another file."
             )
         return stored
-
-    def check_setup(self) -> None:
-        """Refuse a bad config or a bad or foreign baseline before anything runs (usage error)."""
-        try:
-            _ = self.config
-            if self.custom_provider is None:  # a bad model string or a missing key: no request
-                from pytest_toolselect.providers.preflight import check
-
-                check(str(self.model.value), self.provider_settings())
-            mode = self.option("cache_mode").value
-            if mode is not None:
-                from .cache import check_mode
-
-                check_mode(str(mode))
-            if self.baseline_path is not None:
-                from pytest_toolselect.run.lifecycle import check_ci
-
-                check_ci(self)
-                _ = self.baseline
-            # a misspelled gate rule or a bad history is refused before any call is made
-            for name in ("rule", "history", "shard", "adaptive", "max_extra_reps"):
-                _ = self.option(name)
-        except ToolselectError as e:
-            raise pytest.UsageError(str(e)) from None
 
     @property
     def have_baseline(self) -> bool:
@@ -91,15 +73,15 @@ class BaselineAccess(SessionWiring):
 
     def key_of(self, nodeid: str) -> str:
         """The baseline key of an item of this process (its node id if not collected here)."""
-        return self.keys.get(nodeid, nodeid)
+        return self.state.keys.get(nodeid, nodeid)
 
     def add_item_key(self, item: pytest.Item) -> str:
         from pytest_toolselect.gate.keys import key_for
 
-        anchor = self.config_for(item.path).root
+        anchor = self.settings.config_for(item.path).root
         key = key_for(item.path, item.nodeid, anchor)
-        self.keys[item.nodeid] = key
-        self.anchor_of[key.partition("::")[0]] = anchor
+        self.state.keys[item.nodeid] = key
+        self.state.anchor_of[key.partition("::")[0]] = anchor
         return key
 
     @cached_property
@@ -115,7 +97,7 @@ class BaselineAccess(SessionWiring):
         from .lineage import renamed_from
 
         # keys of cases that still exist, filtered out of this run or not
-        return renamed_from(self._by_case_fingerprint, case_fp, known_keys(self))
+        return renamed_from(self._by_case_fingerprint, case_fp, known_keys(self.state))
 
     def baseline_group(self, nodeid: str) -> dict[str, Any] | None:
         base = self.baseline
@@ -128,12 +110,12 @@ class BaselineAccess(SessionWiring):
         base = self.baseline
         if base is None:
             return []
-        migrate(self, base)
+        migrate(self.state, base)
         return gone(self, base.cases)
 
     def shown_gone(self) -> list[str]:
         """The gone cases a report lists: an entry a renamed case took over is not gone."""
         if not self.baseline:
             return []
-        renamed = {r.renamed_from for r in self.records.values()}
+        renamed = {r.renamed_from for r in self.state.records.values()}
         return [k for k in self.gone_cases() if k not in renamed]

@@ -11,7 +11,6 @@ import pytest
 
 from pytest_toolselect.spec.errors import ToolselectError
 
-from .baseline_access import BaselineAccess
 from .case_run import case_of
 
 if TYPE_CHECKING:
@@ -19,12 +18,24 @@ if TYPE_CHECKING:
     from pytest_toolselect.spec.config import Config
     from pytest_toolselect.spec.tools import Tool
 
+    from .baseline_access import BaselineAccess
     from .case_run import CaseRun
     from .runner import CaseRunner
+    from .wiring import Settings, Wiring
 
 
-class CaseCalls(BaselineAccess):
+class CaseCalls:
     """Finds a case's tools and hands its work to the runner (prefetched, then awaited)."""
+
+    def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess) -> None:
+        self.settings = settings
+        #: the provider, cache and budget the runner's calls go through
+        self.wiring = wiring
+        #: what adaptive reps compare with (the runner's escalation reads it)
+        self.baselines = baselines
+        #: items whose work was handed to the scheduler (each once)
+        self._prefetched: set[str] = set()
+        self._prefetched_all = False
 
     # running a case -----------------------------------------------------------------
     def servers_for(self, case: Case) -> list[str]:
@@ -34,7 +45,7 @@ class CaseCalls(BaselineAccess):
 
     def case_config(self, case: Case) -> Config:
         source = Path(case.source) if case.source else None
-        return self.config_for(source if source is not None and source.is_file() else None)
+        return self.settings.config_for(source if source is not None and source.is_file() else None)
 
     def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
         """The tools the case offers (its servers' union) and the system prompt it sends."""
@@ -53,10 +64,10 @@ class CaseCalls(BaselineAccess):
             if spec is None:
                 from pytest_toolselect.spec.discover import unknown_server
 
-                raise unknown_server(self.configs, config, name, case)
+                raise unknown_server(self.settings.configs, config, name, case)
             specs.append(spec)
         # a server's own `timeout:` wins; the option sets it for the others
-        timeout = float(self.option("discovery_timeout").value)
+        timeout = float(self.settings.option("discovery_timeout").value)
         specs = [s if s.timeout is not None else replace(s, timeout=timeout) for s in specs]
         tools, instructions = offered_tools(specs, config.root, config.tool_name_format)
         from pytest_toolselect.spec.cases import check_offered
@@ -71,14 +82,15 @@ class CaseCalls(BaselineAccess):
     def runner(self) -> CaseRunner:
         from .runner import CaseRunner
 
-        return CaseRunner(self)
+        return CaseRunner(self.settings, self.wiring, self.baselines, self.tools_for)
 
     def prefetch(self, current: pytest.Item) -> None:
         """Start the calls of this item and of the case items due after it in this process."""
         from .runner import queued_items
 
         session = current.session
-        upcoming = queued_items(self.pytest_config, session.items) if self.is_worker else None
+        upcoming = (queued_items(self.settings.pytest_config, session.items)
+                    if self.settings.is_worker else None)
         if upcoming is None:
             # serial: every item from here on is due in this process; hand them over once
             if self._prefetched_all:
@@ -103,16 +115,15 @@ class CaseCalls(BaselineAccess):
             return item.nodeid, lambda: self.runner.case_job(case, item.nodeid)
         return None
 
-    def stop_calls(self) -> None:
+    def stop(self) -> None:
+        """-x, --maxfail or Ctrl-C: no queued call starts any more."""
         if "runner" in self.__dict__:
             self.runner.stop()
 
-    def close_calls(self) -> None:
+    def close(self) -> None:
+        """The end of the run: the scheduler closed (its queued calls never start)."""
         if "runner" in self.__dict__:
             self.runner.close()
-        cache = self.__dict__.get("response_cache")
-        if cache is not None:
-            cache.close()
 
     def run_case(self, nodeid: str, case: Case) -> CaseRun:
         """Discover the case's tools, ask the model reps times, score each first turn.

@@ -10,13 +10,16 @@ from typing import TYPE_CHECKING, Any
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.records import GROUP_KIND, CaseRecord, CheckEntry, GroupRecord
 
-from .case_calls import CaseCalls
 from .case_run import first_tool
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case
 
+    from .baseline_access import BaselineAccess
+    from .case_calls import CaseCalls
     from .case_run import CaseRun
+    from .state import RunState
+    from .wiring import Settings, Wiring
 
 
 def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
@@ -26,8 +29,22 @@ def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
     return dict(sorted(total.items()))
 
 
-class CaseRecords(CaseCalls):
+class CaseRecords:
     """Builds each case's record and keeps the records the controller gathers."""
+
+    def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess,
+                 calls: CaseCalls, state: RunState) -> None:
+        self.settings = settings
+        #: the provider's model, named in each record
+        self.wiring = wiring
+        #: what a case is judged against, and its key
+        self.baselines = baselines
+        #: the servers a case takes its tools from
+        self.calls = calls
+        #: writes records and group_records (the controller gathers them)
+        self.state = state
+        #: tool texts this process already put in a record (each travels once)
+        self._sent_texts: set[str] = set()
 
     def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
                error: str | None = None, verdict: str = gate.ERROR) -> CaseRecord:
@@ -38,7 +55,7 @@ class CaseRecords(CaseCalls):
         case_fp = fingerprint(case.fingerprint_data())
         rec = CaseRecord(
             nodeid=nodeid,
-            key=self.key_of(nodeid),
+            key=self.baselines.key_of(nodeid),
             order=order,
             case_id=case.id,
             question=case.question,
@@ -65,23 +82,23 @@ class CaseRecords(CaseCalls):
         from .lineage import tool_fields
 
         status = run.status
-        base = self.baseline_entry(nodeid)
-        renamed = self.renamed_from(case_fp) if base is None else None
+        base = self.baselines.baseline_entry(nodeid)
+        renamed = self.baselines.renamed_from(case_fp) if base is None else None
         if renamed is not None:
-            base = self.baseline_entry(renamed)
-        rule: str | gate.Rule = str(self.option("rule").value)
+            base = self.baselines.baseline_entry(renamed)
+        rule: str | gate.Rule = str(self.settings.option("rule").value)
         if run.escalation is not None:
             from .escalation import verdict_rule
 
             rule = verdict_rule(self, nodeid, run.escalation, len(run.scores)) or rule
-        verdict = gate.classify(run.passes, len(run.scores), base, have_baseline=self.have_baseline,
-                                rule=rule)
+        verdict = gate.classify(run.passes, len(run.scores), base,
+                                have_baseline=self.baselines.have_baseline, rule=rule)
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
-        secrets = [v for n in self.servers_for(case) if n in self.config.servers
-                   for v in self.config.servers[n].secrets]
+        secrets = [v for n in self.calls.servers_for(case) if n in self.settings.config.servers
+                   for v in self.settings.config.servers[n].secrets]
         return replace(
             rec,
-            **tool_fields(run, tools_fp, base, self.baseline, self._sent_texts, secrets),
+            **tool_fields(run, tools_fp, base, self.baselines.baseline, self._sent_texts, secrets),
             renamed_from=renamed, dropped_from=dropped_from(verdict, base),
             in_baseline=base is not None,
             status=status,
@@ -89,7 +106,7 @@ class CaseRecords(CaseCalls):
             passes=run.passes,
             reps=len(run.scores),
             first_tools=firsts,
-            model=self.provider.model,
+            model=self.wiring.provider.model,
             usage=_sum_usage(t.usage for t in run.turns),
             costs=[t.cost_usd for t in run.turns],
             # a turn answered from the response cache was not asked again (attempts 0)
@@ -118,9 +135,9 @@ class CaseRecords(CaseCalls):
     def outcome(self, verdict: str) -> str:
         return gate.pytest_outcome(
             verdict,
-            fail_on_flaky=self.flag("fail_on_flaky"),
-            fail_on_still_failing=self.flag("fail_on_still_failing"),
-            accept_regressions=self.flag("update_baseline"),
+            fail_on_flaky=self.settings.flag("fail_on_flaky"),
+            fail_on_still_failing=self.settings.flag("fail_on_still_failing"),
+            accept_regressions=self.settings.flag("update_baseline"),
         )
 
     # controller ------------------------------------------------------------------------
@@ -128,13 +145,13 @@ class CaseRecords(CaseCalls):
         """A record as it travelled on its test report (plain JSON), rebuilt."""
         if data.get("kind") == GROUP_KIND:
             group = GroupRecord.from_json(data)
-            self.group_records[group.nodeid] = group
+            self.state.group_records[group.nodeid] = group
         else:
             rec = CaseRecord.from_json(data)
-            self.records[rec.nodeid] = rec
+            self.state.records[rec.nodeid] = rec
 
     def ordered_group_records(self) -> list[GroupRecord]:
-        return sorted(self.group_records.values(), key=lambda r: (r.order, r.nodeid))
+        return sorted(self.state.group_records.values(), key=lambda r: (r.order, r.nodeid))
 
     def ordered_records(self) -> list[CaseRecord]:
-        return sorted(self.records.values(), key=lambda r: (r.order or 0, r.nodeid))
+        return sorted(self.state.records.values(), key=lambda r: (r.order or 0, r.nodeid))

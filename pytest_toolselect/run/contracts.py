@@ -1,49 +1,33 @@
-"""What the run's parts use of the run session, as a Protocol.
+"""What the run's calls read of the session's parts, as a Protocol.
 
-The session imports the runner, the probe's items and escalation; they name what they
-read of it here instead of importing it back, so the run has no import circle.
+The runner and the case records both judge a case's adaptive reps (run/escalation.py); the
+escalation names the parts it reads here instead of importing the classes that hold them
+(they import it), so the run has no import circle.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from pytest_toolselect.gate.baseline import Baseline
-    from pytest_toolselect.providers import Provider, Turn, TurnRequest
-    from pytest_toolselect.spec.cases import Case
-    from pytest_toolselect.spec.config import Config
-    from pytest_toolselect.spec.tools import Tool
+    from pytest_toolselect.providers import Turn, TurnRequest
 
-    from .budget import Budget
-    from .settings import Resolved
+    from .baseline_access import BaselineAccess
+    from .wiring import Settings, Wiring
 
 
-class RunSession(Protocol):
-    """The session as the runner, the probe's items and escalation see it."""
+class CallParts(Protocol):
+    """The parts a case's calls are decided from: settings, the provider, the stored baseline."""
 
     @property
-    def reps(self) -> int: ...
+    def settings(self) -> Settings: ...
     @property
-    def provider(self) -> Provider: ...
+    def wiring(self) -> Wiring: ...
     @property
-    def budget(self) -> Budget: ...
-    @property
-    def config(self) -> Config: ...
-    @property
-    def baseline(self) -> Baseline | None: ...
-    @property
-    def baseline_path(self) -> Path | None: ...
-    def option(self, name: str) -> Resolved: ...
-    def flag(self, name: str) -> bool: ...
-    def baseline_entry(self, nodeid: str) -> dict[str, Any] | None: ...
-    def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]: ...
+    def baselines(self) -> BaselineAccess: ...
 
 
-class Caller(Protocol):
+class Caller(CallParts, Protocol):
     """One model call through the run's scheduler, rate limits and cost cap (the runner)."""
 
-    @property
-    def session(self) -> RunSession: ...
     async def call(self, request: TurnRequest, tokens: int) -> Turn: ...

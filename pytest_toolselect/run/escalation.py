@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.providers import TurnRequest
 
     from .case_run import CaseRun
-    from .contracts import Caller, RunSession
+    from .contracts import Caller, CallParts
 
 
 #: why a case stopped being asked before the rule settled it
@@ -46,39 +46,40 @@ class Plan:
         return 0
 
 
-def plan_for(session: RunSession, nodeid: str) -> Plan | None:
+def plan_for(parts: CallParts, nodeid: str) -> Plan | None:
     """The case's plan, or None: adaptive reps are off, the model is deterministic, the
     rule has no test, or there is nothing to compare with and nothing being recorded."""
-    if session.option("adaptive").value != "on" or session.baseline_path is None:
+    settings, baselines = parts.settings, parts.baselines
+    if settings.option("adaptive").value != "on" or baselines.baseline_path is None:
         return None
-    if getattr(session.provider, "deterministic", False):
+    if getattr(parts.wiring.provider, "deterministic", False):
         return None  # asked again, it would answer the same
-    found = sequential.design_for(str(session.option("rule").value), session.reps,
-                                  int(session.option("max_extra_reps").value))
+    found = sequential.design_for(str(settings.option("rule").value), settings.reps,
+                                  int(settings.option("max_extra_reps").value))
     if found is None:
         return None
     design, test = found
-    entry = session.baseline_entry(nodeid)
+    entry = baselines.baseline_entry(nodeid)
     if entry is not None:
         return Plan(design, test, gate.history_of(entry))
-    if session.baseline is None or session.flag("update_baseline"):
+    if baselines.baseline is None or settings.flag("update_baseline"):
         return Plan(design, test, None)  # recorded now for the first time
     return None  # a new case compared with nothing: reported, not recorded
 
 
-def verdict_rule(session: RunSession, nodeid: str, escalation: Escalation,
+def verdict_rule(parts: CallParts, nodeid: str, escalation: Escalation,
                  reps: int) -> gate.Rule | None:
     """The rule that judges a case asked beyond its fixed reps: the sequential bound at
     the look it stopped at. A case whose asking the cost cap or a stopped run cut short
     is judged as if that look were the last (the reps it has are all it gets). None:
     judge it with the configured rule as usual."""
-    plan = plan_for(session, nodeid)
+    plan = plan_for(parts, nodeid)
     if plan is None or plan.history is None:
         return None
     design, test = plan.design, plan.test
     if escalation.stopped:
         design = replace(design, max_extra=max(0, reps - design.base_reps))
-    base = gate.get_rule(str(session.option("rule").value))
+    base = gate.get_rule(str(parts.settings.option("rule").value))
     # every rule of the family also blocks a clean break (always held, every rep fails
     # now), however short the history: extra reps that all fail keep it one
     return gate.Rule(base.name, base.summary,
@@ -95,7 +96,7 @@ async def escalate(runner: Caller, nodeid: str, run: CaseRun,
     from .budget import CostCapReached
     from .scheduler import Stopped
 
-    plan = plan_for(runner.session, nodeid)
+    plan = plan_for(runner, nodeid)
     if plan is None:
         return
     asked = 0

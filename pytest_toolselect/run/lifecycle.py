@@ -1,7 +1,7 @@
 """The baseline's lifecycle in a run: keys migrated, entries judged gone, the overlap
 guard, and the write (under a lock, merged with what is on disk, never emptied).
 
-Functions of the run session's state; the session calls them.
+Functions of the run's baseline part and state; the session's parts call them.
 """
 
 from __future__ import annotations
@@ -24,33 +24,25 @@ from pytest_toolselect.spec.errors import ToolselectError
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
-    from pytest_toolselect.run.settings import Resolved
-    from pytest_toolselect.spec.discover import Configs
-    from pytest_toolselect.spec.records import CaseRecord, GroupRecord, LintRecord
+    from pytest_toolselect.spec.records import CaseRecord
 
-class RunSession(Protocol):
-    """What the lifecycle reads and notes of the run session (which imports this module)."""
+    from .state import RunState
+    from .wiring import Settings, Wiring
 
-    collected: set[str]
-    defined: dict[str, set[str]]
-    anchor_of: dict[str, Path]
-    group_records: dict[str, GroupRecord]
-    lint_records: dict[str, LintRecord]
-    baseline_notes: list[str]
-    report_problems: list[str]
-    baseline_written: Path | None
 
+class Baselines(Protocol):
+    """What the lifecycle reads of the run's baseline part (which imports this module)."""
+
+    @property
+    def settings(self) -> Settings: ...
+    @property
+    def wiring(self) -> Wiring: ...
+    @property
+    def state(self) -> RunState: ...
     @property
     def baseline(self) -> Baseline | None: ...
     @property
     def baseline_path(self) -> Path | None: ...
-    @property
-    def subject(self) -> dict[str, Any]: ...
-    @property
-    def configs(self) -> Configs: ...
-    def flag(self, name: str) -> bool: ...
-    def option(self, name: str) -> Resolved: ...
-    def ordered_records(self) -> list[CaseRecord]: ...
 
 
 #: under this share of the baseline's entries found in the run, a compare is refused
@@ -65,35 +57,35 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in CI_FALSE
 
 
-def known_keys(run: RunSession) -> set[str]:
-    keys = set(run.collected)
-    for defined in run.defined.values():
+def known_keys(state: RunState) -> set[str]:
+    keys = set(state.collected)
+    for defined in state.defined.values():
         keys |= defined
     return keys
 
 
-def migrate(run: RunSession, base: Baseline | None) -> None:
+def migrate(state: RunState, base: Baseline | None) -> None:
     """Rename a baseline's node-id keys (written before keys existed) to this run's keys."""
     if base is None:
         return
-    current = known_keys(run)
+    current = known_keys(state)
     for field in ("cases", "groups"):
         entries = getattr(base, field)
-        renames = legacy_renames(entries, current, run.anchor_of)
+        renames = legacy_renames(entries, current, state.anchor_of)
         if renames:
             setattr(base, field, renamed(entries, renames))
 
 
-def anchors(run: RunSession) -> list[Path]:
-    return run.configs.roots()
+def anchors(run: Baselines) -> list[Path]:
+    return run.settings.configs.roots()
 
 
-def is_gone(run: RunSession, key: str, where: list[Path], texts: dict[Path, str]) -> bool:
+def is_gone(state: RunState, key: str, where: list[Path], texts: dict[Path, str]) -> bool:
     """Whether the case a baseline key names was removed from its file (or the file)."""
-    if key in run.collected:
+    if key in state.collected:
         return False
     file, rest = split(key)
-    defined = run.defined.get(file)
+    defined = state.defined.get(file)
     if defined is not None:
         # the file was read in this run: its content decides, not pytest's filtering
         return key not in defined
@@ -110,26 +102,27 @@ def is_gone(run: RunSession, key: str, where: list[Path], texts: dict[Path, str]
     return False
 
 
-def gone(run: RunSession, cases: Mapping[str, Any]) -> list[str]:
+def gone(run: Baselines, cases: Mapping[str, Any]) -> list[str]:
     """Baseline keys whose case no longer exists (removed from its file, or the file gone)."""
     where = anchors(run)
     texts: dict[Path, str] = {}
-    return sorted(k for k in cases if is_gone(run, k, where, texts))
+    return sorted(k for k in cases if is_gone(run.state, k, where, texts))
 
 
-def overlap_problem(run: RunSession) -> str | None:
+def overlap_problem(run: Baselines) -> str | None:
     """A compare run whose cases share under half of the baseline's entries: the message."""
     base = run.baseline
-    if base is None or not base.cases or run.flag("update_baseline") or not known_keys(run):
+    if (base is None or not base.cases or run.settings.flag("update_baseline")
+            or not known_keys(run.state)):
         return None
-    migrate(run, base)
+    migrate(run.state, base)
     where = anchors(run)
     texts: dict[Path, str] = {}
-    shared = [k for k in base.cases if not is_gone(run, k, where, texts)]
+    shared = [k for k in base.cases if not is_gone(run.state, k, where, texts)]
     if len(shared) >= MIN_OVERLAP * len(base.cases):
         return None
     theirs = sorted(set(base.cases) - set(shared))[:SHOWN]
-    ours = sorted(known_keys(run))[:SHOWN]
+    ours = sorted(known_keys(run.state))[:SHOWN]
     return (
         f"{run.baseline_path}: this run's cases match {len(shared)} of the baseline's "
         f"{len(base.cases)} entries, too few to gate on. Baseline keys: {', '.join(theirs)}; "
@@ -140,10 +133,10 @@ def overlap_problem(run: RunSession) -> str | None:
     )
 
 
-def check_ci(run: RunSession) -> None:
+def check_ci(run: Baselines) -> None:
     """In CI a missing baseline is an error, not a silent first recording."""
     path = run.baseline_path
-    if path is None or run.flag("update_baseline") or not in_ci():
+    if path is None or run.settings.flag("update_baseline") or not in_ci():
         return
     if not os.path.lexists(path):
         import pytest
@@ -164,24 +157,24 @@ def read_only(path: Path) -> bool:
     return stat.S_IMODE(mode) & 0o222 == 0 or not os.access(path, os.W_OK)
 
 
-def write_baseline(run: RunSession) -> None:
-    """Record or update the baseline (controller): merged under a lock with the file as
-    it is now, never with nothing scored, never over a read-only file."""
+def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
+    """Record or update the baseline (controller) with the run's records, in order: merged
+    under a lock with the file as it is now, never with nothing scored, never over a
+    read-only file."""
     from pytest_toolselect.gate.atomic import locked
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
 
     path = run.baseline_path
     assert path is not None
-    records = run.ordered_records()
     scored = [r for r in records if r.status is not None]
-    group_entries = {r.key: r.entry for r in run.group_records.values() if r.entry}
-    lint_entries = {s: r.entry for s, r in run.lint_records.items()}
+    group_entries = {r.key: r.entry for r in run.state.group_records.values() if r.entry}
+    lint_entries = {s: r.entry for s, r in run.state.lint_records.items()}
     if not scored and not group_entries and not lint_entries:
-        run.baseline_notes.append(f"no case was scored: the baseline was not written ({path})")
+        run.state.baseline_notes.append(f"no case was scored: the baseline was not written ({path})")
         return
     if read_only(path):
-        run.report_problems.append(f"cannot write the baseline {path}: the file is read-only; "
-                                   "it was left as it is (make it writable to record)")
+        run.state.report_problems.append(f"cannot write the baseline {path}: the file is read-only; "
+                                         "it was left as it is (make it writable to record)")
         return
     try:
         with locked(path):
@@ -189,26 +182,26 @@ def write_baseline(run: RunSession) -> None:
             on_disk = load(path)
             if on_disk is not None and on_disk.empty:
                 on_disk = None  # an empty baseline counts as absent
-            if on_disk is not None and not subject_mismatch(on_disk.subject, run.subject):
+            if on_disk is not None and not subject_mismatch(on_disk.subject, run.wiring.subject):
                 # another run may have written it since this one started: merge with that
-                migrate(run, on_disk)
+                migrate(run.state, on_disk)
                 old = on_disk
-            document = build(run.subject, records, old,
+            document = build(run.wiring.subject, records, old,
                              gone(run, old.cases) if old is not None else (),
-                             history=int(run.option("history").value),
+                             history=int(run.settings.option("history").value),
                              group_entries=group_entries, lint_entries=lint_entries)
             write(path, document)
     except ToolselectError as e:
-        run.report_problems.append(f"the baseline was not written: {e}")
+        run.state.report_problems.append(f"the baseline was not written: {e}")
         return
     except OSError as e:
-        run.report_problems.append(f"cannot write the baseline {path}: {e.strerror or e}")
+        run.state.report_problems.append(f"cannot write the baseline {path}: {e.strerror or e}")
         return
-    run.baseline_written = path
+    run.state.baseline_written = path
     if old is None:
-        lacking = len(known_keys(run) - set(group_entries)
+        lacking = len(known_keys(run.state) - set(group_entries)
                       - {r.key for r in scored})
         if lacking:
-            run.baseline_notes.append(
+            run.state.baseline_notes.append(
                 f"recorded {len(scored)} cases; {lacking} cases were not scored and have no "
                 "entry yet (run again, or with --toolselect-update-baseline, to record them)")

@@ -19,10 +19,10 @@ from pytest_toolselect.spec.records import GroupRecord
 if TYPE_CHECKING:
     from pytest_toolselect.spec.groups import Group
 
-    from .contracts import RunSession
     from .runner import CaseRunner
+    from .wiring import Settings
 
-def resolve(session: RunSession, group: Group) -> Group:
+def resolve(settings: Settings, group: Group) -> Group:
     """Replace a group's {server, tool} references with the servers' real tools."""
     if group.resolved:
         return group
@@ -30,11 +30,11 @@ def resolve(session: RunSession, group: Group) -> Group:
     from pytest_toolselect.spec.groups import resolve_group
 
     def lookup(server: str, tool: str) -> Any:
-        spec = session.config.servers.get(server)
+        spec = settings.config.servers.get(server)
         if spec is None:
-            known = ", ".join(session.config.servers) or "none defined"
+            known = ", ".join(settings.config.servers) or "none defined"
             raise group.error(f"unknown server {server!r}", f"servers in the config: {known}")
-        for t in discover(spec, session.config.root).tools:
+        for t in discover(spec, settings.config.root).tools:
             if t.name == tool:
                 return t
         raise group.error(f"server {server!r} offers no tool {tool!r}")
@@ -51,8 +51,8 @@ async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
     from .runner import _token_estimate
     from .scheduler import Stopped
 
-    session = runner.session
-    resolved = await asyncio.to_thread(resolve, session, group)
+    settings = runner.settings
+    resolved = await asyncio.to_thread(resolve, settings, group)
     cells = cells_for(resolved)
 
     async def one(cell: Any, rep: int) -> dict[str, Any]:
@@ -66,7 +66,7 @@ async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
             return call_record(cell, resolved, rep, getattr(e, "turn", None), error=str(e))
         return call_record(cell, resolved, rep, turn)
 
-    return list(await asyncio.gather(*(one(c, r) for c in cells for r in range(session.reps))))
+    return list(await asyncio.gather(*(one(c, r) for c in cells for r in range(settings.reps))))
 
 
 def group_record(nodeid: str, order: int, path: Path, group: Group,

@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .case_run import CaseRun
-from .contracts import RunSession
 from .scheduler import RateLimiter, Scheduler
 
 if TYPE_CHECKING:
@@ -23,6 +22,10 @@ if TYPE_CHECKING:
 
     from pytest_toolselect.providers import Turn, TurnRequest
     from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.spec.tools import Tool
+
+    from .baseline_access import BaselineAccess
+    from .wiring import Settings, Wiring
 
 
 
@@ -37,15 +40,23 @@ def _token_estimate(question: str, tools: Iterable[Any], system: str | None) -> 
 
 
 class CaseRunner:
-    def __init__(self, session: RunSession) -> None:
-        self.session = session
+    """A case's reps (and adaptive extra reps) as calls on the scheduler, under the cost cap."""
+
+    def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess,
+                 tools_for: Callable[[Case], tuple[tuple[Tool, ...], str | None]]) -> None:
+        self.settings = settings
+        self.wiring = wiring
+        #: what escalation compares a case with
+        self.baselines = baselines
+        #: a case -> the tools it offers and the system prompt it sends (CaseCalls.tools_for)
+        self.tools_for = tools_for
         self._scheduler: Scheduler | None = None
         self._pending: dict[str, concurrent.futures.Future[Any]] = {}
 
     @property
     def scheduler(self) -> Scheduler:
         if self._scheduler is None:
-            opt = self.session.option
+            opt = self.settings.option
             limiter = RateLimiter(rpm=opt("rpm").value, tpm=opt("tpm").value)
             self._scheduler = Scheduler(int(opt("concurrency").value), limiter)
         return self._scheduler
@@ -69,8 +80,7 @@ class CaseRunner:
         from pytest_toolselect.providers import TurnRequest
         from pytest_toolselect.scoring.checks import score
 
-        session = self.session
-        tools, system = await asyncio.to_thread(session.tools_for, case)
+        tools, system = await asyncio.to_thread(self.tools_for, case)
         run = CaseRun(case=case, tools=tools, system=system)
         tokens = _token_estimate(case.question, tools, system)
 
@@ -78,7 +88,7 @@ class CaseRunner:
             return TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep)
 
         turns = await asyncio.gather(*(self.call(request(rep), tokens)
-                                       for rep in range(session.reps)))
+                                       for rep in range(self.settings.reps)))
         for turn in turns:
             run.turns.append(turn)
             run.scores.append(score(case, turn.calls, tools))
@@ -90,18 +100,18 @@ class CaseRunner:
 
     async def call(self, request: TurnRequest, tokens: int) -> Turn:
         """One model call: a scheduler slot, the rate limit, the cost cap, then the call."""
-        session = self.session
-        provider = session.provider
+        provider = self.wiring.provider
+        budget = self.wiring.budget
         try:
             turn = await self.scheduler.call(lambda: provider.first_turn(request), tokens,
-                                             before=session.budget.check)
+                                             before=budget.check)
         except Exception as e:
             # a reply cut before any tool call is an error, but it was billed
             billed = getattr(e, "turn", None)
             if billed is not None:
-                session.budget.charge(provider.model, billed.cost_usd)
+                budget.charge(provider.model, billed.cost_usd)
             raise
-        session.budget.charge(provider.model, turn.cost_usd)
+        budget.charge(provider.model, turn.cost_usd)
         return turn
 
     def stop(self) -> None:

@@ -5,37 +5,86 @@ run cases and attach each record to its test report; the controller gathers
 the records from the reports, so a serial run and ``-n 2`` see the same data,
 and only the controller prints the summary and writes the baseline.
 
-The session is composed of layers, each one concern and each built on the one before:
-``wiring`` (options, configs, model, provider, cache, budget), ``baseline_access`` (the
-stored baseline, keys, renames, gone cases), ``case_calls`` (a case's tools and its calls),
-``case_record`` (records and outcomes) and ``summary`` (the summary, the probe, reports).
+The session is composed of parts, one concern each, each given only the parts it uses:
+``settings`` and ``wiring`` (run/wiring.py: options, configs, model; provider, cache,
+budget), ``baselines`` (the stored baseline, keys, renames, gone cases), ``calls`` (a
+case's tools and its calls), ``recorder`` (records and outcomes) and ``summary`` (the
+summary, the probe, reports). What the run gathers as it goes is ``state`` (run/state.py).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from pytest_toolselect.spec.errors import ToolselectError
+
+from .baseline_access import BaselineAccess
+from .case_calls import CaseCalls
+from .case_record import CaseRecords
+from .state import RunState
 from .summary import SessionSummary
+from .wiring import Settings, Wiring
 
 RUN_SESSION = pytest.StashKey["RunSession"]()
 
 
-class RunSession(SessionSummary):
-    """One pytest process's run: the layers above, and the end of the run."""
+class RunSession:
+    """One pytest process's run: its parts, the check at its start and the end of the run."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.state = RunState()
+        self.settings = Settings(config)
+        self.wiring = Wiring(self.settings)
+        self.baselines = BaselineAccess(self.settings, self.wiring, self.state)
+        self.calls = CaseCalls(self.settings, self.wiring, self.baselines)
+        self.recorder = CaseRecords(self.settings, self.wiring, self.baselines, self.calls,
+                                    self.state)
+        self.summary = SessionSummary(self.settings, self.wiring, self.baselines, self.recorder,
+                                      self.state)
+
+    def check_setup(self) -> None:
+        """Refuse a bad config or a bad or foreign baseline before anything runs (usage error)."""
+        settings, baselines = self.settings, self.baselines
+        try:
+            _ = settings.config
+            if self.wiring.custom_provider is None:  # a bad model string or a missing key: no request
+                from pytest_toolselect.providers.preflight import check
+
+                check(str(settings.model.value), settings.provider_settings())
+            mode = settings.option("cache_mode").value
+            if mode is not None:
+                from .cache import check_mode
+
+                check_mode(str(mode))
+            if baselines.baseline_path is not None:
+                from pytest_toolselect.run.lifecycle import check_ci
+
+                check_ci(baselines)
+                _ = baselines.baseline
+            # a misspelled gate rule or a bad history is refused before any call is made
+            for name in ("rule", "history", "shard", "adaptive", "max_extra_reps"):
+                _ = settings.option(name)
+        except ToolselectError as e:
+            raise pytest.UsageError(str(e)) from None
+
+    def close(self) -> None:
+        """Ctrl-C, -x or the end: nothing queued may still start; the response cache closed."""
+        self.calls.close()
+        self.wiring.close()
 
     def interrupted(self) -> bool:
         """The run stopped before its end: Ctrl-C, pytest.exit() or an internal error."""
-        session = self.pytest_session
+        session = self.state.pytest_session
         return session is not None and session.exitstatus in (pytest.ExitCode.INTERRUPTED,
                                                               pytest.ExitCode.INTERNAL_ERROR)
 
     def finish(self) -> None:
         """Write the baseline (controller only): recorded when absent, or on request."""
 
-        path = self.baseline_path
-        if path is None or self.is_worker or not (self.records or self.group_records or self.lint_records):
+        path = self.baselines.baseline_path
+        if path is None or self.settings.is_worker or not self.state.gathered():
             return
-        if self.baseline is not None and not self.flag("update_baseline"):
+        if self.baselines.baseline is not None and not self.settings.flag("update_baseline"):
             return
         if self.interrupted():
             # Ctrl-C or a crash mid-run: the cases not reached would be recorded as absent
@@ -43,4 +92,4 @@ class RunSession(SessionSummary):
             return
         from pytest_toolselect.run.lifecycle import write_baseline
 
-        write_baseline(self)
+        write_baseline(self.baselines, self.recorder.ordered_records())

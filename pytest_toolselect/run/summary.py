@@ -4,24 +4,42 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.errors import ToolselectError
 
-from .case_record import CaseRecords
 from .case_run import case_of
 
+if TYPE_CHECKING:
+    from .baseline_access import BaselineAccess
+    from .case_record import CaseRecords
+    from .state import RunState
+    from .wiring import Settings, Wiring
 
-class SessionSummary(CaseRecords):
+
+class SessionSummary:
     """What the controller says at the end: summary input, results, reports, the dry run."""
+
+    def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess,
+                 recorder: CaseRecords, state: RunState) -> None:
+        self.settings = settings
+        #: the subject and the model line
+        self.wiring = wiring
+        #: what the records are compared with, and the gone cases
+        self.baselines = baselines
+        #: the gathered records, in order
+        self.recorder = recorder
+        #: reads what the run gathered; writes dry_run_lines and report_problems
+        self.state = state
+        self._probe: tuple[list[str], dict[str, Any], dict[str, Any] | None] | None = None
 
     def cache_savings(self) -> dict[str, float]:
         """USD the cache reads saved, by model: what those tokens would have cost as input."""
         reads: Counter[str] = Counter()
-        for rec in self.records.values():
+        for rec in self.state.records.values():
             if rec.model:
                 reads[rec.model] += rec.usage.get("cache_read_tokens", 0)
         if not any(reads.values()):
@@ -30,23 +48,23 @@ class SessionSummary(CaseRecords):
 
         saved = {}
         for model, tokens in reads.items():
-            price = price_per_token(model, self.config.prices) if tokens else None
+            price = price_per_token(model, self.settings.config.prices) if tokens else None
             if price is not None:
                 saved[model] = tokens * (price["input"] - price["cache_read"])
         return saved
 
     def cost_capped(self) -> bool:
-        return (any(r.verdict == gate.SKIPPED for r in self.records.values())
-                or any(c.get("skipped") for r in self.group_records.values() for c in r.calls))
+        return (any(r.verdict == gate.SKIPPED for r in self.state.records.values())
+                or any(c.get("skipped") for r in self.state.group_records.values() for c in r.calls))
 
     def suite(self) -> dict[str, Any] | None:
         """The share of cases held now against the baseline (None: no baseline compared)."""
-        base = self.baseline
+        base = self.baselines.baseline
         if base is None:
             return None
         # --toolselect-update-baseline accepts the drop, as it accepts regressions
-        blocking = self.flag("fail_on_suite_drop") and not self.flag("update_baseline")
-        return gate.suite_change(self.ordered_records(), base.cases, fail_on_drop=blocking)
+        blocking = self.settings.flag("fail_on_suite_drop") and not self.settings.flag("update_baseline")
+        return gate.suite_change(self.recorder.ordered_records(), base.cases, fail_on_drop=blocking)
 
     # the preference probe (controller) -------------------------------------------------
     def probe(self) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
@@ -54,11 +72,11 @@ class SessionSummary(CaseRecords):
         if self._probe is None:
             from .probe_items import summary_lines
 
-            stored = self.baseline.groups if self.baseline is not None else {}
-            mec = self.option("min_effect_change").value
+            stored = self.baselines.baseline.groups if self.baselines.baseline is not None else {}
+            mec = self.settings.option("min_effect_change").value
             self._probe = summary_lines(
-                self.ordered_group_records(), stored, seed=int(self.option("seed").value),
-                model=str(self.model.value), min_effect_change=mec,
+                self.recorder.ordered_group_records(), stored, seed=int(self.settings.option("seed").value),
+                model=str(self.settings.model.value), min_effect_change=mec,
             )
         return self._probe
 
@@ -67,39 +85,39 @@ class SessionSummary(CaseRecords):
 
     def probe_blocks(self) -> bool:
         """Effect or position-bias changes block only under --toolselect-min-effect-change."""
-        if not self.group_records or self.flag("update_baseline"):
+        if not self.state.group_records or self.settings.flag("update_baseline"):
             return False
         comparison = self.probe()[2]
         return bool(comparison and comparison.get("blocking"))
 
     def preference_document(self) -> dict[str, Any] | None:
         """The probe's tool_preference.v1 document (None: no group ran)."""
-        if not self.group_records:
+        if not self.state.group_records:
             return None
         from pytest_toolselect.report.preference import build_document
 
         from .probe_items import load_groups
 
-        records = self.ordered_group_records()
+        records = self.recorder.ordered_group_records()
         calls = [c for r in records for c in r.calls]
         return build_document(calls, self.probe()[1], load_groups(records),
-                              max_tokens=int(self.option("max_tokens").value), reps=self.reps,
-                              subject=self.subject)
+                              max_tokens=int(self.settings.option("max_tokens").value),
+                              reps=self.settings.reps, subject=self.wiring.subject)
 
     def results_input(self, exitstatus: int | None = None) -> dict[str, Any]:
         """Everything the results document needs, as plain data (report.results.build)."""
         from .provenance import provenance
 
         summary = self.summary_input()
-        settings = {name: self.option(name).value for name in (
+        settings = {name: self.settings.option(name).value for name in (
             "reps", "rule", "history", "adaptive", "max_extra_reps", "max_tokens", "temperature",
             "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
             "min_effect_change")}
-        base = self.baseline
+        base = self.baselines.baseline
         return {
-            "provenance": provenance(self.rootdir, self.pytest_config.invocation_params.args,
-                                     exitstatus),
-            "subject": self.subject,
+            "provenance": provenance(self.settings.rootdir,
+                                     self.settings.pytest_config.invocation_params.args, exitstatus),
+            "subject": self.wiring.subject,
             "settings": settings,
             "records": summary["records"],
             "baseline_cases": base.cases if base is not None else {},
@@ -118,25 +136,25 @@ class SessionSummary(CaseRecords):
         }
 
     def lint_document(self) -> dict[str, Any] | None:
-        if not self.lint_records:
+        if not self.state.lint_records:
             return None
         from pytest_toolselect.lint.findings import merged_document
 
-        return merged_document(self.lint_records)
+        return merged_document(self.state.lint_records)
 
     def write_reports(self, exitstatus: int | None = None) -> None:
         """--toolselect-json, -markdown and -html: the results document and its renderings."""
-        wanted = {name: self.option(name) for name in ("json", "markdown", "html")}
+        wanted = {name: self.settings.option(name) for name in ("json", "markdown", "html")}
         wanted = {name: r for name, r in wanted.items() if r.value is not None}
-        if not wanted or self.is_worker or not (self.records or self.group_records or self.lint_records):
+        if not wanted or self.settings.is_worker or not self.state.gathered():
             return
         from pytest_toolselect.report.results import build
 
         from .report_files import write_reports
 
         document = build(self.results_input(exitstatus))
-        self.report_problems += write_reports(
-            document, {name: self.resolve_path(r) for name, r in wanted.items()})
+        self.state.report_problems += write_reports(
+            document, {name: self.settings.resolve_path(r) for name, r in wanted.items()})
 
     def dry_run(self, items: Sequence[pytest.Item]) -> None:
         """Count items and calls (and estimate the cost where the model is priced); no call."""
@@ -144,8 +162,8 @@ class SessionSummary(CaseRecords):
 
         groups = [item.group for item in items if getattr(item, "group", None) is not None]
         cases = [item for item in items if case_of(item) is not None]
-        lines = [f"selection cases: {len(cases)} items, {len(cases) * self.reps} calls "
-                 f"({self.reps} reps)"]
+        lines = [f"selection cases: {len(cases)} items, {len(cases) * self.settings.reps} calls "
+                 f"({self.settings.reps} reps)"]
         if groups:
             from pytest_toolselect.probe.dry_run import dry_run
 
@@ -155,19 +173,19 @@ class SessionSummary(CaseRecords):
             resolved = []
             for group in groups:
                 try:
-                    resolved.append(resolve(self, group))
+                    resolved.append(resolve(self.settings, group))
                 except ToolselectError:
                     resolved.append(group)  # its references count at an estimated size
-            lines.extend(dry_run_lines(dry_run(resolved, self.reps, prices=prices)))
-        self.dry_run_lines = lines
+            lines.extend(dry_run_lines(dry_run(resolved, self.settings.reps, prices=prices)))
+        self.state.dry_run_lines = lines
 
     def _per_mtok_prices(self) -> dict[str, float] | None:
-        model = str(self.model.value)
+        model = str(self.settings.model.value)
         if model.startswith("local/"):
             return {"input_per_mtok": 0.0, "output_per_mtok": 0.0}
         from pytest_toolselect.providers import price_per_token
 
-        price = price_per_token(model, self.config.prices)
+        price = price_per_token(model, self.settings.config.prices)
         if price is None:
             return None
         return {"input_per_mtok": price["input"] * 1e6, "output_per_mtok": price["output"] * 1e6}
@@ -176,26 +194,26 @@ class SessionSummary(CaseRecords):
         """Everything the terminal summary needs, as plain data."""
         from pytest_toolselect.report.results import escalations
 
-        if self.baseline_path is None:
+        if self.baselines.baseline_path is None:
             mode = None
-        elif self.baseline is None:
-            mode = "replaced" if self.replaced_subject is not None else "recorded"
-        elif self.flag("update_baseline"):
+        elif self.baselines.baseline is None:
+            mode = "replaced" if self.state.replaced_subject is not None else "recorded"
+        elif self.settings.flag("update_baseline"):
             mode = "updated"
         else:
             mode = "compared"
         return {
-            "model_line": self.model_line(),
+            "model_line": self.wiring.model_line(),
             "cache_savings": self.cache_savings(),
-            "cost_cap": self.option("max_cost_usd").value,
-            "verbose": self.pytest_config.get_verbosity() > 0,
-            "cache": (str(self.resolve_path(self.option("cache")))
-                      if self.option("cache").value is not None else None),
-            "baseline": str(self.baseline_path) if self.baseline_path else None,
+            "cost_cap": self.settings.option("max_cost_usd").value,
+            "verbose": self.settings.pytest_config.get_verbosity() > 0,
+            "cache": (str(self.settings.resolve_path(self.settings.option("cache")))
+                      if self.settings.option("cache").value is not None else None),
+            "baseline": str(self.baselines.baseline_path) if self.baselines.baseline_path else None,
             "baseline_mode": mode,
-            "baseline_written": self.baseline_written is not None,
-            "records": self.ordered_records(),
-            "gone": self.shown_gone(),
+            "baseline_written": self.state.baseline_written is not None,
+            "records": self.recorder.ordered_records(),
+            "gone": self.baselines.shown_gone(),
             "suite": self.suite(),
-            "escalations": escalations(self.records.values()),
+            "escalations": escalations(self.state.records.values()),
         }

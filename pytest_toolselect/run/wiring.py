@@ -1,7 +1,8 @@
-"""The run session's state and wiring: options, config files, model, provider, cache, budget.
+"""The run session's settings and wiring: options, config files, model, provider, cache, budget.
 
-The lowest layer of the run session (``run/session.py`` composes the layers): what a run
-resolves once from pytest's config and the toolselect config files.
+Two of the session's parts (``run/session.py`` composes them): ``Settings``, what a run
+resolves once from pytest's config and the toolselect config files, and ``Wiring``, what it
+builds from them to make calls (the provider, the response cache, the cost budget).
 """
 
 from __future__ import annotations
@@ -20,50 +21,17 @@ if TYPE_CHECKING:
     from pytest_toolselect.providers import Provider, ProviderSettings
     from pytest_toolselect.spec.config import Config
     from pytest_toolselect.spec.discover import Configs
-    from pytest_toolselect.spec.records import CaseRecord, GroupRecord, LintRecord
 
     from .budget import Budget
 
 
-class SessionWiring:
-    """Options, configs, the model and its provider, the response cache and the cost budget."""
+class Settings:
+    """Options (flag, ini, config file, default), config files, the model, paths."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.pytest_config = config
         self.rootdir = Path(str(config.rootpath))
         self.is_worker = hasattr(config, "workerinput")
-        #: nodeid -> record, gathered from reports (controller)
-        self.records: dict[str, CaseRecord] = {}
-        #: nodeid -> a preference group's record (controller)
-        self.group_records: dict[str, GroupRecord] = {}
-        #: baseline keys of the case items collected in this process (or, on the
-        #: controller, by the workers), before -k/-m deselection
-        self.collected: set[str] = set()
-        #: every key a case or groups file read in this run defines, by the file part of
-        #: its key (the file's content, whatever filtering pytest did afterwards)
-        self.defined: dict[str, set[str]] = {}
-        #: node id -> baseline key, for the items of this process
-        self.keys: dict[str, str] = {}
-        #: a key's file part -> the folder it is relative to
-        self.anchor_of: dict[str, Path] = {}
-        #: said in the summary under the toolselect section (not failures)
-        self.baseline_notes: list[str] = []
-        self.baseline_written: Path | None = None
-        #: the subject of a baseline that --toolselect-update-baseline re-recorded
-        self.replaced_subject: dict[str, Any] | None = None
-        self.pytest_session: pytest.Session | None = None
-        #: what --toolselect-dry-run found (the run then makes no call)
-        self.dry_run_lines: list[str] = []
-        #: reports asked for that could not be written (said in the summary; the run fails)
-        self.report_problems: list[str] = []
-        #: items whose work was handed to the scheduler (each once)
-        self._prefetched: set[str] = set()
-        self._prefetched_all = False
-        self._probe: tuple[list[str], dict[str, Any], dict[str, Any] | None] | None = None
-        #: server -> what its --toolselect-lint item found (controller)
-        self.lint_records: dict[str, LintRecord] = {}
-        #: tool texts this process already put in a record (each travels once)
-        self._sent_texts: set[str] = set()
 
     # settings -----------------------------------------------------------------
     def option(self, name: str) -> Resolved:
@@ -120,51 +88,6 @@ class SessionWiring:
     def flag(self, name: str) -> bool:
         return bool(self.option(name).value)
 
-    def model_line(self) -> str:
-        model = self.model
-        if model.source == "default" and model.value == DEFAULT_MODEL:
-            where = "embedded default"
-        else:
-            where = f"from {model.source}"
-        from pytest_toolselect.providers.routes import ROUTE_NAMES, route
-
-        taken = "hook" if self.custom_provider is not None else route(str(model.value))
-        # the embedded model's line stays short; an HTTP route says which client makes the calls
-        via = f", via {ROUTE_NAMES[taken]}" if taken != "local" else ""
-        return f"toolselect: model {model.value} ({where}), reps {self.reps}{via}"
-
-    # provider and subject -------------------------------------------------------
-    @cached_property
-    def provider(self) -> Provider:
-        from pytest_toolselect.providers import get_provider
-
-        model = str(self.model.value)
-        custom = self.custom_provider
-        provider = custom if custom is not None else get_provider(model, self.provider_settings())
-        cache = self.response_cache
-        if cache is None:
-            return provider
-        from .cache import CachingProvider
-
-        return CachingProvider(provider, cache)
-
-    @cached_property
-    def custom_provider(self) -> Provider | None:
-        """The provider a pytest_toolselect_provider hook gives for the model, if any."""
-        return self.pytest_config.hook.pytest_toolselect_provider(model=str(self.model.value),
-                                                                  config=self.pytest_config)
-
-    @cached_property
-    def response_cache(self) -> Any:
-        """The SQLite response cache, when --toolselect-cache names a file."""
-        from .cache import ResponseCache, check_mode
-
-        resolved = self.option("cache")
-        mode = check_mode(str(self.option("cache_mode").value or "read-write"))
-        if resolved.value is None or mode == "off":
-            return None
-        return ResponseCache(self.resolve_path(resolved), mode)
-
     def provider_settings(self) -> ProviderSettings:
         from pytest_toolselect.providers import ProviderSettings
 
@@ -184,12 +107,6 @@ class SessionWiring:
             prices=self.config.prices,
         )
 
-    @cached_property
-    def subject(self) -> dict[str, Any]:
-        # the model and its sampling settings only: the config's system prompt is gated
-        # per case (part of each case's tools fingerprint), like MCP instructions
-        return dict(self.provider.subject())
-
     def resolve_path(self, resolved: Resolved) -> Path:
         """A path option, relative to where it was written: the command line's working
         folder, the ini file's folder, or the toolselect config file's folder."""
@@ -205,13 +122,80 @@ class SessionWiring:
             base = self.config.root
         return base / path
 
-    @cached_property
-    def budget(self) -> Budget:
-        from .spend import make_budget
-
-        return make_budget(self.pytest_config, self.cost_cap)
-
     @property
     def cost_cap(self) -> float | None:
         cap = self.option("max_cost_usd").value
         return float(cap) if cap is not None else None
+
+
+class Wiring:
+    """What the run builds from its settings to make calls: the model's provider (or the one a
+    hook gives), the response cache, the cost budget, and the subject a baseline belongs to."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def model_line(self) -> str:
+        model = self.settings.model
+        if model.source == "default" and model.value == DEFAULT_MODEL:
+            where = "embedded default"
+        else:
+            where = f"from {model.source}"
+        from pytest_toolselect.providers.routes import ROUTE_NAMES, route
+
+        taken = "hook" if self.custom_provider is not None else route(str(model.value))
+        # the embedded model's line stays short; an HTTP route says which client makes the calls
+        via = f", via {ROUTE_NAMES[taken]}" if taken != "local" else ""
+        return f"toolselect: model {model.value} ({where}), reps {self.settings.reps}{via}"
+
+    # provider and subject -------------------------------------------------------
+    @cached_property
+    def provider(self) -> Provider:
+        from pytest_toolselect.providers import get_provider
+
+        model = str(self.settings.model.value)
+        custom = self.custom_provider
+        provider = (custom if custom is not None
+                    else get_provider(model, self.settings.provider_settings()))
+        cache = self.response_cache
+        if cache is None:
+            return provider
+        from .cache import CachingProvider
+
+        return CachingProvider(provider, cache)
+
+    @cached_property
+    def custom_provider(self) -> Provider | None:
+        """The provider a pytest_toolselect_provider hook gives for the model, if any."""
+        config = self.settings.pytest_config
+        return config.hook.pytest_toolselect_provider(model=str(self.settings.model.value),
+                                                      config=config)
+
+    @cached_property
+    def response_cache(self) -> Any:
+        """The SQLite response cache, when --toolselect-cache names a file."""
+        from .cache import ResponseCache, check_mode
+
+        resolved = self.settings.option("cache")
+        mode = check_mode(str(self.settings.option("cache_mode").value or "read-write"))
+        if resolved.value is None or mode == "off":
+            return None
+        return ResponseCache(self.settings.resolve_path(resolved), mode)
+
+    @cached_property
+    def subject(self) -> dict[str, Any]:
+        # the model and its sampling settings only: the config's system prompt is gated
+        # per case (part of each case's tools fingerprint), like MCP instructions
+        return dict(self.provider.subject())
+
+    @cached_property
+    def budget(self) -> Budget:
+        from .spend import make_budget
+
+        return make_budget(self.settings.pytest_config, self.settings.cost_cap)
+
+    def close(self) -> None:
+        """Close the response cache, if this process opened it."""
+        cache = self.__dict__.get("response_cache")
+        if cache is not None:
+            cache.close()

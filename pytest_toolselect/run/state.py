@@ -1,0 +1,55 @@
+"""What one run gathers as it goes: the run session's shared, mutable state.
+
+The session's parts are built once and read their settings; what changes during the run
+lives here, in one place, with who writes each field, so a reader sees who touches what.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pytest
+
+    from pytest_toolselect.spec.records import CaseRecord, GroupRecord, LintRecord
+
+
+@dataclass
+class RunState:
+    """The run's gathered state, shared by the parts that need it (and the plugin's hooks)."""
+
+    #: nodeid -> a case's record, gathered from reports (controller; CaseRecords.add_record)
+    records: dict[str, CaseRecord] = field(default_factory=dict)
+    #: nodeid -> a preference group's record (controller; CaseRecords.add_record)
+    group_records: dict[str, GroupRecord] = field(default_factory=dict)
+    #: server -> what its --toolselect-lint item found (controller; the lint hooks)
+    lint_records: dict[str, LintRecord] = field(default_factory=dict)
+    #: baseline keys of the case items collected in this process (or, on the controller, by
+    #: the workers), before -k/-m deselection (the plugin's collection hooks)
+    collected: set[str] = field(default_factory=set)
+    #: every key a case or groups file read in this run defines, by the file part of its key
+    #: (the file's content, whatever filtering pytest did afterwards; the plugin's collectors)
+    defined: dict[str, set[str]] = field(default_factory=dict)
+    #: node id -> baseline key, for the items of this process (BaselineAccess.add_item_key)
+    keys: dict[str, str] = field(default_factory=dict)
+    #: a key's file part -> the folder it is relative to (add_item_key and the collectors)
+    anchor_of: dict[str, Path] = field(default_factory=dict)
+    #: said in the summary under the toolselect section, not failures (the lifecycle)
+    baseline_notes: list[str] = field(default_factory=list)
+    #: where the baseline was written, once it was (the lifecycle)
+    baseline_written: Path | None = None
+    #: the subject of a baseline --toolselect-update-baseline re-recorded (BaselineAccess)
+    replaced_subject: dict[str, Any] | None = None
+    #: pytest's session, once it started (the plugin)
+    pytest_session: pytest.Session | None = None
+    #: what --toolselect-dry-run found; the run then makes no call (SessionSummary.dry_run)
+    dry_run_lines: list[str] = field(default_factory=list)
+    #: reports asked for that could not be written: said in the summary, the run fails
+    #: (the summary, the lifecycle, the plugin)
+    report_problems: list[str] = field(default_factory=list)
+
+    def gathered(self) -> bool:
+        """Whether any case, group or lint record reached this process."""
+        return bool(self.records or self.group_records or self.lint_records)
