@@ -51,7 +51,9 @@ def case_from_item(item: pytest.Item) -> Any:
         fields["question"] = params["question"]
     # the test's own name is the id; it may hold characters a case-file id may not
     fields["id"] = "decorated"
-    session = item.config.stash[RUN_SESSION]
+    # the config nearest to the test file governs it, as it governs a case file there
+    config = item.config.stash[RUN_SESSION].settings.config_for(item.path)
     parsed = parse_case(fields, source=item.nodeid, default_servers=None,
-                        config_identifiers=session.settings.config.identifiers)
-    return replace(parsed, id=item.name)
+                        config_identifiers=config.identifiers)
+    # from here on the case's file is the test file: its servers come from that config
+    return replace(parsed, id=item.name, source=str(item.path))

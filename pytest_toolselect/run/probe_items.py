@@ -29,12 +29,15 @@ def resolve(settings: Settings, group: Group) -> Group:
     from pytest_toolselect.discovery.servers import discover
     from pytest_toolselect.spec.groups import resolve_group
 
+    # the config nearest to the groups file governs it, as for a case file
+    config = settings.config_for(Path(group.source) if group.source else None)
+
     def lookup(server: str, tool: str) -> Any:
-        spec = settings.config.servers.get(server)
+        spec = config.servers.get(server)
         if spec is None:
-            known = ", ".join(settings.config.servers) or "none defined"
+            known = ", ".join(config.servers) or "none defined"
             raise group.error(f"unknown server {server!r}", f"servers in the config: {known}")
-        for t in discover(spec, settings.config.root).tools:
+        for t in discover(spec, config.root).tools:
             if t.name == tool:
                 return t
         raise group.error(f"server {server!r} offers no tool {tool!r}")
