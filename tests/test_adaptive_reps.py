@@ -190,3 +190,23 @@ def test_the_pr_comment_and_the_html_say_which_cases_were_asked_again(project: P
     assert "- note: adaptive reps: asked 6 more times" in comment
     assert "adaptive reps: asked 6 more times" in html
     result.stdout.fnmatch_lines(["*adaptive reps: asked 6 more times*"])
+
+
+def test_a_renamed_case_is_asked_again_against_the_entry_it_was_renamed_from(
+        project: Project) -> None:
+    setup(project, {FIND[1]: [RIGHT]}, None)
+    run(project)  # recorded: the entry holds the case's content fingerprint
+    base = json.loads((project.path / "base.json").read_text())
+    passes, reps = ONE_MISS[-1]
+    base["cases"][FIND_ID].update(status="flaky", passes=passes, reps=reps, history=ONE_MISS)
+    (project.path / "base.json").write_text(json.dumps(base))
+    # the same case under a new id, and now the model gets it wrong
+    project.cases([case("find-renamed", FIND[1], FIND[2])])
+    (project.path / "plan.json").write_text(json.dumps({FIND[1]: [WRONG]}))
+    result, doc = run(project, "--toolselect-max-extra-reps=6")
+    entry = by_id(doc)["registry.toolselect.yaml::find-renamed"]
+    assert entry["renamed_from"] == FIND_ID
+    assert entry["verdict"] == "regression"
+    assert (entry["passes"], entry["reps"]) == (0, 9)
+    assert entry["escalation"]["extra_reps"] == 6
+    result.assert_outcomes(failed=1)

@@ -28,6 +28,7 @@ CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
 #: tool_preference_groups.v1 files (kept in step with groups.GROUPS_FILE_SUFFIXES)
 GROUPS_SUFFIXES = (".groups.json", ".groups.yaml", ".groups.yml")
 COLLECTED_KEY = "toolselect_collected"
+FINGERPRINTS_KEY = "toolselect_case_fingerprints"
 DEFINED_KEY = "toolselect_defined"
 
 
@@ -102,6 +103,15 @@ def _is_case(item: pytest.Item) -> bool:
     return isinstance(item, CaseItem) or item.get_closest_marker("toolselect_case") is not None
 
 
+def _fingerprints(items: list[pytest.Item], keys: dict[str, str]) -> dict[str, str]:
+    """Key -> content fingerprint of the cases these items stand for (those that parse)."""
+    from pytest_toolselect.run.case_run import case_of
+    from pytest_toolselect.spec.fingerprint import fingerprint
+
+    return {keys[item.nodeid]: fingerprint(case.fingerprint_data())
+            for item in items if (case := case_of(item)) is not None}
+
+
 class SessionHooks:
     """The hooks that need the run session; registered per pytest config."""
 
@@ -129,6 +139,7 @@ class SessionHooks:
                     label_item(item, case)
         # before -k/-m deselect: these are the cases that exist
         self.session.state.collected.update(self.session.baselines.add_item_key(i) for i in cases)
+        self.session.state.case_fingerprints.update(_fingerprints(cases, self.session.state.keys))
         groups = [i for i in items if getattr(i, "group", None) is not None]
         for item in groups:
             self.session.baselines.add_item_key(item)
@@ -226,6 +237,7 @@ class SessionHooks:
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         self.session.state.collected.update(node.workeroutput.get(COLLECTED_KEY, []))
+        self.session.state.case_fingerprints.update(node.workeroutput.get(FINGERPRINTS_KEY, {}))
         for file, keys in node.workeroutput.get(DEFINED_KEY, {}).items():
             self.session.state.defined.setdefault(file, set()).update(keys)
 
@@ -235,6 +247,7 @@ class SessionHooks:
         if self.session.settings.is_worker:
             output = session.config.workeroutput  # type: ignore[attr-defined]
             output[COLLECTED_KEY] = sorted(self.session.state.collected)
+            output[FINGERPRINTS_KEY] = dict(self.session.state.case_fingerprints)
             output[DEFINED_KEY] = {f: sorted(k) for f, k in self.session.state.defined.items()}
             return
         if self.session.state.collected and getattr(session.config.option, "dist", "no") != "no":

@@ -10,6 +10,7 @@ import pytest
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
+    from pytest_toolselect.spec.cases import Case
 
     from .state import RunState
     from .wiring import Settings, Wiring
@@ -70,6 +71,18 @@ class BaselineAccess:
     def baseline_entry(self, nodeid: str) -> dict[str, Any] | None:
         base = self.baseline
         return base.cases.get(self.key_of(nodeid)) if base is not None else None
+
+    def entry_following_rename(self, nodeid: str, case: Case) -> tuple[dict[str, Any] | None,
+                                                                       str | None]:
+        """The case's baseline entry and, when it is under the key the case was renamed
+        from (same content, old key gone from its file), that key."""
+        from pytest_toolselect.gate.baseline import fingerprint
+
+        base = self.baseline_entry(nodeid)
+        if base is not None or self.baseline is None:
+            return base, None
+        renamed = self.renamed_from(fingerprint(case.fingerprint_data()))
+        return (self.baseline_entry(renamed), renamed) if renamed is not None else (None, None)
 
     def key_of(self, nodeid: str) -> str:
         """The baseline key of an item of this process (its node id if not collected here)."""

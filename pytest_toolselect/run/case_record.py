@@ -82,15 +82,12 @@ class CaseRecords:
         from .lineage import tool_fields
 
         status = run.status
-        base = self.baselines.baseline_entry(nodeid)
-        renamed = self.baselines.renamed_from(case_fp) if base is None else None
-        if renamed is not None:
-            base = self.baselines.baseline_entry(renamed)
+        base, renamed = self.baselines.entry_following_rename(nodeid, case)
         rule: str | gate.Rule = str(self.settings.option("rule").value)
         if run.escalation is not None:
             from .escalation import verdict_rule
 
-            rule = verdict_rule(self, nodeid, run.escalation, len(run.scores)) or rule
+            rule = verdict_rule(self, nodeid, case, run.escalation, len(run.scores)) or rule
         verdict = gate.classify(run.passes, len(run.scores), base,
                                 have_baseline=self.baselines.have_baseline, rule=rule)
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})

@@ -20,6 +20,7 @@ from pytest_toolselect.spec.records import Escalation
 
 if TYPE_CHECKING:
     from pytest_toolselect.providers import TurnRequest
+    from pytest_toolselect.spec.cases import Case
 
     from .case_run import CaseRun
     from .contracts import Caller, CallParts
@@ -46,7 +47,7 @@ class Plan:
         return 0
 
 
-def plan_for(parts: CallParts, nodeid: str) -> Plan | None:
+def plan_for(parts: CallParts, nodeid: str, case: Case) -> Plan | None:
     """The case's plan, or None: adaptive reps are off, the model is deterministic, the
     rule has no test, or there is nothing to compare with and nothing being recorded."""
     settings, baselines = parts.settings, parts.baselines
@@ -59,7 +60,8 @@ def plan_for(parts: CallParts, nodeid: str) -> Plan | None:
     if found is None:
         return None
     design, test = found
-    entry = baselines.baseline_entry(nodeid)
+    # a renamed case is judged against the entry it was renamed from: asked again against it
+    entry, _ = baselines.entry_following_rename(nodeid, case)
     if entry is not None:
         return Plan(design, test, gate.history_of(entry))
     if baselines.baseline is None or settings.flag("update_baseline"):
@@ -67,13 +69,13 @@ def plan_for(parts: CallParts, nodeid: str) -> Plan | None:
     return None  # a new case compared with nothing: reported, not recorded
 
 
-def verdict_rule(parts: CallParts, nodeid: str, escalation: Escalation,
+def verdict_rule(parts: CallParts, nodeid: str, case: Case, escalation: Escalation,
                  reps: int) -> gate.Rule | None:
     """The rule that judges a case asked beyond its fixed reps: the sequential bound at
     the look it stopped at. A case whose asking the cost cap or a stopped run cut short
     is judged as if that look were the last (the reps it has are all it gets). None:
     judge it with the configured rule as usual."""
-    plan = plan_for(parts, nodeid)
+    plan = plan_for(parts, nodeid, case)
     if plan is None or plan.history is None:
         return None
     design, test = plan.design, plan.test
@@ -96,7 +98,7 @@ async def escalate(runner: Caller, nodeid: str, run: CaseRun,
     from .budget import CostCapReached
     from .scheduler import Stopped
 
-    plan = plan_for(runner, nodeid)
+    plan = plan_for(runner, nodeid, run.case)
     if plan is None:
         return
     asked = 0

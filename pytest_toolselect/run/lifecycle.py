@@ -118,7 +118,14 @@ def overlap_problem(run: Baselines) -> str | None:
     migrate(run.state, base)
     where = anchors(run)
     texts: dict[Path, str] = {}
-    shared = [k for k in base.cases if not is_gone(run.state, k, where, texts)]
+    # an entry whose case was renamed in its file (same content under a new id) is this
+    # suite's too; one whose file moved is not: the keys of a moved config all change
+    in_file: dict[str, set[str]] = {}
+    for key, fp in run.state.case_fingerprints.items():
+        in_file.setdefault(split(key)[0], set()).add(fp)
+    shared = [k for k, entry in base.cases.items()
+              if entry.get("case_fingerprint") in in_file.get(split(k)[0], ())
+              or not is_gone(run.state, k, where, texts)]
     if len(shared) >= MIN_OVERLAP * len(base.cases):
         return None
     theirs = sorted(set(base.cases) - set(shared))[:SHOWN]

@@ -29,6 +29,9 @@ class RunState:
     #: baseline keys of the case items collected in this process (or, on the controller, by
     #: the workers), before -k/-m deselection (the plugin's collection hooks)
     collected: set[str] = field(default_factory=set)
+    #: key -> content fingerprint of those cases: a gone baseline entry of the same file
+    #: with one of them was renamed, not lost (the plugin's collection hooks)
+    case_fingerprints: dict[str, str] = field(default_factory=dict)
     #: every key a case or groups file read in this run defines, by the file part of its key
     #: (the file's content, whatever filtering pytest did afterwards; the plugin's collectors)
     defined: dict[str, set[str]] = field(default_factory=dict)
