@@ -113,6 +113,14 @@ def test_a_copy_under_another_name_is_always_confusable(words: list[str], others
     assert ("alpha_tool", "beta_tool") in [f.tools for f in found if f.rule == "confusable-pair"]
 
 
+def test_a_copy_made_of_stopwords_only_is_confusable_too() -> None:
+    # no term survives, yet the two tools say the same thing: a model cannot tell them apart
+    tools = [Tool("alpha_tool", "than than than."), Tool("beta_tool", "than than than."),
+             Tool("other_0", "resize resize."), Tool("other_1", "weather weather.")]
+    found = lint(toolset(*tools), IdentifierSettings()).findings
+    assert ("alpha_tool", "beta_tool") in [f.tools for f in found if f.rule == "confusable-pair"]
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(WORDS, min_size=1, max_size=8), st.lists(WORDS, min_size=1, max_size=8))
 def test_similarity_is_symmetric_bounded_and_zero_without_a_shared_term(x: list[str], y: list[str]) -> None:

@@ -77,6 +77,15 @@ class ToolSet:
 # --- confusable pairs ----------------------------------------------------------------
 
 
+def _same_words(a: str, b: str) -> bool:
+    """One description under two names: the same terms, or (all stopwords, so no terms) the
+    same words; an empty one is a thin description, not a likeness."""
+    if terms(a):
+        return terms(a) == terms(b)
+    words = " ".join(a.lower().split())
+    return bool(words.strip(" .")) and words == " ".join(b.lower().split())
+
+
 def confusable_pairs(toolset: ToolSet, sim: Similarity, threshold: float) -> list[Finding]:
     pairs = toolset.all_tools()
     found = []
@@ -85,7 +94,7 @@ def confusable_pairs(toolset: ToolSet, sim: Similarity, threshold: float) -> lis
             sj, b = pairs[j]
             score = sim.matrix[i][j]
             # one description under two names is confusable however short it is
-            same = bool(terms(a.description)) and terms(a.description) == terms(b.description)
+            same = _same_words(a.description, b.description)
             if score < threshold and not same:
                 continue
             shared = sim.shared_terms(i, j)
