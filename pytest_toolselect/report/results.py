@@ -1,4 +1,4 @@
-"""The ``tool_selection.v1`` results document: plain data in, one JSON-able document out.
+"""The ``tool_selection.v1`` results document: what the run hands it in, one JSON-able document out.
 
 Everything a reader of a run needs (the markdown comment, the HTML report and the
 ``toolselect`` command all render from this document alone): provenance, the

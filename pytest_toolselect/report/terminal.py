@@ -1,4 +1,4 @@
-"""The terminal summary: plain data in, lines out (no I/O, no pytest)."""
+"""The terminal summary: the run's SummaryInput in, lines out (no I/O, no pytest)."""
 
 from __future__ import annotations
 
@@ -146,7 +146,7 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
         "verbose": data.verbose,
         "cache": _cache_summary(records) if data.cache else None,
         "dropped_schema_keys": sorted({k for r in records for k in r.dropped_schema_keys}),
-        # the share of cases held against the baseline, with its Newcombe interval (gate.suite_change)
+        # the share of cases held against the baseline, with its Newcombe interval (gate.measure_suite)
         "suite": data.suite,
         # what an update did to the histories (restarts, replays not counted)
         "history": (history_lines(records) if data.baseline_mode == "updated"
