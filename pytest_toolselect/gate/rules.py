@@ -25,6 +25,7 @@ from pytest_toolselect.spec.rules import rule_problem as rule_problem
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.records import CaseRecord
+    from pytest_toolselect.spec.report_input import SuiteChange
 
 HELD, FLAKY, FAILING = "held", "flaky", "failing"
 
@@ -204,9 +205,9 @@ def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: 
 # -- the whole suite ------------------------------------------------------------------------------
 
 
-def suite_change(records: Iterable[CaseRecord | Mapping[str, Any]],
-                 base_cases: Mapping[str, Mapping[str, Any]],
-                 *, fail_on_drop: bool = False) -> dict[str, Any] | None:
+def measure_suite(records: Iterable[CaseRecord | Mapping[str, Any]],
+                  base_cases: Mapping[str, Mapping[str, Any]],
+                  *, fail_on_drop: bool = False) -> SuiteChange | None:
     """The share of cases held now against the baseline, with a Newcombe 95% interval.
 
     Only cases scored now *and* in the baseline are compared, so a new or errored case
@@ -215,6 +216,7 @@ def suite_change(records: Iterable[CaseRecord | Mapping[str, Any]],
     the check can only err towards not blocking. None when nothing can be compared.
     """
     from pytest_toolselect.spec.records import as_case_record
+    from pytest_toolselect.spec.report_input import SuiteChange
 
     from .stats import newcombe_diff
 
@@ -230,30 +232,30 @@ def suite_change(records: Iterable[CaseRecord | Mapping[str, Any]],
         return None
     change, low, high = newcombe_diff(now_held, n, base_held, n)
     dropped = high < 0
-    return {
-        "cases": n,
-        "held_now": now_held,
-        "held_baseline": base_held,
-        "rate_now": now_held / n,
-        "rate_baseline": base_held / n,
-        "change": change,
-        "low": low,
-        "high": high,
-        "level": 0.95,
-        "method": "newcombe-hybrid-score",
-        # the whole interval below zero: the suite as a whole got worse, beyond noise
-        "dropped": dropped,
-        "blocks": fail_on_drop and dropped,
-    }
+    return SuiteChange(
+        cases=n, held_now=now_held, held_baseline=base_held, rate_now=now_held / n,
+        rate_baseline=base_held / n, change=change, low=low, high=high, level=0.95,
+        method="newcombe-hybrid-score",
+        dropped=dropped, blocks=fail_on_drop and dropped,
+    )
 
 
-def suite_line(suite: Mapping[str, Any]) -> str:
-    """One line for the terminal summary (and any other text report)."""
-    line = (f"suite: {suite['rate_now']:.1%} held vs {suite['rate_baseline']:.1%} on the baseline, "
-            f"change {suite['change'] * 100:+.1f} pts [{suite['low'] * 100:+.1f}, "
-            f"{suite['high'] * 100:+.1f}] (Newcombe 95%, {suite['cases']} cases)")
-    if suite.get("blocks"):
+def suite_change(records: Iterable[CaseRecord | Mapping[str, Any]],
+                 base_cases: Mapping[str, Mapping[str, Any]],
+                 *, fail_on_drop: bool = False) -> dict[str, Any] | None:
+    """measure_suite as the results document holds it (``summary.suite``)."""
+    suite = measure_suite(records, base_cases, fail_on_drop=fail_on_drop)
+    return None if suite is None else suite.to_json()
+
+
+def suite_line(suite: SuiteChange | Mapping[str, Any]) -> str:
+    """One line for the terminal summary (and any other text report: a document's suite)."""
+    s: Mapping[str, Any] = suite if isinstance(suite, Mapping) else suite.to_json()
+    line = (f"suite: {s['rate_now']:.1%} held vs {s['rate_baseline']:.1%} on the baseline, "
+            f"change {s['change'] * 100:+.1f} pts [{s['low'] * 100:+.1f}, "
+            f"{s['high'] * 100:+.1f}] (Newcombe 95%, {s['cases']} cases)")
+    if s.get("blocks"):
         line += "; blocks: the whole interval is below 0 (--toolselect-fail-on-suite-drop)"
-    elif suite.get("dropped"):
+    elif s.get("dropped"):
         line += "; below 0 beyond noise (blocks only with --toolselect-fail-on-suite-drop)"
     return line

@@ -266,7 +266,7 @@ class SessionHooks:
             session.exitstatus = 2
         suite = (self.session.summary.suite()
                  if session.exitstatus == 0 and self.session.state.records else None)
-        if suite is not None and suite["blocks"]:
+        if suite is not None and suite.blocks:
             # --toolselect-fail-on-suite-drop: every case passed, but the suite as a whole fell
             session.exitstatus = 1
         self.session.summary.write_reports(int(session.exitstatus))

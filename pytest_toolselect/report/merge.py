@@ -85,7 +85,7 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
     }
     escalated = results.escalations(cases)
     if escalated:
-        document["summary"]["escalations"] = escalated
+        document["summary"]["escalations"] = escalated.to_json()
     document["provenance"]["exit_status"] = exit_status(document, [d for _, d in documents])
     return document
 

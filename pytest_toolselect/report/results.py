@@ -1,4 +1,4 @@
-"""The ``tool_selection.v1`` results document: plain data in, one JSON-able document out.
+"""The ``tool_selection.v1`` results document: what the run hands it in, one JSON-able document out.
 
 Everything a reader of a run needs (the markdown comment, the HTML report and the
 ``toolselect`` command all render from this document alone): provenance, the
@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
+from pytest_toolselect.spec.report_input import Escalations, ResultsInput
 
 SCHEMA_VERSION = "tool_selection.v1"
 
@@ -211,33 +212,34 @@ def verdict(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any],
     return {"blocking": bool(reasons), "reasons": reasons}
 
 
-def build(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The document from the session's plain data (see SessionSummary.results_input)."""
-    settings = data["settings"]
-    base_cases: Mapping[str, Mapping[str, Any]] = data.get("baseline_cases") or {}
-    records = [as_case_record(r) for r in data["records"]]
-    cases = [case_entry(r, base_cases.get(r.renamed_from or r.key), settings) for r in records]
-    preference = data.get("preference")
+def build(data: ResultsInput | Mapping[str, Any]) -> dict[str, Any]:
+    """The document from what the session hands it (SessionSummary.results_input)."""
+    data = data if isinstance(data, ResultsInput) else ResultsInput.read(data)
+    settings = data.settings
+    records = data.records
+    cases = [case_entry(r, data.baseline_cases.get(r.renamed_from or r.key), settings)
+             for r in records]
+    suite = data.suite.to_json() if data.suite is not None else None
+    preference = data.preference
     probe_cost = None
     if preference is not None:
         probe_cost = sum(r["cost_usd"] or 0.0 for r in preference["results"])
     verdicts = Counter(c["verdict"] for c in cases)
-    the_verdict = verdict(cases, settings, data.get("suite"), bool(data.get("probe_blocks")),
-                          bool(data.get("capped")))
-    new_lint = len((data.get("lint") or {}).get("new") or ())
+    the_verdict = verdict(cases, settings, suite, data.probe_blocks, data.capped)
+    new_lint = len((data.lint or {}).get("new") or ())
     if new_lint:
         the_verdict = {"blocking": True, "reasons": [
             *the_verdict["reasons"], f"{new_lint} new lint finding{'' if new_lint == 1 else 's'}"]}
     document = {
         "schema_version": SCHEMA_VERSION,
-        "provenance": dict(data["provenance"]),
-        "subject": dict(data["subject"]),
+        "provenance": dict(data.provenance),
+        "subject": dict(data.subject),
         "settings": dict(settings),
         "baseline": {
-            "path": data.get("baseline_path"),
-            "mode": data.get("baseline_mode"),
-            "written": bool(data.get("baseline_written")),
-            "gone": list(data.get("gone") or []),
+            "path": data.baseline_path,
+            "mode": data.baseline_mode,
+            "written": data.baseline_written,
+            "gone": list(data.gone),
         },
         "verdict": the_verdict,
         "summary": {
@@ -246,18 +248,17 @@ def build(data: Mapping[str, Any]) -> dict[str, Any]:
             "categories": categories(cases),
             "confusion": confusion(cases),
             "intent_disagreements": intent_disagreements(first_tools_by_intent(cases)),
-            "suite": data.get("suite"),
+            "suite": suite,
         },
-        "cost": cost(cases, data.get("cache_savings") or {}, data.get("cost_cap"),
-                     bool(data.get("capped")), probe_cost),
+        "cost": cost(cases, data.cache_savings, data.cost_cap, data.capped, probe_cost),
         "cases": cases,
         "preference": preference,
         "tool_texts": tool_texts(records),
-        **({"lint": data["lint"]} if data.get("lint") else {}),
+        **({"lint": data.lint} if data.lint else {}),
     }
-    if data.get("escalations"):
+    if data.escalations is not None:
         # adaptive reps asked some cases again (absent otherwise: older readers see no change)
-        document["summary"]["escalations"] = dict(data["escalations"])
+        document["summary"]["escalations"] = data.escalations.to_json()
     return document
 
 
@@ -270,16 +271,16 @@ def tool_texts(records: Iterable[CaseRecord]) -> dict[str, str]:
     return dict(sorted(texts.items()))
 
 
-def escalations(records: Iterable[CaseRecord | Mapping[str, Any]]) -> dict[str, Any] | None:
+def escalations(records: Iterable[CaseRecord | Mapping[str, Any]]) -> Escalations | None:
     """How many cases were asked again, the calls that cost, and the verdicts they reached
     (run records, or a merged document's cases)."""
     escalated = [(r, r.escalation) for r in map(as_case_record, records) if r.escalation]
     if not escalated:
         return None
     verdicts = Counter(r.verdict for r, _ in escalated)
-    return {
-        "cases": len(escalated),
-        "calls": sum(e.extra_reps for _, e in escalated),
-        "stopped": sum(1 for _, e in escalated if e.stopped),
-        "verdicts": {v: verdicts[v] for v in gate.VERDICT_ORDER if verdicts.get(v)},
-    }
+    return Escalations(
+        cases=len(escalated),
+        calls=sum(e.extra_reps for _, e in escalated),
+        stopped=sum(1 for _, e in escalated if e.stopped),
+        verdicts={v: verdicts[v] for v in gate.VERDICT_ORDER if verdicts.get(v)},
+    )

@@ -1,4 +1,4 @@
-"""The terminal summary: plain data in, lines out (no I/O, no pytest)."""
+"""The terminal summary: the run's SummaryInput in, lines out (no I/O, no pytest)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
 from pytest_toolselect.spec.clip import clip_text
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
+from pytest_toolselect.spec.report_input import SummaryInput
 
 from .notes import notes
 from .results import NOTHING, first_tools_by_intent, intent_disagreements
@@ -86,9 +87,9 @@ def describe(record: CaseRecord | Mapping[str, Any]) -> list[str]:
     return out
 
 
-def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
+def summarize(data: SummaryInput) -> dict[str, Any]:
     """The summary as plain data: counts, sections, intents, categories, confusions."""
-    records = [as_case_record(r) for r in data["records"]]
+    records = data.records
     verdicts = Counter(section(r) for r in records)
     by_verdict: dict[str, list[CaseRecord]] = defaultdict(list)
     for r in records:
@@ -127,31 +128,31 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
         entry["usage"].update(r.usage)
         entry["truncated"] += r.truncated
     return {
-        "model_line": data["model_line"],
-        "baseline": data.get("baseline"),
-        "baseline_mode": data.get("baseline_mode"),
-        "baseline_written": data.get("baseline_written", False),
+        "model_line": data.model_line,
+        "baseline": data.baseline_path,
+        "baseline_mode": data.baseline_mode,
+        "baseline_written": data.baseline_written,
         "total": len(records),
         "verdicts": dict(verdicts),
         "sections": {k: list(v) for k, v in by_verdict.items()},
         "intent_disagreements": intent_disagreements(intents),
         "categories": categories,
         "confusions": confusions.most_common(10),
-        "gone": list(data.get("gone", [])),
+        "gone": list(data.gone),
         "intents": len(intents),
         "costs": {m: {**e, "usage": dict(e["usage"])} for m, e in sorted(costs.items())},
-        "cache_savings": dict(data.get("cache_savings") or {}),
-        "cost_cap": data.get("cost_cap"),
-        "verbose": bool(data.get("verbose")),
-        "cache": _cache_summary(records) if data.get("cache") else None,
+        "cache_savings": dict(data.cache_savings),
+        "cost_cap": data.cost_cap,
+        "verbose": data.verbose,
+        "cache": _cache_summary(records) if data.cache else None,
         "dropped_schema_keys": sorted({k for r in records for k in r.dropped_schema_keys}),
-        # the share of cases held against the baseline, with its Newcombe interval (gate.suite_change)
-        "suite": data.get("suite"),
+        # the share of cases held against the baseline, with its Newcombe interval (gate.measure_suite)
+        "suite": data.suite,
         # what an update did to the histories (restarts, replays not counted)
-        "history": (history_lines(records) if data.get("baseline_mode") == "updated"
-                    and data.get("baseline_written") else []),
-        # adaptive reps: cases asked again, their extra calls and verdicts (escalation.summary)
-        "escalations": data.get("escalations"),
+        "history": (history_lines(records) if data.baseline_mode == "updated"
+                    and data.baseline_written else []),
+        # adaptive reps: cases asked again, their extra calls and verdicts (results.escalations)
+        "escalations": data.escalations,
     }
 
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.report_input import Escalations
 
 #: the verdict and unit words that take an s; the others read as adjectives ("2 held", "3 new")
 _NOUNS = {"case": "cases", "regression": "regressions", "error": "errors", "rep": "reps",
@@ -22,8 +25,10 @@ def verdict_counts(counts: dict[str, int] | list[tuple[str, int]]) -> str:
     return ", ".join(counted(n, v) for v, n in items)
 
 
-def escalation_line(esc: Mapping[str, Any]) -> str:
-    """Adaptive reps in one line: cases asked again, extra calls, verdicts (escalation.summary)."""
+def escalation_line(escalations: Escalations | Mapping[str, Any]) -> str:
+    """Adaptive reps in one line: cases asked again, extra calls, verdicts (a live run's
+    Escalations, or a saved document's summary.escalations)."""
+    esc = escalations if isinstance(escalations, Mapping) else escalations.to_json()
     verdicts = verdict_counts(esc["verdicts"])
     line = (f"adaptive reps: {esc['cases']} case(s) asked again, {esc['calls']} extra call(s); "
             f"settled as {verdicts}")

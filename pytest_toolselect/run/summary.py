@@ -10,6 +10,7 @@ import pytest
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.report_input import ResultsInput, SuiteChange, SummaryInput
 
 from .case_run import case_of
 
@@ -57,14 +58,14 @@ class SessionSummary:
         return (any(r.verdict == gate.SKIPPED for r in self.state.records.values())
                 or any(c.get("skipped") for r in self.state.group_records.values() for c in r.calls))
 
-    def suite(self) -> dict[str, Any] | None:
+    def suite(self) -> SuiteChange | None:
         """The share of cases held now against the baseline (None: no baseline compared)."""
         base = self.baselines.baseline
         if base is None:
             return None
         # --toolselect-update-baseline accepts the drop, as it accepts regressions
         blocking = self.settings.flag("fail_on_suite_drop") and not self.settings.flag("update_baseline")
-        return gate.suite_change(self.recorder.ordered_records(), base.cases, fail_on_drop=blocking)
+        return gate.measure_suite(self.recorder.ordered_records(), base.cases, fail_on_drop=blocking)
 
     # the preference probe (controller) -------------------------------------------------
     def probe(self) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
@@ -104,8 +105,8 @@ class SessionSummary:
                               max_tokens=int(self.settings.option("max_tokens").value),
                               reps=self.settings.reps, subject=self.wiring.subject)
 
-    def results_input(self, exitstatus: int | None = None) -> dict[str, Any]:
-        """Everything the results document needs, as plain data (report.results.build)."""
+    def results_input(self, exitstatus: int | None = None) -> ResultsInput:
+        """Everything the results document needs (report.results.build)."""
         from .provenance import provenance
 
         summary = self.summary_input()
@@ -114,26 +115,26 @@ class SessionSummary:
             "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
             "min_effect_change")}
         base = self.baselines.baseline
-        return {
-            "provenance": provenance(self.settings.rootdir,
-                                     self.settings.pytest_config.invocation_params.args, exitstatus),
-            "subject": self.wiring.subject,
-            "settings": settings,
-            "records": summary["records"],
-            "baseline_cases": base.cases if base is not None else {},
-            "baseline_path": summary["baseline"],
-            "baseline_mode": summary["baseline_mode"],
-            "baseline_written": summary["baseline_written"],
-            "gone": summary["gone"],
-            "suite": summary["suite"],
-            "escalations": summary["escalations"],
-            "cache_savings": summary["cache_savings"],
-            "cost_cap": summary["cost_cap"],
-            "capped": self.cost_capped(),
-            "probe_blocks": self.probe_blocks(),
-            "preference": self.preference_document(),
-            "lint": self.lint_document(),
-        }
+        return ResultsInput(
+            provenance=provenance(self.settings.rootdir,
+                                  self.settings.pytest_config.invocation_params.args, exitstatus),
+            subject=self.wiring.subject,
+            settings=settings,
+            records=summary.records,
+            baseline_cases=base.cases if base is not None else {},
+            baseline_path=summary.baseline_path,
+            baseline_mode=summary.baseline_mode,
+            baseline_written=summary.baseline_written,
+            gone=summary.gone,
+            suite=summary.suite,
+            escalations=summary.escalations,
+            cache_savings=summary.cache_savings,
+            cost_cap=summary.cost_cap,
+            capped=self.cost_capped(),
+            probe_blocks=self.probe_blocks(),
+            preference=self.preference_document(),
+            lint=self.lint_document(),
+        )
 
     def lint_document(self) -> dict[str, Any] | None:
         if not self.state.lint_records:
@@ -190,8 +191,8 @@ class SessionSummary:
             return None
         return {"input_per_mtok": price["input"] * 1e6, "output_per_mtok": price["output"] * 1e6}
 
-    def summary_input(self) -> dict[str, Any]:
-        """Everything the terminal summary needs, as plain data."""
+    def summary_input(self) -> SummaryInput:
+        """Everything the terminal summary needs."""
         from pytest_toolselect.report.results import escalations
 
         if self.baselines.baseline_path is None:
@@ -202,18 +203,19 @@ class SessionSummary:
             mode = "updated"
         else:
             mode = "compared"
-        return {
-            "model_line": self.wiring.model_line(),
-            "cache_savings": self.cache_savings(),
-            "cost_cap": self.settings.option("max_cost_usd").value,
-            "verbose": self.settings.pytest_config.get_verbosity() > 0,
-            "cache": (str(self.settings.resolve_path(self.settings.option("cache")))
-                      if self.settings.option("cache").value is not None else None),
-            "baseline": str(self.baselines.baseline_path) if self.baselines.baseline_path else None,
-            "baseline_mode": mode,
-            "baseline_written": self.state.baseline_written is not None,
-            "records": self.recorder.ordered_records(),
-            "gone": self.baselines.shown_gone(),
-            "suite": self.suite(),
-            "escalations": escalations(self.state.records.values()),
-        }
+        return SummaryInput(
+            model_line=self.wiring.model_line(),
+            cache_savings=self.cache_savings(),
+            cost_cap=self.settings.option("max_cost_usd").value,
+            verbose=self.settings.pytest_config.get_verbosity() > 0,
+            cache=(str(self.settings.resolve_path(self.settings.option("cache")))
+                   if self.settings.option("cache").value is not None else None),
+            baseline_path=(str(self.baselines.baseline_path)
+                           if self.baselines.baseline_path else None),
+            baseline_mode=mode,
+            baseline_written=self.state.baseline_written is not None,
+            records=tuple(self.recorder.ordered_records()),
+            gone=tuple(self.baselines.shown_gone()),
+            suite=self.suite(),
+            escalations=escalations(self.state.records.values()),
+        )
