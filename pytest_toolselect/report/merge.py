@@ -49,7 +49,11 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
     # the whole suite's order, which every shard kept (older files: node id order)
     cases.sort(key=lambda c: (c.get("order") is None, c.get("order") or 0, c["nodeid"]))
     settings = first["settings"]
-    base_cases = {c["nodeid"]: c["baseline"] for c in cases if c.get("baseline") is not None}
+    # keyed as the run's baseline is (a case's key, not its node id, which holds the folder
+    # pytest started in); a renamed case's entry is under its old key, which the run's
+    # suite check does not look up either
+    base_cases = {c.get("key") or c["nodeid"]: c["baseline"] for c in cases
+                  if c.get("baseline") is not None and not c.get("renamed_from")}
     suite = gate.suite_change(cases, base_cases, fail_on_drop=bool(
         settings.get("fail_on_suite_drop") and not settings.get("update_baseline")))
     capped = any(doc["cost"]["capped"] for _, doc in documents)
