@@ -58,7 +58,7 @@ def run_merge(args: argparse.Namespace) -> int:
 
 def write_baseline(path: Path, document: dict[str, Any]) -> None:
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
-    from pytest_toolselect.report.merge import baseline_records
+    from pytest_toolselect.report.merge import baseline_group_entries, baseline_records
 
     old = load(path)
     if old is not None and subject_mismatch(old.subject, document["subject"]):
@@ -66,4 +66,5 @@ def write_baseline(path: Path, document: dict[str, Any]) -> None:
                               file=str(path), fix="pass the baseline the shards compared against")
     history = int(document["settings"].get("history") or 1)
     write(path, build(document["subject"], baseline_records(document), old,
-                      document["baseline"]["gone"] if old is not None else (), history=history))
+                      document["baseline"]["gone"] if old is not None else (), history=history,
+                      group_entries=baseline_group_entries(document)))

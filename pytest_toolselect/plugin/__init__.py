@@ -269,7 +269,7 @@ class SessionHooks:
         if suite is not None and suite.blocks:
             # --toolselect-fail-on-suite-drop: every case passed, but the suite as a whole fell
             session.exitstatus = 1
-        self.session.summary.write_reports(int(session.exitstatus))
+        self.session.summary.write_reports(int(session.exitstatus), session.testsfailed)
         if self.session.state.report_problems and session.exitstatus == 0:
             session.exitstatus = 1  # a report CI expects is missing
 

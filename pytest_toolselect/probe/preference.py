@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_toolselect.spec.groups import CUE_KEYS, TWIN_KEYS, Group, Twin
 from pytest_toolselect.spec.tools import Tool
@@ -378,15 +378,41 @@ def summarize(calls: Sequence[CallRecord], groups: Sequence[Group], seed: int,
     unknown = sorted({r["group"] for r in calls} - set(by_id))
     if unknown:
         raise ValueError(f"call records name groups not given: {', '.join(unknown[:5])}")
-    summary = _summary(calls, groups, seed, resamples)
-    summary["groups"] = _per_group(calls, groups)
+    return summarize_stats(calls, groups, _per_group(calls, groups), seed, resamples)
+
+
+class GroupKind(Protocol):
+    """What the summary needs of a group beside its stats: a Group, or a results
+    document's group row read back (``toolselect merge``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def is_control(self) -> bool: ...
+    @property
+    def domain(self) -> str | None: ...
+
+
+def summarize_stats(calls: Sequence[CallRecord], groups: Sequence[GroupKind],
+                    per_group: Mapping[str, Mapping[str, Any]], seed: int,
+                    resamples: int = 10_000) -> dict[str, Any]:
+    """:func:`summarize` from each group's :func:`group_stats` already made.
+
+    A group's stats depend on its own calls alone, so stats made where the group ran
+    (a shard) serve as well; everything across groups is computed here. ``groups`` and
+    ``calls`` must be in the run's order: the bootstrap resamples groups by position, and
+    float sums depend on order.
+    """
+    stats = {g.id: dict(per_group[g.id]) for g in groups}
+    summary = _summary(calls, groups, stats, seed, resamples)
+    summary["groups"] = stats
     domains = sorted({g.domain for g in groups if g.domain is not None})
     summary["by_domain"] = {}
     for domain in domains:
         members = [g for g in groups if g.domain == domain]
         ids = {g.id for g in members}
         summary["by_domain"][domain] = _summary([r for r in calls if r["group"] in ids], members,
-                                                seed, resamples)
+                                                stats, seed, resamples)
     return summary
 
 
@@ -397,11 +423,10 @@ def _per_group(calls: Sequence[CallRecord], groups: Sequence[Group]) -> dict[str
     return {g.id: group_stats(records.get(g.id, ()), g) for g in groups}
 
 
-def _summary(calls: Sequence[CallRecord], groups: Sequence[Group], seed: int,
-             resamples: int) -> dict[str, Any]:
+def _summary(calls: Sequence[CallRecord], groups: Sequence[GroupKind],
+             per_group: Mapping[str, Mapping[str, Any]], seed: int, resamples: int) -> dict[str, Any]:
     from .bootstrap import mean_ci  # numpy: only when a summary is made
 
-    per_group = _per_group(calls, groups)
     control_of = {g.id: g.is_control for g in groups}
     scored = [r for r in calls if _scored(r)]
     ran = [g for g in groups if per_group[g.id]["n_scored"]]

@@ -18,6 +18,7 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.errors import ToolselectError
 
 from . import results
+from .merge_probe import merge_preference
 
 #: settings every shard must share for their cases to be one run's
 _SAME = ("subject", "settings")
@@ -36,9 +37,6 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
                 raise ToolselectError(
                     f"its {key} differs from {first_path}'s: these are not shards of one run",
                     file=path, fix="merge the results of one suite run with the same model and flags")
-        if doc.get("preference") is not None:
-            raise ToolselectError("holds a preference probe: shards of a probe are not merged",
-                                  file=path, fix="run the preference probe in one job")
         for case in doc["cases"]:
             other = seen.get(case["nodeid"])
             if other is not None:
@@ -49,7 +47,11 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
     # the whole suite's order, which every shard kept (older files: node id order)
     cases.sort(key=lambda c: (c.get("order") is None, c.get("order") or 0, c["nodeid"]))
     settings = first["settings"]
-    base_cases = {c["nodeid"]: c["baseline"] for c in cases if c.get("baseline") is not None}
+    # keyed as the run's baseline is (a case's key, not its node id, which holds the folder
+    # pytest started in); a renamed case's entry is under its old key, which the run's
+    # suite check does not look up either
+    base_cases = {c.get("key") or c["nodeid"]: c["baseline"] for c in cases
+                  if c.get("baseline") is not None and not c.get("renamed_from")}
     suite = gate.suite_change(cases, base_cases, fail_on_drop=bool(
         settings.get("fail_on_suite_drop") and not settings.get("update_baseline")))
     capped = any(doc["cost"]["capped"] for _, doc in documents)
@@ -57,6 +59,13 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
     for _, doc in documents:
         savings.update(doc["cost"]["cache_savings_usd"])
     verdicts = Counter(c["verdict"] for c in cases)
+    preference = merge_preference([(path, doc["preference"]) for path, doc in documents
+                                   if doc.get("preference") is not None],
+                                  min_effect_change=settings.get("min_effect_change"))
+    probe_cost = sum(r["cost_usd"] or 0.0 for r in preference["results"]) if preference else None
+    # the probe's gate over every group, as the unsharded run decides it
+    probe_blocks = bool(preference and (preference["comparison"] or {}).get("blocking")
+                        and not settings.get("update_baseline"))
     document = {
         "schema_version": results.SCHEMA_VERSION,
         "provenance": {**first["provenance"],
@@ -68,7 +77,7 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
             "written": any(doc["baseline"]["written"] for _, doc in documents),
             "gone": sorted({g for _, doc in documents for g in doc["baseline"]["gone"]}),
         },
-        "verdict": results.verdict(cases, settings, suite, False, capped),
+        "verdict": results.verdict(cases, settings, suite, probe_blocks, capped),
         "summary": {
             "total": len(cases),
             "verdicts": {v: verdicts[v] for v in gate.VERDICT_ORDER if verdicts.get(v)},
@@ -77,24 +86,36 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
             "intent_disagreements": results.intent_disagreements(results.first_tools_by_intent(cases)),
             "suite": suite,
         },
-        "cost": results.cost(cases, dict(savings), first["cost"]["cap_usd"], capped, None),
+        "cost": results.cost(cases, dict(savings), first["cost"]["cap_usd"], capped, probe_cost),
         "cases": cases,
-        "preference": None,
+        "preference": preference,
         "tool_texts": dict(sorted({k: v for _, doc in documents
                                    for k, v in (doc.get("tool_texts") or {}).items()}.items())),
     }
     escalated = results.escalations(cases)
     if escalated:
         document["summary"]["escalations"] = escalated.to_json()
-    document["provenance"]["exit_status"] = exit_status(document, [d for _, d in documents])
+    shards = [d for _, d in documents]
+    document["provenance"]["exit_status"] = exit_status(document, shards, probe_blocks)
+    document["provenance"].pop("failed_items", None)
+    if all("failed_items" in s["provenance"] for s in shards):
+        document["provenance"]["failed_items"] = sum(s["provenance"]["failed_items"] for s in shards)
     return document
 
 
-def exit_status(document: Mapping[str, Any], shards: Sequence[Mapping[str, Any]]) -> int:
+def exit_status(document: Mapping[str, Any], shards: Sequence[Mapping[str, Any]],
+                probe_blocks: bool = False) -> int:
     """The exit status the unsharded run would have had, as the plugin decides it."""
     status = 1 if any(c["outcome"] in ("failed", "error") for c in document["cases"]) else 0
-    # a shard's own plain tests (not in the document) may have failed it
-    if status == 0 and any(s["provenance"].get("exit_status") == 1 for s in shards):
+    # a shard's items not in the document (plain tests, preference groups) may have failed.
+    # Its exit status also holds its gates over its own share of the suite (the suite's
+    # pass rate, the probe's effects), which the merged document decides again: its count
+    # of failed items says which; older files have only the exit status
+    if all("failed_items" in s["provenance"] for s in shards):
+        failed = any(s["provenance"]["failed_items"] for s in shards)
+    else:
+        failed = any(s["provenance"].get("exit_status") == 1 for s in shards)
+    if status == 0 and (failed or probe_blocks):
         status = 1
     if document["cost"]["capped"]:
         return 2  # calls were left unmade: the run is incomplete, whatever it found
@@ -111,3 +132,10 @@ def baseline_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     if records:
         records[0]["tool_texts"] = dict(document.get("tool_texts") or {})
     return records
+
+
+def baseline_group_entries(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The merged probe's group entries by baseline key, as the run hands them to
+    baseline.build (a group with no scored call has none: its old entry stays)."""
+    rows = (document.get("preference") or {}).get("groups") or ()
+    return {r["key"]: dict(r["entry"]) for r in rows if r.get("entry")}

@@ -174,14 +174,20 @@ def dry_run_lines(dry: Mapping[str, Any]) -> Iterator[str]:
 def build_document(calls: Sequence[Mapping[str, Any]], summary: Mapping[str, Any],
                    groups: Sequence[Group], *, max_tokens: int | None, reps: int,
                    subject: Mapping[str, Any] | None = None, cues: Mapping[str, str] | None = None,
-                   system: str | None = None, extra_settings: Mapping[str, Any] | None = None
-                   ) -> dict[str, Any]:
+                   system: str | None = None, extra_settings: Mapping[str, Any] | None = None,
+                   gate: Mapping[str, Mapping[str, Any]] | None = None,
+                   comparison: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``tool_preference.v1`` document: every call, the settings sent, the summary.
 
     ``settings`` holds the run's system prompt and cues with the defaults filled in; a
     group that overrides either has its own, filled in, under ``groups``. Results are in
     a stable order (group as given, cell as planned, rep), whatever order the calls
     finished in across workers.
+
+    ``gate`` (by group id) adds to a group's row its baseline key, its place in the whole
+    suite, this run's baseline entry and the stored one it was compared against: what
+    ``toolselect merge`` needs to join shards as one run. ``comparison`` is the gate's
+    result against the baseline (:func:`comparison.compare`), when one was compared.
     """
     order = {g.id: i for i, g in enumerate(groups)}
     cell_order = {(g.id, p.cell_id): j for g in groups for j, p in enumerate(cell_plan(g))}
@@ -211,8 +217,9 @@ def build_document(calls: Sequence[Mapping[str, Any]], summary: Mapping[str, Any
             row["system"] = filled_system(g, system)
         if g.cues:
             row["cues"] = filled_cues(g, cues)
+        row.update(_plain(dict((gate or {}).get(g.id) or {})))
         group_rows.append(row)
-    return {
+    document = {
         "schema_version": SCHEMA_VERSION,
         "subject": dict(subject or {}),
         "settings": settings,
@@ -220,6 +227,9 @@ def build_document(calls: Sequence[Mapping[str, Any]], summary: Mapping[str, Any
         "results": results,
         "summary": _plain(summary),
     }
+    if gate is not None:
+        document["comparison"] = _plain(comparison) if comparison is not None else None
+    return document
 
 
 _RESULT_KEYS = ("group", "cell", "factor", "treated", "position", "rep", "domain", "control",

@@ -27,7 +27,8 @@ def git_state(root: Path) -> dict[str, Any] | None:
     return {"commit": commit.strip(), "dirty": bool(status and status.strip())}
 
 
-def provenance(root: Path, args: Sequence[str], exitstatus: int | None) -> dict[str, Any]:
+def provenance(root: Path, args: Sequence[str], exitstatus: int | None,
+               failed_items: int | None = None) -> dict[str, Any]:
     from importlib.metadata import PackageNotFoundError, version
 
     import pytest
@@ -38,7 +39,7 @@ def provenance(root: Path, args: Sequence[str], exitstatus: int | None) -> dict[
         plugin = version("pytest-toolselect")
     except PackageNotFoundError:
         plugin = None
-    return {
+    out = {
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "plugin_version": plugin,
         "pytest_version": pytest.__version__,
@@ -48,3 +49,8 @@ def provenance(root: Path, args: Sequence[str], exitstatus: int | None) -> dict[
         "git": git_state(root),
         "exit_status": exitstatus,
     }
+    if failed_items is not None:
+        # the items pytest counted as failed: `toolselect merge` tells a shard's failed
+        # items from its gates over its own share of the suite, which it decides again
+        out["failed_items"] = failed_items
+    return out

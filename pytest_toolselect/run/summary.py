@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -73,13 +73,17 @@ class SessionSummary:
         if self._probe is None:
             from .probe_items import summary_lines
 
-            stored = self.baselines.baseline.groups if self.baselines.baseline is not None else {}
+            stored = self.stored_groups()
             mec = self.settings.option("min_effect_change").value
             self._probe = summary_lines(
                 self.recorder.ordered_group_records(), stored, seed=int(self.settings.option("seed").value),
                 model=str(self.settings.model.value), min_effect_change=mec,
             )
         return self._probe
+
+    def stored_groups(self) -> Mapping[str, Any]:
+        """The baseline's preference group entries, by key (none without a baseline)."""
+        return self.baselines.baseline.groups if self.baselines.baseline is not None else {}
 
     def probe_lines(self) -> list[str]:
         return self.probe()[0]
@@ -101,11 +105,17 @@ class SessionSummary:
 
         records = self.recorder.ordered_group_records()
         calls = [c for r in records for c in r.calls]
+        stored = self.stored_groups()
+        # what `toolselect merge` needs to join shards' probes as one run's
+        rows = {r.group_id: {"key": r.key, "order": r.order, "entry": r.entry,
+                             "baseline": stored.get(r.key)} for r in records}
         return build_document(calls, self.probe()[1], load_groups(records),
                               max_tokens=int(self.settings.option("max_tokens").value),
-                              reps=self.settings.reps, subject=self.wiring.subject)
+                              reps=self.settings.reps, subject=self.wiring.subject,
+                              gate=rows, comparison=self.probe()[2])
 
-    def results_input(self, exitstatus: int | None = None) -> ResultsInput:
+    def results_input(self, exitstatus: int | None = None,
+                      failed_items: int | None = None) -> ResultsInput:
         """Everything the results document needs (report.results.build)."""
         from .provenance import provenance
 
@@ -117,7 +127,8 @@ class SessionSummary:
         base = self.baselines.baseline
         return ResultsInput(
             provenance=provenance(self.settings.rootdir,
-                                  self.settings.pytest_config.invocation_params.args, exitstatus),
+                                  self.settings.pytest_config.invocation_params.args, exitstatus,
+                                  failed_items),
             subject=self.wiring.subject,
             settings=settings,
             records=summary.records,
@@ -143,7 +154,7 @@ class SessionSummary:
 
         return merged_document(self.state.lint_records)
 
-    def write_reports(self, exitstatus: int | None = None) -> None:
+    def write_reports(self, exitstatus: int | None = None, failed_items: int | None = None) -> None:
         """--toolselect-json, -markdown and -html: the results document and its renderings."""
         wanted = {name: self.settings.option(name) for name in ("json", "markdown", "html")}
         wanted = {name: r for name, r in wanted.items() if r.value is not None}
@@ -153,7 +164,7 @@ class SessionSummary:
 
         from .report_files import write_reports
 
-        document = build(self.results_input(exitstatus))
+        document = build(self.results_input(exitstatus, failed_items))
         self.state.report_problems += write_reports(
             document, {name: self.settings.resolve_path(r) for name, r in wanted.items()})
 
