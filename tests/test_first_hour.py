@@ -307,3 +307,45 @@ def test_a_failing_case_shows_no_bm25s_debug_log(project: Project) -> None:
     result = project.pytester.runpytest("--log-level=DEBUG")
     result.assert_outcomes(failed=1)
     assert "Building index from tokens" not in result.stdout.str()
+
+
+# should: a failing case printed once ----------------------------------------------------------
+
+ONCE_CASES = [case("a", FIND[1], ["lookup_vat"]), case("b", OFFICERS[1], ["find_company"]),
+              case(*FIND)]
+ONCE_BASE = {"registry.toolselect.yaml::a": {"status": "held"},
+             "registry.toolselect.yaml::b": {"status": "failing", "failing_checks": ["tool_choice"]},
+             "registry.toolselect.yaml::find": {"status": "held"}}
+
+
+@pytest.mark.parametrize("run", ["in process", "xdist"])
+def test_a_failing_case_is_printed_once(project: Project, run: str) -> None:
+    project.config()
+    project.cases(ONCE_CASES)
+    project.baseline(ONCE_BASE)
+    args = ("--toolselect-baseline=base.json", "--toolselect-fail-on-still-failing")
+    result = (project.pytester.runpytest(*args) if run == "in process"
+              else project.pytester.runpytest_subprocess(*args, "-n", "2"))
+    result.assert_outcomes(passed=1, failed=2)
+    out = result.stdout.str()
+    for question in (FIND[1], OFFICERS[1]):
+        assert out.count(f"question: {question}") == 1, out
+    # the block under FAILURES, a pointer in the toolselect summary
+    result.stdout.fnmatch_lines([
+        "*_ toolselect case a _*", f"question: {FIND[1]}", "why:      a has a reason",
+        "*= toolselect =*",
+        "regressions*: 1", "  registry.toolselect.yaml::a: tool_choice (in full under FAILURES above)",
+        "still failing*: 1",
+        "  registry.toolselect.yaml::b: tool_choice (in full under FAILURES above)",
+    ])
+
+
+def test_with_tracebacks_off_the_summary_keeps_the_failing_case(project: Project) -> None:
+    project.config()
+    project.cases(ONCE_CASES[:1])
+    project.baseline({"registry.toolselect.yaml::a": {"status": "held"}})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "--tb=no")
+    result.assert_outcomes(failed=1)
+    assert result.stdout.str().count(f"question: {FIND[1]}") == 1
+    result.stdout.fnmatch_lines(["regressions*: 1", "  registry.toolselect.yaml::a",
+                                 f"    question: {FIND[1]}"])

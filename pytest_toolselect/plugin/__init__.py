@@ -195,6 +195,8 @@ class SessionHooks:
         if call.excinfo is not None and isinstance(call.excinfo.value, (CaseFailed, ToolselectError)):
             # the message is the whole story; a traceback through the plugin adds nothing
             report.longrepr = printable(str(call.excinfo.value))
+            # plain data, so it reaches the xdist controller with the report
+            report.toolselect_block = isinstance(call.excinfo.value, CaseFailed)
         elif report.skipped and rec is not None and rec.verdict == gate.SKIPPED:
             # point the skip at the case, not at the plugin line that skipped it
             reason = (call.excinfo.value.msg if call.excinfo is not None
@@ -207,6 +209,8 @@ class SessionHooks:
         rec = getattr(report, "toolselect", None)
         if isinstance(rec, dict):
             self.session.recorder.add_record(rec)
+        if report.failed and getattr(report, "toolselect_block", False):
+            self.session.state.failure_blocks.add(report.nodeid)
         # after pytest's own hook has counted the failure: -x / --maxfail stop new calls now
         pytest_session = self.session.state.pytest_session
         if pytest_session is not None and (pytest_session.shouldfail or pytest_session.shouldstop):
@@ -295,7 +299,11 @@ class SessionHooks:
             from pytest_toolselect.report.terminal import lines, summarize
 
             terminalreporter.section("toolselect")
-            for line in lines(summarize(run.summary.summary_input())):
+            data = run.summary.summary_input()
+            # FAILURES above holds each failed case's block, unless --tb hides it
+            if terminalreporter.config.option.tbstyle not in ("no", "line"):
+                data["in_failures"] = sorted(state.failure_blocks)
+            for line in lines(summarize(data)):
                 terminalreporter.write_line(printable(line))
         if state.group_records:
             terminalreporter.section("toolselect preference probe")

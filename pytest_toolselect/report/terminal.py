@@ -152,6 +152,8 @@ def summarize(data: Mapping[str, Any]) -> dict[str, Any]:
                     and data.get("baseline_written") else []),
         # adaptive reps: cases asked again, their extra calls and verdicts (escalation.summary)
         "escalations": data.get("escalations"),
+        # node ids whose whole block pytest's FAILURES section already shows
+        "in_failures": set(data.get("in_failures") or ()),
     }
 
 
@@ -195,6 +197,11 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
             yield f"  {recs[0].error}"
         for rec in recs:
             tag = f" [{rec.category}]" if rec.category else ""
+            if rec.nodeid in summary.get("in_failures", ()):
+                # printed once: the block is under FAILURES, where pytest users look
+                checks = ", ".join(rec.failing_checks) or "failed"
+                yield f"  {rec.nodeid}{tag}: {checks} (in full under FAILURES above)"
+                continue
             yield f"  {rec.nodeid}{tag}"
             if verdict == gate.FLAKY:
                 yield f"    passes:   {rec.passes}/{rec.reps} reps"
