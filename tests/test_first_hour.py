@@ -13,7 +13,7 @@ from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import FIND, OFFICERS, Project, case
+from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
 from pytest_toolselect.providers import ProviderSettings
 from pytest_toolselect.providers.preflight import key_vars, suggest
 from pytest_toolselect.providers.routes import OPENAI_COMPATIBLE
@@ -349,3 +349,34 @@ def test_with_tracebacks_off_the_summary_keeps_the_failing_case(project: Project
     assert result.stdout.str().count(f"question: {FIND[1]}") == 1
     result.stdout.fnmatch_lines(["regressions*: 1", "  registry.toolselect.yaml::a",
                                  f"    question: {FIND[1]}"])
+
+
+# should: a forbidden tool no server offers ----------------------------------------------------
+
+def test_a_forbidden_tool_no_server_offers_is_a_warning_naming_case_file_and_name(
+        project: Project) -> None:
+    project.config()
+    project.cases([case(*FIND, forbid_tools=["write_file", "list_officers"]),
+                   case(*OFFICERS, forbid_tools=["drop_database", "delete_everything"]),
+                   case("clean", OUT_OF_SCOPE[1], [], forbid_tools=["find_company"])])
+    result = project.pytester.runpytest("-n", "0", "-rA")
+    result.assert_outcomes(passed=3, warnings=2)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*registry.toolselect.yaml:3: ToolselectUnofferedWarning: case 'find': forbid_tools names "
+        "'write_file', which no server of the case offers, so the check fails only if the model "
+        "calls a tool it was never offered (remove it, or name an offered tool)",
+    ])
+    assert out.count("ToolselectUnofferedWarning") == 2, out
+    assert "'drop_database', 'delete_everything'" in out and "remove them" in out
+    assert "'list_officers'" not in out and "case 'clean'" not in out
+
+
+def test_a_misspelt_forbidden_tool_is_still_an_error(project: Project) -> None:
+    project.config()
+    project.cases([case(*FIND, forbid_tools=["list_oficers"])])
+    result = project.pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*forbid_tools names 'list_oficers', which is not offered; "
+                                 "did you mean 'list_officers'?*"])
+    assert "ToolselectUnofferedWarning" not in result.stdout.str()
