@@ -380,3 +380,42 @@ def test_a_misspelt_forbidden_tool_is_still_an_error(project: Project) -> None:
     result.stdout.fnmatch_lines(["*forbid_tools names 'list_oficers', which is not offered; "
                                  "did you mean 'list_officers'?*"])
     assert "ToolselectUnofferedWarning" not in result.stdout.str()
+
+
+# should: the probe's terminal summary is short by default -------------------------------------
+
+PROBE_GROUPS = ["G01", "C04", "G03", "C01"]  # two domains of two groups each: docs and web
+
+
+def _probe_section(result: pytest.RunResult) -> list[str]:
+    out = result.outlines
+    start = next(i for i, line in enumerate(out) if "toolselect preference probe" in line)
+    end = next(i for i, line in enumerate(out) if i > start and line.startswith("====="))
+    return [line for line in out[start + 1:end] if line]
+
+
+def test_the_probe_summary_is_short_by_default_and_whole_under_v(project: Project) -> None:
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "preference.groups.json"
+    doc = json.loads(example.read_text())
+    doc["groups"] = [g for g in doc["groups"] if g["id"] in PROBE_GROUPS]
+    (project.path / "probe.groups.json").write_text(json.dumps(doc))
+    project.config({})
+    project.pytester.runpytest("--toolselect-baseline=base.json").assert_outcomes(passed=4)
+    short = project.pytester.runpytest("--toolselect-baseline=base.json")
+    whole = project.pytester.runpytest("--toolselect-baseline=base.json", "-v")
+    short_lines, whole_lines = _probe_section(short), _probe_section(whole)
+    assert len(short_lines) <= 15, "\n".join(short_lines)
+    assert "by domain: docs, web (-v shows each domain's effects)" in short_lines
+    assert not any(line.startswith("  docs: ") for line in short_lines)
+    assert ("  changes since the baseline whose 95% CI holds 0: position bias, vendor_name, "
+            "assertive, social_proof, long_desc, exclusion (-v shows them)") in short_lines
+    # -v: every domain's slice and every change, each on its own line
+    for domain in ("docs", "web"):
+        assert f"  {domain}: 1 pair group, 1 control" in whole_lines
+    assert any(line.startswith("    position bias +") for line in whole_lines)
+    assert len(whole_lines) > len(short_lines) + 15
+    # the overall effects are the same lines either way
+    effects = [line for line in whole_lines if line.startswith(("first-listed", "  assertive"))]
+    assert effects and all(line in short_lines for line in effects)
