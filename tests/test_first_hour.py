@@ -419,3 +419,93 @@ def test_the_probe_summary_is_short_by_default_and_whole_under_v(project: Projec
     # the overall effects are the same lines either way
     effects = [line for line in whole_lines if line.startswith(("first-listed", "  assertive"))]
     assert effects and all(line in short_lines for line in effects)
+
+
+# should: a label naming a mark that a plugin or conftest registered ---------------------------
+
+SKIPS_SLOW = '''
+import pytest
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: runs only with --runslow")
+    config.addinivalue_line("markers", "network(host): needs the network")
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.skip(reason="slow: needs --runslow"))
+'''
+
+
+def test_a_label_naming_a_mark_a_conftest_registered_is_refused(project: Project) -> None:
+    project.pytester.makeconftest(SKIPS_SLOW)
+    project.config()
+    project.cases([case("a", FIND[1], ["lookup_vat"], tags=["slow"]),
+                   case(*OFFICERS, category="network")])
+    project.baseline({"registry.toolselect.yaml::a": {"status": "held"},
+                      "registry.toolselect.yaml::officers": {"status": "held"}})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "-rA")
+    out = result.stdout.str()
+    assert result.ret != 0
+    # both at once, each naming the case, the field and the registration
+    result.stdout.fnmatch_lines([
+        "*registry.toolselect.yaml: 2 mistakes, in file order:",
+        "*registry.toolselect.yaml:3: at case 'a': tag 'slow' is the name of a mark that pytest, a "
+        "plugin or a conftest registered ('slow: runs only with --runslow'): code acts on that mark "
+        "and may skip, rerun or fail the case; labels only select cases with -k and -m (pick another "
+        "name, e.g. slow-cases*",
+        "*registry.toolselect.yaml:*: at case 'officers': category 'network' is the name of a mark*"
+        "('network(host): needs the network')*",
+    ])
+    # the regression was not skipped away
+    assert "SKIPPED" not in out and "skipped" not in out.splitlines()[-1]
+
+
+def test_a_mark_the_ini_file_declares_stays_a_label(project: Project) -> None:
+    # registered by a conftest as well, but declared by the project: its own selection label
+    project.pytester.makeconftest(
+        'def pytest_configure(config):\n'
+        '    config.addinivalue_line("markers", "smoke: the quick ones")\n')
+    project.pytester.makeini("[pytest]\nmarkers =\n    smoke: the quick ones\n")
+    project.config()
+    project.cases([case(*FIND, tags=["smoke"]), case(*OFFICERS, category="people")])
+    result = project.pytester.runpytest("-m", "not smoke", "--strict-markers")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+
+
+def test_a_decorated_case_with_a_label_naming_a_registered_mark_errors(project: Project) -> None:
+    project.pytester.makeconftest(SKIPS_SLOW)
+    project.config()
+    project.pytester.makepyfile('''
+from pytest_toolselect import case
+
+@case(question="Find the company called Acme Widgets", expect_tool=["lookup_vat"],
+      why="a name", tags=["slow"])
+def test_find(toolselect_result):
+    pass
+''')
+    result = project.pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*tag 'slow' is the name of a mark that pytest, a plugin or a "
+                                 "conftest registered*"])
+
+
+MARK = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
+DESCRIPTION = st.text(max_size=20).map(lambda t: " ".join(t.split()))
+
+
+@given(code=st.dictionaries(MARK, DESCRIPTION, max_size=6), declared=st.sets(MARK, max_size=4),
+       labels=st.sets(MARK, max_size=4), args=st.booleans())
+def test_only_marks_code_registered_are_run_time_marks(code: dict[str, str], declared: set[str],
+                                                       labels: set[str], args: bool) -> None:
+    from pytest_toolselect.spec.labels import OWN, registered_at_run_time
+
+    lines = [f"{name}: declared" for name in sorted(declared)]
+    lines += [f"{name}{'(x, y=1)' if args else ''}: {text}" for name, text in code.items()]
+    lines += [f"{label}: {OWN}" for label in sorted(labels)]
+    found = registered_at_run_time(lines, declared)
+    want = {n for n in code if n not in declared and not n.startswith("toolselect_")}
+    assert set(found) == want
+    for name in want:
+        assert found[name].startswith(name) and found[name].endswith(code[name])

@@ -42,6 +42,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
 
 
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    from pytest_toolselect.spec.labels import registered_at_run_time
+
+    from .collect import DECLARED_MARKS
+
+    # before any conftest or plugin registers a mark: these lines are the ini file's own
+    early_config.stash[DECLARED_MARKS] = frozenset(
+        registered_at_run_time(list(early_config.getini("markers")), ()))
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "toolselect_case(**fields): this test is a tool-selection case (see @case)"
@@ -89,10 +99,14 @@ def _declares_groups(path: Path) -> bool:
 @pytest.fixture
 def toolselect_result(request: pytest.FixtureRequest) -> Any:
     """The decorated case's run: turns, scores and calls per rep, for extra assertions."""
+    from .collect import label_refusals
     from .decorator import case_from_item
 
     item = request.node
     case = case_from_item(item)
+    refusals = label_refusals(item.config, case)
+    if refusals:
+        raise refusals[0]  # a label that names a mark some code acts on
     item.stash[CASE] = case
     return setup_case(item, case)
 
