@@ -13,7 +13,7 @@ from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import FIND, OFFICERS, Project, case
+from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
 from pytest_toolselect.providers import ProviderSettings
 from pytest_toolselect.providers.preflight import key_vars, suggest
 from pytest_toolselect.providers.routes import OPENAI_COMPATIBLE
@@ -307,3 +307,205 @@ def test_a_failing_case_shows_no_bm25s_debug_log(project: Project) -> None:
     result = project.pytester.runpytest("--log-level=DEBUG")
     result.assert_outcomes(failed=1)
     assert "Building index from tokens" not in result.stdout.str()
+
+
+# should: a failing case printed once ----------------------------------------------------------
+
+ONCE_CASES = [case("a", FIND[1], ["lookup_vat"]), case("b", OFFICERS[1], ["find_company"]),
+              case(*FIND)]
+ONCE_BASE = {"registry.toolselect.yaml::a": {"status": "held"},
+             "registry.toolselect.yaml::b": {"status": "failing", "failing_checks": ["tool_choice"]},
+             "registry.toolselect.yaml::find": {"status": "held"}}
+
+
+@pytest.mark.parametrize("run", ["in process", "xdist"])
+def test_a_failing_case_is_printed_once(project: Project, run: str) -> None:
+    project.config()
+    project.cases(ONCE_CASES)
+    project.baseline(ONCE_BASE)
+    args = ("--toolselect-baseline=base.json", "--toolselect-fail-on-still-failing")
+    result = (project.pytester.runpytest(*args) if run == "in process"
+              else project.pytester.runpytest_subprocess(*args, "-n", "2"))
+    result.assert_outcomes(passed=1, failed=2)
+    out = result.stdout.str()
+    for question in (FIND[1], OFFICERS[1]):
+        assert out.count(f"question: {question}") == 1, out
+    # the block under FAILURES, a pointer in the toolselect summary
+    result.stdout.fnmatch_lines([
+        "*_ toolselect case a _*", f"question: {FIND[1]}", "why:      a has a reason",
+        "*= toolselect =*",
+        "regressions*: 1", "  registry.toolselect.yaml::a: tool_choice (in full under FAILURES above)",
+        "still failing*: 1",
+        "  registry.toolselect.yaml::b: tool_choice (in full under FAILURES above)",
+    ])
+
+
+def test_with_tracebacks_off_the_summary_keeps_the_failing_case(project: Project) -> None:
+    project.config()
+    project.cases(ONCE_CASES[:1])
+    project.baseline({"registry.toolselect.yaml::a": {"status": "held"}})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "--tb=no")
+    result.assert_outcomes(failed=1)
+    assert result.stdout.str().count(f"question: {FIND[1]}") == 1
+    result.stdout.fnmatch_lines(["regressions*: 1", "  registry.toolselect.yaml::a",
+                                 f"    question: {FIND[1]}"])
+
+
+# should: a forbidden tool no server offers ----------------------------------------------------
+
+def test_a_forbidden_tool_no_server_offers_is_a_warning_naming_case_file_and_name(
+        project: Project) -> None:
+    project.config()
+    project.cases([case(*FIND, forbid_tools=["write_file", "list_officers"]),
+                   case(*OFFICERS, forbid_tools=["drop_database", "delete_everything"]),
+                   case("clean", OUT_OF_SCOPE[1], [], forbid_tools=["find_company"])])
+    result = project.pytester.runpytest("-n", "0", "-rA")
+    result.assert_outcomes(passed=3, warnings=2)
+    out = result.stdout.str()
+    result.stdout.fnmatch_lines([
+        "*registry.toolselect.yaml:3: ToolselectUnofferedWarning: case 'find': forbid_tools names "
+        "'write_file', which no server of the case offers, so the check fails only if the model "
+        "calls a tool it was never offered (remove it, or name an offered tool)",
+    ])
+    assert out.count("ToolselectUnofferedWarning") == 2, out
+    assert "'drop_database', 'delete_everything'" in out and "remove them" in out
+    assert "'list_officers'" not in out and "case 'clean'" not in out
+
+
+def test_a_misspelt_forbidden_tool_is_still_an_error(project: Project) -> None:
+    project.config()
+    project.cases([case(*FIND, forbid_tools=["list_oficers"])])
+    result = project.pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*forbid_tools names 'list_oficers', which is not offered; "
+                                 "did you mean 'list_officers'?*"])
+    assert "ToolselectUnofferedWarning" not in result.stdout.str()
+
+
+# should: the probe's terminal summary is short by default -------------------------------------
+
+PROBE_GROUPS = ["G01", "C04", "G03", "C01"]  # two domains of two groups each: docs and web
+
+
+def _probe_section(result: pytest.RunResult) -> list[str]:
+    out = result.outlines
+    start = next(i for i, line in enumerate(out) if "toolselect preference probe" in line)
+    end = next(i for i, line in enumerate(out) if i > start and line.startswith("====="))
+    return [line for line in out[start + 1:end] if line]
+
+
+def test_the_probe_summary_is_short_by_default_and_whole_under_v(project: Project) -> None:
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "preference.groups.json"
+    doc = json.loads(example.read_text())
+    doc["groups"] = [g for g in doc["groups"] if g["id"] in PROBE_GROUPS]
+    (project.path / "probe.groups.json").write_text(json.dumps(doc))
+    project.config({})
+    project.pytester.runpytest("--toolselect-baseline=base.json").assert_outcomes(passed=4)
+    short = project.pytester.runpytest("--toolselect-baseline=base.json")
+    whole = project.pytester.runpytest("--toolselect-baseline=base.json", "-v")
+    short_lines, whole_lines = _probe_section(short), _probe_section(whole)
+    assert len(short_lines) <= 15, "\n".join(short_lines)
+    assert "by domain: docs, web (-v shows each domain's effects)" in short_lines
+    assert not any(line.startswith("  docs: ") for line in short_lines)
+    assert ("  changes since the baseline whose 95% CI holds 0: position bias, vendor_name, "
+            "assertive, social_proof, long_desc, exclusion (-v shows them)") in short_lines
+    # -v: every domain's slice and every change, each on its own line
+    for domain in ("docs", "web"):
+        assert f"  {domain}: 1 pair group, 1 control" in whole_lines
+    assert any(line.startswith("    position bias +") for line in whole_lines)
+    assert len(whole_lines) > len(short_lines) + 15
+    # the overall effects are the same lines either way
+    effects = [line for line in whole_lines if line.startswith(("first-listed", "  assertive"))]
+    assert effects and all(line in short_lines for line in effects)
+
+
+# should: a label naming a mark that a plugin or conftest registered ---------------------------
+
+SKIPS_SLOW = '''
+import pytest
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "slow: runs only with --runslow")
+    config.addinivalue_line("markers", "network(host): needs the network")
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(pytest.mark.skip(reason="slow: needs --runslow"))
+'''
+
+
+def test_a_label_naming_a_mark_a_conftest_registered_is_refused(project: Project) -> None:
+    project.pytester.makeconftest(SKIPS_SLOW)
+    project.config()
+    project.cases([case("a", FIND[1], ["lookup_vat"], tags=["slow"]),
+                   case(*OFFICERS, category="network")])
+    project.baseline({"registry.toolselect.yaml::a": {"status": "held"},
+                      "registry.toolselect.yaml::officers": {"status": "held"}})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json", "-rA")
+    out = result.stdout.str()
+    assert result.ret != 0
+    # both at once, each naming the case, the field and the registration
+    result.stdout.fnmatch_lines([
+        "*registry.toolselect.yaml: 2 mistakes, in file order:",
+        "*registry.toolselect.yaml:3: at case 'a': tag 'slow' is the name of a mark that pytest, a "
+        "plugin or a conftest registered ('slow: runs only with --runslow'): code acts on that mark "
+        "and may skip, rerun or fail the case; labels only select cases with -k and -m (pick another "
+        "name, e.g. slow-cases*",
+        "*registry.toolselect.yaml:*: at case 'officers': category 'network' is the name of a mark*"
+        "('network(host): needs the network')*",
+    ])
+    # the regression was not skipped away
+    assert "SKIPPED" not in out and "skipped" not in out.splitlines()[-1]
+
+
+def test_a_mark_the_ini_file_declares_stays_a_label(project: Project) -> None:
+    # registered by a conftest as well, but declared by the project: its own selection label
+    project.pytester.makeconftest(
+        'def pytest_configure(config):\n'
+        '    config.addinivalue_line("markers", "smoke: the quick ones")\n')
+    project.pytester.makeini("[pytest]\nmarkers =\n    smoke: the quick ones\n")
+    project.config()
+    project.cases([case(*FIND, tags=["smoke"]), case(*OFFICERS, category="people")])
+    result = project.pytester.runpytest("-m", "not smoke", "--strict-markers")
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+
+
+def test_a_decorated_case_with_a_label_naming_a_registered_mark_errors(project: Project) -> None:
+    project.pytester.makeconftest(SKIPS_SLOW)
+    project.config()
+    project.pytester.makepyfile('''
+from pytest_toolselect import case
+
+@case(question="Find the company called Acme Widgets", expect_tool=["lookup_vat"],
+      why="a name", tags=["slow"])
+def test_find(toolselect_result):
+    pass
+''')
+    result = project.pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*tag 'slow' is the name of a mark that pytest, a plugin or a "
+                                 "conftest registered*"])
+
+
+MARK = st.from_regex(r"[a-z][a-z0-9_]{0,12}", fullmatch=True)
+DESCRIPTION = st.text(max_size=20).map(lambda t: " ".join(t.split()))
+
+
+@given(code=st.dictionaries(MARK, DESCRIPTION, max_size=6), declared=st.sets(MARK, max_size=4),
+       labels=st.sets(MARK, max_size=4), args=st.booleans())
+def test_only_marks_code_registered_are_run_time_marks(code: dict[str, str], declared: set[str],
+                                                       labels: set[str], args: bool) -> None:
+    from pytest_toolselect.spec.labels import OWN, registered_at_run_time
+
+    lines = [f"{name}: declared" for name in sorted(declared)]
+    lines += [f"{name}{'(x, y=1)' if args else ''}: {text}" for name, text in code.items()]
+    lines += [f"{label}: {OWN}" for label in sorted(labels)]
+    found = registered_at_run_time(lines, declared)
+    want = {n for n in code if n not in declared and not n.startswith("toolselect_")}
+    assert set(found) == want
+    for name in want:
+        assert found[name].startswith(name) and found[name].endswith(code[name])

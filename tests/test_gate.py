@@ -37,14 +37,18 @@ def test_without_baseline_a_case_is_an_ordinary_test(project: Project) -> None:
     project.cases(_cases(FIND, OFFICERS, OUT_OF_SCOPE, WRONG))
     result = project.pytester.runpytest("-rA")
     result.assert_outcomes(passed=3, failed=1)
+    # the case in full once, under FAILURES; the toolselect summary points there in one line
     result.stdout.fnmatch_lines([
-        "*registry.toolselect.yaml::wrong*",
-        "*question: Find the company register entry with the people running Acme*",
-        "*expected: list_officers*",
-        "*called:   find_company()*",
-        "*failing:  tool_choice:*",
-        "*why:      wrong has a reason*",
+        "*_ toolselect case wrong _*",
+        "question: Find the company register entry with the people running Acme",
+        "expected: list_officers",
+        "called:   find_company()",
+        "failing:  tool_choice:*",
+        "why:      wrong has a reason",
+        "*= toolselect =*",
+        "  registry.toolselect.yaml::wrong: tool_choice (in full under FAILURES above)",
     ])
+    assert result.stdout.str().count("question: Find the company register entry") == 1
     assert result.ret == 1
 
 
@@ -83,11 +87,13 @@ def test_regression_fails_with_the_whole_story(project: Project) -> None:
     result.assert_outcomes(passed=1, failed=1)
     assert result.ret == 1
     result.stdout.fnmatch_lines([
+        "*_ toolselect case wrong _*",
+        "expected: list_officers",
+        "called:   find_company()",
         "*regressions (held on the baseline, fail now: these block): 1*",
-        "*registry.toolselect.yaml::wrong*",
-        "*expected: list_officers*",
-        "*called:   find_company()*",
+        "*registry.toolselect.yaml::wrong: tool_choice (in full under FAILURES above)",
     ])
+    assert result.stdout.str().count("expected: list_officers") == 1
     # comparing never rewrites the baseline
     assert project.read_baseline()["cases"]["registry.toolselect.yaml::wrong"]["status"] == "held"
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..report.charts import _MONO_PX, _mix, _num, esc, short
+from ..report.charts import _MONO_PX, _mix, _num, esc, tool_label
 
 _ALIKE = ((0xF3, 0xF4, 0xF6), (0xB9, 0x1C, 0x1C))
 
@@ -19,7 +20,7 @@ def heatmap_svg(heat: Mapping[str, Any]) -> str:
     servers = [str(s) for s in heat.get("servers") or [""] * len(tools)]
     matrix, threshold = heat["matrix"], float(heat["threshold"])
     size = 34.0
-    chars = max(len(short(t)) for t in tools)
+    chars = max(len(tool_label(t)) for t in tools)
     extent = chars * _MONO_PX
     left = extent + 14
     top = extent * math.sin(math.radians(45)) + 14
@@ -32,12 +33,12 @@ def heatmap_svg(heat: Mapping[str, Any]) -> str:
         x = left + size * (j + 0.5)
         out.append(f'<text class="mono" x="{_num(x)}" y="{_num(top - 6)}" '
                    f'transform="rotate(-45 {_num(x)} {_num(top - 6)})">'
-                   f"<title>{esc(servers[j])}: {esc(name)}</title>{esc(short(name))}</text>")
+                   f"<title>{esc(servers[j])}: {esc(name)}</title>{html.escape(tool_label(name))}</text>")
     for i, name in enumerate(tools):
         y = top + size * i
         out.append(f'<text class="mono" x="{_num(left - 8)}" y="{_num(y + size / 2 + 4)}" '
                    f'text-anchor="end"><title>{esc(servers[i])}: {esc(name)}</title>'
-                   f"{esc(short(name))}</text>")
+                   f"{html.escape(tool_label(name))}</text>")
         for j, other in enumerate(tools):
             x = left + size * j
             rect = (f'x="{_num(x + 1)}" y="{_num(y + 1)}" width="{_num(size - 2)}" '

@@ -7,6 +7,7 @@ user): nothing here imports yaml, jsonschema, mcp, numpy or a model SDK.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import sys
 from collections.abc import Generator
 from pathlib import Path
@@ -40,6 +41,16 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     add_options(parser)
+
+
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    from pytest_toolselect.spec.labels import registered_at_run_time
+
+    from .collect import DECLARED_MARKS
+
+    # before any conftest or plugin registers a mark: these lines are the ini file's own
+    early_config.stash[DECLARED_MARKS] = frozenset(
+        registered_at_run_time(list(early_config.getini("markers")), ()))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -89,10 +100,14 @@ def _declares_groups(path: Path) -> bool:
 @pytest.fixture
 def toolselect_result(request: pytest.FixtureRequest) -> Any:
     """The decorated case's run: turns, scores and calls per rep, for extra assertions."""
+    from .collect import label_refusals
     from .decorator import case_from_item
 
     item = request.node
     case = case_from_item(item)
+    refusals = label_refusals(item.config, case)
+    if refusals:
+        raise refusals[0]  # a label that names a mark some code acts on
     item.stash[CASE] = case
     return setup_case(item, case)
 
@@ -195,6 +210,8 @@ class SessionHooks:
         if call.excinfo is not None and isinstance(call.excinfo.value, (CaseFailed, ToolselectError)):
             # the message is the whole story; a traceback through the plugin adds nothing
             report.longrepr = printable(str(call.excinfo.value))
+            # plain data, so it reaches the xdist controller with the report
+            report.toolselect_block = isinstance(call.excinfo.value, CaseFailed)
         elif report.skipped and rec is not None and rec.verdict == gate.SKIPPED:
             # point the skip at the case, not at the plugin line that skipped it
             reason = (call.excinfo.value.msg if call.excinfo is not None
@@ -207,6 +224,8 @@ class SessionHooks:
         rec = getattr(report, "toolselect", None)
         if isinstance(rec, dict):
             self.session.recorder.add_record(rec)
+        if report.failed and getattr(report, "toolselect_block", False):
+            self.session.state.failure_blocks.add(report.nodeid)
         # after pytest's own hook has counted the failure: -x / --maxfail stop new calls now
         pytest_session = self.session.state.pytest_session
         if pytest_session is not None and (pytest_session.shouldfail or pytest_session.shouldstop):
@@ -295,7 +314,11 @@ class SessionHooks:
             from pytest_toolselect.report.terminal import lines, summarize
 
             terminalreporter.section("toolselect")
-            for line in lines(summarize(run.summary.summary_input())):
+            data = run.summary.summary_input()
+            # FAILURES above holds each failed case's block, unless --tb hides it
+            if terminalreporter.config.option.tbstyle not in ("no", "line"):
+                data = dataclasses.replace(data, in_failures=frozenset(state.failure_blocks))
+            for line in lines(summarize(data)):
                 terminalreporter.write_line(printable(line))
         if state.group_records:
             terminalreporter.section("toolselect preference probe")

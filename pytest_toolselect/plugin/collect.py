@@ -23,20 +23,57 @@ if TYPE_CHECKING:
     from pytest_toolselect.spec.groups import Group
 
 
+#: the marks the ini file declares under `markers`, read before any plugin or conftest
+#: registers its own (plugin.pytest_load_initial_conftests)
+DECLARED_MARKS = pytest.StashKey[frozenset[str]]()
+#: (how many `markers` lines there were, the marks registered at run time among them)
+_RUN_TIME_MARKS = pytest.StashKey[tuple[int, dict[str, str]]]()
+#: the labels whose mark this run registered already (each once, not once per item)
+_OWN_MARKS = pytest.StashKey[set[str]]()
+
+
+def run_time_marks(config: pytest.Config) -> dict[str, str]:
+    """Marks pytest, a plugin or a conftest registered (spec.labels.registered_at_run_time)."""
+    from pytest_toolselect.spec.labels import registered_at_run_time
+
+    lines = config.getini("markers")
+    cached = config.stash.get(_RUN_TIME_MARKS, None)
+    if cached is None or cached[0] != len(lines):
+        # a conftest in a subfolder registers its marks before that folder is collected
+        cached = (len(lines), registered_at_run_time(lines, config.stash.get(DECLARED_MARKS, ())))
+        config.stash[_RUN_TIME_MARKS] = cached
+    return cached[1]
+
+
+def label_refusals(config: pytest.Config, case: Case) -> list[ToolselectError]:
+    """A case's labels that name a mark registered at run time: one error each."""
+    from pytest_toolselect.spec.labels import labelled, run_time_refusals
+
+    problems = run_time_refusals(labelled(case.category, case.intent, case.tags), run_time_marks(config))
+    return [ToolselectError(message, file=case.source or None, line=case.line,
+                            place=f"case {case.id!r}", fix=fix) for message, fix in problems]
+
+
 def label_item(item: pytest.Item, case: Case) -> None:
     """category, intent and tags select with -k and (registered) -m markers."""
     add_labels(item, (case.category, case.intent, *case.tags))
 
 
 def add_labels(item: pytest.Item, labels: Iterable[str | None]) -> None:
-    from pytest_toolselect.spec.labels import refused
+    from pytest_toolselect.spec.labels import OWN, refused
 
+    config = item.config
+    own = config.stash.setdefault(_OWN_MARKS, set())
     for label in labels:
         if label:
             item.extra_keyword_matches.add(label)
-            if refused(label):  # refused at load; a label never becomes an outcome-changing mark
+            # refused at load, or a mark some code acts on (refused at collection): a label
+            # never becomes a mark that changes the outcome
+            if refused(label) or (label not in own and label in run_time_marks(config)):
                 continue
-            item.config.addinivalue_line("markers", f"{label}: toolselect label")
+            if label not in own:
+                own.add(label)
+                config.addinivalue_line("markers", f"{label}: {OWN}")
             item.add_marker(label)
 
 
@@ -58,6 +95,9 @@ class CaseFile(_PlainErrors, pytest.File):
 
         session = self.config.stash[RUN_SESSION]
         case_file = load_case_file(self.path, session.settings.config_for(self.path).identifiers)
+        from pytest_toolselect.spec.allerrors import raise_all
+
+        raise_all([e for case in case_file.cases for e in label_refusals(self.config, case)])
         define_keys(self, [case.id for case in case_file.cases])
         for case in case_file.cases:
             yield CaseItem.from_parent(self, name=case.id, case=case)

@@ -39,6 +39,27 @@ class ToolselectFlakyWarning(UserWarning):
     """A case whose reps disagree: reported, not blocking unless asked."""
 
 
+class ToolselectUnofferedWarning(UserWarning):
+    """A forbidden tool no server of the case offers: the check cannot catch a wrong choice."""
+
+
+def warn_unoffered(item: pytest.Item, run: CaseRun) -> None:
+    """Said in the item's own setup, so it lands on this case (a prefetch runs for many)."""
+    offered = {t.name for t in run.tools}
+    names = [n for n in run.case.forbid_tools if n not in offered]
+    if not names:
+        return
+    case = run.case
+    listed = ", ".join(repr(n) for n in names)
+    message = printable(
+        f"case {case.id!r}: forbid_tools names {listed}, which no server of the case offers, so "
+        f"the check fails only if the model calls a tool it was never offered (remove "
+        f"{'it' if len(names) == 1 else 'them'}, or name an offered tool)")
+    # pointed at the case's line, so the warnings summary names the file and the line
+    warnings.warn_explicit(ToolselectUnofferedWarning(message), ToolselectUnofferedWarning,
+                           filename=str(case.source or item.path), lineno=case.line or 0)
+
+
 def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     """Ask the model for the case; on failure record an error entry and re-raise."""
     from pytest_toolselect.run.budget import CostCapReached
@@ -63,6 +84,7 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
                                             error=f"{type(e).__name__}: {e}")
         raise
     item.stash[RUN] = run
+    warn_unoffered(item, run)
     return run
 
 

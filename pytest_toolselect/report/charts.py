@@ -1,7 +1,9 @@
 """The HTML report's charts: SVG markup from plain data (no I/O, no browser needed).
 
-Labels are laid out from character counts (a monospace font for tool names), long names
-are cut with their full text as a tooltip, and every string from the document is escaped.
+Labels are laid out from character counts (a monospace font for tool names). A tool name
+is drawn whole up to the providers' 64 characters, and expected labels wrap at their " | "
+alternatives; longer names, categories and factors are cut with their full text as a
+tooltip. Every string from the document is escaped.
 Colours are computed here, so the same data draws the same bytes.
 """
 
@@ -15,8 +17,13 @@ from typing import Any
 from .printable import printable
 from .results import NOTHING
 
-#: characters of a tool or category name drawn in a chart (the full name is its tooltip)
+#: characters of a category or factor name drawn in a chart (the full name is its tooltip)
 LABEL_CLIP = 30
+#: characters of a tool name drawn whole: the providers' own limit on a tool name is 64
+TOOL_CLIP = 64
+#: lines an expected label (alternatives joined by " | ") wraps onto at most
+ROW_LINES = 4
+_LINE_PX = 12.0  # line height of a wrapped 11px label
 
 # chart colours: correct vs off-diagonal cells, now vs baseline, effect directions
 _CORRECT = ((0xDC, 0xF2, 0xE4), (0x16, 0x7A, 0x45))
@@ -33,6 +40,33 @@ def esc(value: Any) -> str:
 
 def short(name: str, limit: int = LABEL_CLIP) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
+def tool_label(name: str, limit: int = TOOL_CLIP) -> str:
+    """A tool name as drawn: shown whole up to ``limit`` characters (control characters
+    as code points, counted as drawn). A longer one keeps its head and its tail, where
+    names that share a prefix (mcp__server__...) differ; the tooltip has it all."""
+    shown = printable(name)
+    if len(shown) <= limit:
+        return shown
+    head = (limit - 1) // 2
+    return shown[:head] + "…" + shown[len(shown) - (limit - 1 - head):]
+
+
+def wrapped_label(label: str, limit: int = TOOL_CLIP, most: int = ROW_LINES) -> list[str]:
+    """An expected label's lines: its alternatives (" | ") packed into lines of ``limit``
+    characters, each tool whole (or cut as in :func:`tool_label`), at most ``most`` lines."""
+    lines: list[str] = []
+    names = [tool_label(part, limit) for part in label.split(" | ")]
+    for name in names:
+        if lines and len(lines[-1]) + 3 + len(name) <= limit:
+            lines[-1] += " | " + name
+        else:
+            lines.append(name)
+    if len(lines) > most:
+        rest = sum(line.count(" | ") + 1 for line in lines[most - 1:])
+        lines = [*lines[:most - 1], f"… and {rest} more"]
+    return lines
 
 
 def pct(n: int, d: int) -> str:
@@ -74,9 +108,12 @@ def confusion_svg(cells: Sequence[Mapping[str, Any]]) -> str:
     rows, cols = confusion_axes(cells)
     counts = {(str(c["expected"]), str(c["chosen"])): (int(c["count"]), bool(c["correct"])) for c in cells}
     peak = max(n for n, _ in counts.values())
-    size = max(22.0, min(40.0, 760.0 / max(len(cols), 1)))
-    row_chars = max(len(short(r)) for r in rows)
-    col_chars = max(len(short(c)) for c in cols)
+    # labels are drawn whole (wrapped onto lines), never cut to fit: the chart grows instead
+    row_lines = {r: wrapped_label(r) for r in rows}
+    most_lines = max(len(lines) for lines in row_lines.values())
+    size = max(22.0, min(40.0, 760.0 / max(len(cols), 1)), most_lines * _LINE_PX + 4)
+    row_chars = max(len(line) for lines in row_lines.values() for line in lines)
+    col_chars = max(len(tool_label(c)) for c in cols)
     angle = math.radians(45)
     col_extent = col_chars * _MONO_PX
     left = max(row_chars * _MONO_PX + 14, col_extent * math.cos(angle) - size / 2 + 8, 90.0)
@@ -96,7 +133,7 @@ def confusion_svg(cells: Sequence[Mapping[str, Any]]) -> str:
         x = left + size * (j + 0.5)
         out.append(f'<text class="mono" x="{_num(x)}" y="{_num(top - 6)}" '
                    f'transform="rotate(-45 {_num(x)} {_num(top - 6)})">'
-                   f"<title>{esc(col)}</title>{esc(short(col))}</text>")
+                   f"<title>{esc(col)}</title>{html.escape(tool_label(col))}</text>")
     # the empty cells as one tiled rectangle: a rect per empty cell grows as rows times
     # columns (200 tools: 40,000 elements), this stays one element
     out.append(f'<defs><pattern id="cm-empty" patternUnits="userSpaceOnUse" x="{_num(left)}" '
@@ -106,8 +143,11 @@ def confusion_svg(cells: Sequence[Mapping[str, Any]]) -> str:
                f'height="{_num(size * len(rows))}" fill="url(#cm-empty)"/>')
     for i, row in enumerate(rows):
         y = top + size * i
-        out.append(f'<text class="mono" x="{_num(left - 8)}" y="{_num(y + size / 2 + 4)}" text-anchor="end">'
-                   f"<title>{esc(row)}</title>{esc(short(row))}</text>")
+        lines = row_lines[row]
+        first = y + size / 2 + 4 - (len(lines) - 1) * _LINE_PX / 2
+        spans = "".join(f'<tspan x="{_num(left - 8)}" y="{_num(first + k * _LINE_PX)}">'
+                        f"{html.escape(line)}</tspan>" for k, line in enumerate(lines))
+        out.append(f'<text class="mono" text-anchor="end"><title>{esc(row)}</title>{spans}</text>')
         acceptable = set(row.split(" | "))
         for j, col in enumerate(cols):
             x = left + size * j

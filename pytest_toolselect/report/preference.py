@@ -54,9 +54,10 @@ def _effect_lines(summary: Mapping[str, Any], indent: str) -> Iterator[str]:
         yield f"{indent}  {factor:<13} {_ci(stat)}"
 
 
-def lines(summary: Mapping[str, Any]) -> Iterator[str]:
+def lines(summary: Mapping[str, Any], *, by_domain: bool = True) -> Iterator[str]:
     """The probe's terminal summary. ``summary`` is :func:`preference.summarize`'s output;
-    a ``model`` key, when the session adds one, heads it."""
+    a ``model`` key, when the session adds one, heads it. Without ``by_domain`` (the
+    terminal's default; ``-v`` sets it) each domain's slice is one name in one line."""
     head = (f"{_plural(summary['n_pair_groups'], 'pair group')} and "
             f"{_plural(summary['n_control_groups'], 'control')}, {_plural(summary['reps'], 'rep')} "
             f"({_plural(summary['n_calls'], 'call')}")
@@ -103,6 +104,10 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
         # a CI over one group is no CI: those domains are named, not sliced
         single = [d for d, part in domains.items() if part["n_groups"] < 2]
         domains = {d: part for d, part in domains.items() if part["n_groups"] >= 2}
+        if domains and not by_domain:
+            # a slice per domain is eight lines each: named here, shown under -v
+            yield f"by domain: {', '.join(domains)} (-v shows each domain's effects)"
+            return
         if domains:
             yield "by domain:"
         if single:
@@ -116,8 +121,10 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
                     f"{f} {_rate(v)}" for f, v in sorted(part["control_over_call"].items()))
 
 
-def comparison_lines(comparison: Mapping[str, Any]) -> Iterator[str]:
-    """The probe's gate against a baseline (:func:`comparison.compare`'s output)."""
+def comparison_lines(comparison: Mapping[str, Any], *, every_change: bool = True) -> Iterator[str]:
+    """The probe's gate against a baseline (:func:`comparison.compare`'s output). Without
+    ``every_change`` (the terminal's default; ``-v`` sets it) only changes whose CI
+    excludes 0 (or that block) have a line; the others are named in one."""
     yield "tool preference against the baseline:"
     controls = comparison["controls"]
     for c in controls:
@@ -131,13 +138,17 @@ def comparison_lines(comparison: Mapping[str, Any]) -> Iterator[str]:
         yield "  controls: " + ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(verdicts.items()))
     changes = comparison["effect_changes"]
     position = comparison.get("position_bias_change")
-    if changes or position:
+    rows = ([("position bias", position)] if position else []) + [
+        (factor, changes[factor]) for factor in FACTORS if factor in changes]
+    shown = [(name, c) for name, c in rows if every_change or c.get("blocking") or not _holds_zero(c)]
+    if shown:
         yield "  change since the baseline (paired over groups):"
-    if position:
-        yield f"    {'position bias':<13} {_change(position)}"
-    for factor in FACTORS:
-        if factor in changes:
-            yield f"    {factor:<13} {_change(changes[factor])}"
+    for name, c in shown:
+        yield f"    {name:<13} {_change(c)}"
+    quiet = [name for name, c in rows if (name, c) not in shown]
+    if quiet:
+        yield (f"  {'other changes' if shown else 'changes'} since the baseline whose 95% CI holds 0: "
+               f"{', '.join(quiet)} (-v shows them)")
     if comparison.get("changed_groups"):
         yield ("  groups changed since the baseline (still compared): "
                + ", ".join(comparison["changed_groups"]))
@@ -145,6 +156,11 @@ def comparison_lines(comparison: Mapping[str, Any]) -> Iterator[str]:
         yield "  blocking: " + "; ".join(comparison["blocking"])
     elif comparison.get("min_effect_change") is None:
         yield "  effect changes are reported, not blocking (set a minimum effect change to gate on them)"
+
+
+def _holds_zero(c: Mapping[str, Any]) -> bool:
+    lo, hi = c["ci"]
+    return bool(lo <= 0 <= hi)
 
 
 def _change(c: Mapping[str, Any]) -> str:

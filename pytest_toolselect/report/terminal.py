@@ -153,6 +153,8 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
                     and data.baseline_written else []),
         # adaptive reps: cases asked again, their extra calls and verdicts (results.escalations)
         "escalations": data.escalations,
+        # node ids whose whole block pytest's FAILURES section already shows
+        "in_failures": set(data.in_failures),
     }
 
 
@@ -196,6 +198,11 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
             yield f"  {recs[0].error}"
         for rec in recs:
             tag = f" [{rec.category}]" if rec.category else ""
+            if rec.nodeid in summary.get("in_failures", ()):
+                # printed once: the block is under FAILURES, where pytest users look
+                checks = ", ".join(rec.failing_checks) or "failed"
+                yield f"  {rec.nodeid}{tag}: {checks} (in full under FAILURES above)"
+                continue
             yield f"  {rec.nodeid}{tag}"
             if verdict == gate.FLAKY:
                 yield f"    passes:   {rec.passes}/{rec.reps} reps"

@@ -116,9 +116,10 @@ def load_groups(records: Iterable[GroupRecord]) -> list[Group]:
 
 
 def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, Any],
-                  *, seed: int, model: str, min_effect_change: float | None
+                  *, seed: int, model: str, min_effect_change: float | None, verbose: bool = False
                   ) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
-    """The probe's section of the terminal summary; also the summary and comparison data."""
+    """The probe's section of the terminal summary (short; every slice and change under
+    ``verbose``); also the summary and comparison data."""
     from pytest_toolselect.probe.comparison import compare
     from pytest_toolselect.probe.preference import summarize
     from pytest_toolselect.report.preference import comparison_lines, lines
@@ -127,12 +128,12 @@ def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, Any],
     calls = [c for rec in records for c in rec.calls]
     summary = summarize(calls, groups, seed)
     summary["model"] = model
-    out = list(lines(summary))
+    out = list(lines(summary, by_domain=verbose))
     comparison = None
     current = {rec.key: rec.entry for rec in records if rec.entry}
     if stored:
         comparison = compare(stored, current, seed=seed, min_effect_change=min_effect_change)
-        out.extend(comparison_lines(comparison))
+        out.extend(comparison_lines(comparison, every_change=verbose))
     return out, summary, comparison
 
 

@@ -52,6 +52,9 @@ class RunState:
     #: reports asked for that could not be written: said in the summary, the run fails
     #: (the summary, the lifecycle, the plugin)
     report_problems: list[str] = field(default_factory=list)
+    #: node ids whose pytest failure report is the case's whole block: the summary then
+    #: names them in one line instead of printing the block again (the plugin's report hooks)
+    failure_blocks: set[str] = field(default_factory=set)
 
     def gathered(self) -> bool:
         """Whether any case, group or lint record reached this process."""

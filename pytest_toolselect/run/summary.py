@@ -78,6 +78,7 @@ class SessionSummary:
             self._probe = summary_lines(
                 self.recorder.ordered_group_records(), stored, seed=int(self.settings.option("seed").value),
                 model=str(self.settings.model.value), min_effect_change=mec,
+                verbose=self.settings.pytest_config.get_verbosity() > 0,
             )
         return self._probe
 

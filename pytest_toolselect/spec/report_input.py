@@ -89,6 +89,9 @@ class SummaryInput:
     gone: tuple[str, ...]
     suite: SuiteChange | None
     escalations: Escalations | None
+    #: node ids whose whole block pytest's FAILURES section already shows (the summary
+    #: then names them in a line)
+    in_failures: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
