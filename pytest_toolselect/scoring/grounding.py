@@ -205,6 +205,25 @@ def _joined(text: str, a: _Run, b: _Run) -> bool:
             and _groupable(a) and _groupable(b))
 
 
+#: a short count before one of these words is a quantity ("4 units"), never the last group
+#: of a spaced identifier: "0000005 4 units" names 0000005 and four units, not 00000054
+_COUNT = re.compile(r"0|[1-9]\d{0,3}")
+_COUNT_NOUN = re.compile(
+    r"(?:unit|item|piece|pc|day|night|hour|hr|minute|min|second|sec|week|month|year|yr|"
+    r"time|cop(?:y|ie)|box(?:e)?|pallet|seat|user|person|people|licen[cs]e|pack|bottle|"
+    r"ticket|page|line|row|file|share|point|percent|order|case|request|call|step|"
+    r"employee|member|account|device|server|node|core|slot)s?", re.IGNORECASE)
+
+
+def _counted(text: str, runs: list[_Run], k: int) -> bool:
+    """Whether run k is a count of the word after it ("4 units")."""
+    if k + 1 >= len(runs) or _COUNT.fullmatch(runs[k][0]) is None:
+        return False
+    after = runs[k + 1]
+    return (text[runs[k][2]:after[1]] in _SPACE and runs[k][3] == runs[k][0]
+            and _COUNT_NOUN.fullmatch(after[0]) is not None)
+
+
 def _is_prefix(run: _Run, upper_only: bool) -> bool:
     word = run[0]
     return (len(word) <= 3 and word.isalpha() and run[3] == word
@@ -226,7 +245,8 @@ def units(text: str, *, upper_prefix_only: bool = False) -> list[Unit]:
             i += 1
             continue
         j = i
-        while j + 1 < len(runs) and _joined(text, runs[j], runs[j + 1]):
+        while (j + 1 < len(runs) and _joined(text, runs[j], runs[j + 1])
+               and not _counted(text, runs, j + 1)):
             j += 1
         start, prefix = run[1], None
         before = runs[i - 1] if i else None
