@@ -4,6 +4,7 @@ their parameters, and cases that contradict themselves refused at load."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -240,3 +241,52 @@ def test_the_rule_table_is_read() -> None:
 @pytest.mark.parametrize(("question", "value", "expected"), _rule_rows())
 def test_the_rule_table_in_the_docs_holds(question: str, value: str, expected: bool) -> None:
     assert invented(question, "some_id", value, forbid_ungrounded=True) is expected
+
+
+# --- a parameter that is an identifier by its schema alone: refused once the tools are known
+
+
+PATTERNED = [{"name": "ship", "description": "Ship an order by its reference.",
+              "inputSchema": {"type": "object", "required": ["target"], "properties": {
+                  "target": {"type": "string", "pattern": "^[A-Z]{2}[0-9]+$"}}}},
+             {"name": "track", "description": "Track a parcel.",
+              "inputSchema": {"type": "object", "properties": {"target": {"type": "string"}}}}]
+SCHEMA_ONLY = """\
+  - id: ship
+    question: Ship order AB12345 today
+    why: x
+    expect_tool: [ship]
+    expect_args:
+      - {path: target, equals: AB12345}
+    decoys: ["AB12345"]
+"""
+
+
+def test_a_decoy_required_under_a_schema_declared_identifier_is_refused_with_the_tools(
+        tmp_path: Path) -> None:
+    from pytest_toolselect.scoring.contradictions import check_with_tools
+    from pytest_toolselect.spec.tools import Tool
+
+    path = tmp_path / "c.toolselect.yaml"
+    path.write_text(HEAD + SCHEMA_ONLY, encoding="utf-8")
+    (case,) = load_case_file(path).cases  # the name says nothing: not known at load
+    tools = [Tool(t["name"], t["description"], t["inputSchema"]) for t in PATTERNED]
+    with pytest.raises(ToolselectError) as info:
+        check_with_tools(case, tools)
+    err = info.value
+    assert err.file == str(path) and err.line == 3, str(err)  # the case's line
+    assert "decoys[0]" in str(err) and "expect_args[0]" in str(err) and "can never pass" in str(err)
+    # expected under a tool whose schema does not declare it: the decoy does not guard it
+    check_with_tools(replace(case, expect_tool=("track",)), tools)
+    # one expected tool that leaves it free: the case can pass through that one
+    check_with_tools(replace(case, expect_tool=("ship", "track")), tools)
+
+
+def test_the_schema_declared_contradiction_is_the_case_s_error_in_a_run(project: Any) -> None:
+    project.config({"shop": {"tools_file": project.tools_file("shop", PATTERNED)}})
+    (project.path / "shop.toolselect.yaml").write_text(HEAD + SCHEMA_ONLY, encoding="utf-8")
+    result = project.pytester.runpytest("-rA")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(
+        ["*shop.toolselect.yaml:3: case 'ship': decoys[[]0] 'AB12345' is the value "
+         "expect_args[[]0] requires*can never pass*"])

@@ -73,6 +73,9 @@ class CaseCalls:
         from pytest_toolselect.spec.cases import check_offered
 
         check_offered(case, tools)  # a tool or argument path no server offers: a clear error
+        from pytest_toolselect.scoring.contradictions import check_with_tools
+
+        check_with_tools(case, tools)  # a decoy the case requires, by the tools' schemas
         system = case.system if case.system is not None else config.system
         if system is None:
             system = instructions

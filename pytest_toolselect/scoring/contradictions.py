@@ -2,12 +2,14 @@
 
 Checked at load, with the case and both places named: a decoy that an ``expect_args``
 matcher requires, or a decoy that is the question's only identifier while the case
-expects an identifier parameter that must be grounded.
+expects an identifier parameter that must be grounded. A parameter that is an identifier
+by its schema alone is known once the servers give their tools (``check_with_tools``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,15 +18,19 @@ from pytest_toolselect.scoring.identifiers import (
     decoy_grounding,
     decoy_matched,
     guards,
+    identifier_kind,
     identifier_param,
     identifiers_in_value,
     normal_form,
 )
+from pytest_toolselect.scoring.matchers import property_schema
 from pytest_toolselect.spec import cases
 from pytest_toolselect.spec.cases import Case, CaseFile, Decoy, IdentifierSettings
+from pytest_toolselect.spec.errors import ToolselectError
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.sourcemap import PathT, Sourced
+    from pytest_toolselect.spec.tools import Tool
 
 
 def _required(matcher: dict[str, Any]) -> list[Any]:
@@ -42,34 +48,58 @@ def _as_ident(path: str, value: Any, declared: bool) -> Identifier | None:
     return Identifier(0, "", path, str(value), declared)
 
 
+@dataclass(frozen=True)
+class _Required:
+    """decoys[i] is every value expect_args[j] accepts."""
+
+    i: int
+    j: int
+    decoy: Decoy
+    path: str
+    op: str
+    values: list[Any]
+
+    def message(self, case: Case) -> str:
+        shown = self.values[0] if self.op == "equals" else self.values
+        return (f"case {case.id!r}: decoys[{self.i}] {self.decoy.value!r} is the value "
+                f"expect_args[{self.j}] requires ({self.path} {self.op} {shown!r}), so the case "
+                "can never pass")
+
+
+def _required_decoys(case: Case, declared: Callable[[str], bool]) -> Iterator[_Required]:
+    """Each decoy that an expect_args matcher requires, where ``declared(path)`` says whether
+    the matcher's parameter is an identifier parameter (the decoys guard only those)."""
+    decoys = [Decoy.of(d) for d in case.decoys]
+    settings = case.identifiers
+    for j, matcher in enumerate(case.expect_args):
+        mpath = matcher.get("path")
+        if not isinstance(mpath, str) or mpath == "any":
+            continue
+        is_declared = declared(mpath)
+        values = _required(matcher)
+        for i, decoy in enumerate(decoys):
+            grounding = decoy_grounding([decoy.value], settings)
+            hits = [v for v in values
+                    if (ident := _as_ident(mpath, v, is_declared)) is not None
+                    and guards(decoy.params, ident) and decoy_matched(ident, grounding)]
+            # one_of: a contradiction only when every accepted value is the decoy
+            if values and len(hits) == len(values):
+                yield _Required(i, j, decoy, mpath, "equals" if "equals" in matcher else "one_of",
+                                values)
+
+
 def check_contradictions(case: Case, src: Sourced, path: PathT) -> None:
     """Raise ToolselectError when the case contradicts itself (see the module doc)."""
     decoys = [Decoy.of(d) for d in case.decoys]
     if not decoys:
         return
     settings = case.identifiers
-    for j, matcher in enumerate(case.expect_args):
-        mpath = matcher.get("path")
-        if not isinstance(mpath, str) or mpath == "any":
-            continue
-        declared = identifier_param(mpath, None, settings)
-        values = _required(matcher)
-        for i, decoy in enumerate(decoys):
-            grounding = decoy_grounding([decoy.value], settings)
-            hits = [v for v in values
-                    if (ident := _as_ident(mpath, v, declared)) is not None
-                    and guards(decoy.params, ident) and decoy_matched(ident, grounding)]
-            # one_of: a contradiction only when every accepted value is the decoy
-            if values and len(hits) == len(values):
-                op = "equals" if "equals" in matcher else "one_of"
-                raise src.error(
-                    (*path, "decoys", i),
-                    f"case {case.id!r}: decoys[{i}] {decoy.value!r} is the value expect_args[{j}] "
-                    f"requires ({mpath} {op} {values[0] if op == 'equals' else values!r}), "
-                    "so the case can never pass",
-                    f"remove the decoy, or change expect_args[{j}] (line "
-                    f"{src.line_of((*path, 'expect_args', j))}) to the value that is right",
-                )
+    for found in _required_decoys(case, lambda p: identifier_param(p, None, settings)):
+        raise src.error(
+            (*path, "decoys", found.i), found.message(case),
+            f"remove the decoy, or change expect_args[{found.j}] (line "
+            f"{src.line_of((*path, 'expect_args', found.j))}) to the value that is right",
+        )
     if not case.grounds_params:
         return
     expected = [j for j, m in enumerate(case.expect_args)
@@ -92,6 +122,30 @@ def check_contradictions(case: Case, src: Sourced, path: PathT) -> None:
                 "remove the decoy, add the right identifier to the question, or set "
                 "forbid_ungrounded: false if an identifier from elsewhere is right",
             )
+
+
+def check_with_tools(case: Case, tools: Sequence[Tool]) -> None:
+    """The contradiction only the offered tools can show: a decoy that expect_args requires
+    under a parameter that is an identifier by its schema alone (a ``pattern``, ``format:
+    uuid``) in every expected tool that has it. Raises ToolselectError naming both places."""
+    if not case.decoys or not case.expect_tool:
+        return
+    settings = case.identifiers
+    expected = [t for t in tools if t.name in case.expect_tool]
+
+    def declared(path: str) -> bool:
+        segments = [int(s) if s.isdigit() else s for s in path.split(".")]
+        schemas = [(property_schema(t.input_schema, segments), t.input_schema) for t in expected]
+        having = [(node, root) for node, root in schemas if node is not None]
+        return bool(having) and all(identifier_kind(segments, node, root, settings) == "declared"
+                                    for node, root in having)
+
+    for found in _required_decoys(case, declared):
+        raise ToolselectError(
+            found.message(case) + f" (its schema makes {found.path} an identifier parameter)",
+            file=case.source or None, line=case.line,
+            fix=f"remove the decoy, or change expect_args[{found.j}] to the value that is right",
+        )
 
 
 def load_case_file(path: Path, config_identifiers: IdentifierSettings | None = None) -> CaseFile:

@@ -285,6 +285,13 @@ def _split_path(name: str) -> list[Segment]:
     return [int(s) if s.isdigit() else s for s in name.split(".")]
 
 
+def identifier_kind(segments: Sequence[Segment], schema: Mapping[str, Any] | None, root: Any,
+                    settings: IdentifierSettings) -> str:
+    """'ignored', 'declared' or 'free' for the argument at ``segments`` (``schema`` its
+    property schema, ``root`` the tool's input schema its $refs point into)."""
+    return _kind(segments, schema, root, settings)
+
+
 def identifier_param(name: str, schema: Mapping[str, Any] | None,
                      settings: IdentifierSettings) -> bool:
     """Whether the parameter (a name or dotted path; ``schema`` its property schema)
