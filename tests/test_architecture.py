@@ -237,6 +237,47 @@ def too_long(mods: Mapping[str, str], limit: int = MAX_LINES) -> list[str]:
             for mod, src in mods.items() if (n := len(src.splitlines())) > limit]
 
 
+def documented_arrows() -> dict[str, set[str]]:
+    """The arrows block of docs/architecture.md: part -> the parts it may import."""
+    text = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    block = text.split("## The arrows", 1)[1].split("```")[1]
+    allowed: dict[str, set[str]] = {}
+    for line in block.strip().splitlines():
+        left, _, right = line.partition("──►")
+        targets = {t.strip().split(" ")[0] for t in right.split(",") if t.strip()}
+        for part in (p.strip() for p in left.split(",")):
+            allowed.setdefault(part, set()).update(targets - {"nothing"})
+    return allowed
+
+
+def part_arrows(mods: Mapping[str, str]) -> dict[tuple[str, str], Import]:
+    """Each import between two parts of the package (one example per pair of parts)."""
+    found: dict[tuple[str, str], Import] = {}
+    for imp in imports(mods):
+        if not _under(imp.target, PKG) or imp.target == PKG:
+            continue
+        pair = (_part(imp.module), _part(imp.target))
+        if pair[0] and pair[1] and pair[0] != pair[1]:
+            found.setdefault(pair, imp)
+    return found
+
+
+def test_every_import_between_parts_is_an_arrow_the_architecture_page_draws() -> None:
+    allowed = documented_arrows()
+    assert set(allowed) >= {"plugin", "run", "spec", "report", "lint"}
+    undrawn = [f"{imp}: no arrow {a} ──► {b} in docs/architecture.md"
+               for (a, b), imp in sorted(part_arrows(sources()).items())
+               if b not in allowed.get(a, set())]
+    assert not undrawn, "\n".join(undrawn)
+
+
+def test_an_undrawn_arrow_is_named_with_its_import() -> None:
+    mods = {f"{PKG}.probe.x": f"from {PKG}.lint import rules\n", f"{PKG}.lint.rules": ""}
+    pairs = part_arrows(mods)
+    assert ("probe", "lint") in pairs and "probe.x (line 1)" in str(pairs[("probe", "lint")])
+    assert "lint" not in documented_arrows().get("probe", set())
+
+
 def test_no_module_is_over_600_lines() -> None:
     found = too_long(sources())
     assert not found, "\n".join(found)

@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_toolselect.lint.heatmap import heatmap_svg
 from pytest_toolselect.report.charts import _MONO_PX, TOOL_CLIP, confusion_svg
+from pytest_toolselect.report.lint_heatmap import heatmap_svg
 from pytest_toolselect.report.printable import printable
 
 NS = "{http://www.w3.org/2000/svg}"

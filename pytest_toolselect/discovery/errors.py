@@ -154,7 +154,7 @@ def _fail(spec: ServerSpec, probe: _Probe, exc: BaseException) -> NoReturn:
         reason = f"failed during {probe.phase}: {_reason(cause)}"
     if probe.stream_errors and not isinstance(cause, _NotJsonRpc):
         reason += f"; it wrote something that is not JSON-RPC: {_stream_error(probe.stream_errors[0])}"
-    from pytest_toolselect.providers.secrets import redact
+    from pytest_toolselect.spec.secrets import redact
 
     tail = _stderr_tail(probe.stderr)
     if tail:

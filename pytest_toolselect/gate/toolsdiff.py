@@ -60,7 +60,7 @@ def texts(tools: Sequence[Tool], system: str | None, skip: Collection[str] = (),
     secret is masked: the text is written to the baseline and shown in reports."""
     if skip and all(fp in skip for fp in toolset(tools, system).values()):
         return {}  # the common case: every text already travelled
-    from pytest_toolselect.providers.secrets import redact
+    from pytest_toolselect.spec.secrets import redact
 
     named = [(_tool_fingerprint(t), t.description) for t in tools]
     if system is not None:

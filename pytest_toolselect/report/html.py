@@ -379,7 +379,7 @@ def _categories_card(summary: Mapping[str, Any]) -> Iterator[str]:
 def _lint_card(lint: Mapping[str, Any] | None) -> list[str]:
     if not lint:
         return []
-    from ..lint.heatmap import lint_card
+    from .lint_heatmap import lint_card
 
     return lint_card(lint)
 

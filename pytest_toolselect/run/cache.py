@@ -15,7 +15,7 @@ Modes (pytest-recording's idea: the mode is explicit and a typo fails loudly):
 SQLite because it ships with Python, and its WAL journal lets pytest-xdist
 workers (separate processes) read and write one file at once. No secret is ever
 stored: keys are not part of the hashed request, and every string of a stored
-turn goes through :func:`providers.secrets.redact` first. ``sqlite3`` is
+turn goes through :func:`spec.secrets.redact` first. ``sqlite3`` is
 imported only when a cache is opened, so loading the plugin stays light.
 """
 
@@ -133,7 +133,7 @@ def request_key(subject: Mapping[str, Any], request: TurnRequest) -> str:
 
 def _redacted(value: Any, secrets: tuple[str, ...]) -> Any:
     """Every string in a JSON-shaped value (dict keys too) passed through redact."""
-    from pytest_toolselect.providers.secrets import redact
+    from pytest_toolselect.spec.secrets import redact
 
     if isinstance(value, str):
         return redact(value, secrets)

@@ -33,7 +33,7 @@ def provenance(root: Path, args: Sequence[str], exitstatus: int | None,
 
     import pytest
 
-    from pytest_toolselect.providers.secrets import redact
+    from pytest_toolselect.spec.secrets import redact
 
     try:
         plugin = version("pytest-toolselect")

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..report.charts import _MONO_PX, _mix, _num, esc, tool_label
+from .charts import _MONO_PX, _mix, _num, esc, tool_label
 
 _ALIKE = ((0xF3, 0xF4, 0xF6), (0xB9, 0x1C, 0x1C))
 
@@ -64,7 +64,7 @@ def lint_card(lint: Mapping[str, Any] | None) -> list[str]:
     """The HTML report's lint section (nothing when the run linted nothing)."""
     if not lint:
         return []
-    from .render import counts_line
+    from ..lint.render import counts_line
 
     findings = lint.get("findings") or []
     out = ['<section class="card" id="lint-card">', "<h2>Lint: the tool set alone</h2>",
