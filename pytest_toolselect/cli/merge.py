@@ -58,7 +58,11 @@ def run_merge(args: argparse.Namespace) -> int:
 
 def write_baseline(path: Path, document: dict[str, Any]) -> None:
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
-    from pytest_toolselect.report.merge import baseline_group_entries, baseline_records
+    from pytest_toolselect.report.merge import (
+        baseline_group_entries,
+        baseline_lint_entries,
+        baseline_records,
+    )
 
     old = load(path)
     if old is not None and subject_mismatch(old.subject, document["subject"]):
@@ -67,4 +71,5 @@ def write_baseline(path: Path, document: dict[str, Any]) -> None:
     history = int(document["settings"].get("history") or 1)
     write(path, build(document["subject"], baseline_records(document), old,
                       document["baseline"]["gone"] if old is not None else (), history=history,
-                      group_entries=baseline_group_entries(document)))
+                      group_entries=baseline_group_entries(document),
+                      lint_entries=baseline_lint_entries(document)))

@@ -57,12 +57,13 @@ def blocking(findings: Iterable[Finding], fail_on: str) -> list[Finding]:
 
 
 def merged_document(records: Mapping[str, LintRecord]) -> dict[str, Any] | None:
-    """The lint section of the results document, from the items' records."""
+    """The lint section of the results document, from the items' records (by server name,
+    so the section does not depend on the order the items ran in, under xdist or in shards)."""
     if not records:
         return None
     findings: dict[str, dict[str, Any]] = {}
     new: set[str] = set()
-    for rec in records.values():
+    for _, rec in sorted(records.items()):
         for f in rec.findings:
             findings.setdefault(f["id"], f)
         new.update(rec.new)
@@ -73,4 +74,6 @@ def merged_document(records: Mapping[str, LintRecord]) -> dict[str, Any] | None:
             "servers": {s: r.tools for s, r in sorted(records.items())},
             "coverage": {s: r.coverage for s, r in sorted(records.items()) if r.coverage},
             "findings": [{**f, "new": f["id"] in new} for f in ordered],
-            "new": sorted(new)}
+            "new": sorted(new),
+            # what the baseline keeps of each server: `toolselect merge` records it from here
+            "entries": {s: list(r.entry) for s, r in sorted(records.items())}}

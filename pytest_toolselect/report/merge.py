@@ -18,6 +18,7 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.errors import ToolselectError
 
 from . import results
+from .merge_lint import merge_lint
 from .merge_probe import merge_preference
 
 #: settings every shard must share for their cases to be one run's
@@ -66,6 +67,7 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
     # the probe's gate over every group, as the unsharded run decides it
     probe_blocks = bool(preference and (preference["comparison"] or {}).get("blocking")
                         and not settings.get("update_baseline"))
+    lint = merge_lint([(path, doc["lint"]) for path, doc in documents if doc.get("lint")])
     document = {
         "schema_version": results.SCHEMA_VERSION,
         "provenance": {**first["provenance"],
@@ -77,7 +79,7 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
             "written": any(doc["baseline"]["written"] for _, doc in documents),
             "gone": sorted({g for _, doc in documents for g in doc["baseline"]["gone"]}),
         },
-        "verdict": results.verdict(cases, settings, suite, probe_blocks, capped),
+        "verdict": results.verdict(cases, settings, suite, probe_blocks, capped, lint),
         "summary": {
             "total": len(cases),
             "verdicts": {v: verdicts[v] for v in gate.VERDICT_ORDER if verdicts.get(v)},
@@ -91,6 +93,7 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
         "preference": preference,
         "tool_texts": dict(sorted({k: v for _, doc in documents
                                    for k, v in (doc.get("tool_texts") or {}).items()}.items())),
+        **({"lint": lint} if lint else {}),
     }
     escalated = results.escalations(cases)
     if escalated:
@@ -115,7 +118,9 @@ def exit_status(document: Mapping[str, Any], shards: Sequence[Mapping[str, Any]]
         failed = any(s["provenance"]["failed_items"] for s in shards)
     else:
         failed = any(s["provenance"].get("exit_status") == 1 for s in shards)
-    if status == 0 and (failed or probe_blocks):
+    # a lint item marks findings new only when they fail it (older files may lack failed_items)
+    lint_blocks = bool((document.get("lint") or {}).get("new"))
+    if status == 0 and (failed or probe_blocks or lint_blocks):
         status = 1
     if document["cost"]["capped"]:
         return 2  # calls were left unmade: the run is incomplete, whatever it found
@@ -132,6 +137,12 @@ def baseline_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     if records:
         records[0]["tool_texts"] = dict(document.get("tool_texts") or {})
     return records
+
+
+def baseline_lint_entries(document: Mapping[str, Any]) -> dict[str, list[str]]:
+    """The merged lint's entries by server, as the run hands them to baseline.build (a
+    server no shard linted has none: its old entry stays)."""
+    return {s: list(ids) for s, ids in ((document.get("lint") or {}).get("entries") or {}).items()}
 
 
 def baseline_group_entries(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:

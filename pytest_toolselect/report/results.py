@@ -188,7 +188,8 @@ def cost(cases: Sequence[Mapping[str, Any]], cache_savings: Mapping[str, float],
 
 
 def verdict(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any],
-            suite: Mapping[str, Any] | None, probe_blocks: bool, capped: bool) -> dict[str, Any]:
+            suite: Mapping[str, Any] | None, probe_blocks: bool, capped: bool,
+            lint: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Does this run block the merge, and why (each reason a sentence)."""
     counts = Counter(c["verdict"] for c in cases)
     reasons = []
@@ -209,6 +210,10 @@ def verdict(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any],
         reasons.append("a preference effect moved (--toolselect-min-effect-change)")
     if capped:
         reasons.append("the cost cap stopped the run before every call was made")
+    # a lint item lists its findings as new only when they fail it
+    new_lint = len((lint or {}).get("new") or ())
+    if new_lint:
+        reasons.append(f"{new_lint} new lint finding{'' if new_lint == 1 else 's'}")
     return {"blocking": bool(reasons), "reasons": reasons}
 
 
@@ -225,11 +230,7 @@ def build(data: ResultsInput | Mapping[str, Any]) -> dict[str, Any]:
     if preference is not None:
         probe_cost = sum(r["cost_usd"] or 0.0 for r in preference["results"])
     verdicts = Counter(c["verdict"] for c in cases)
-    the_verdict = verdict(cases, settings, suite, data.probe_blocks, data.capped)
-    new_lint = len((data.lint or {}).get("new") or ())
-    if new_lint:
-        the_verdict = {"blocking": True, "reasons": [
-            *the_verdict["reasons"], f"{new_lint} new lint finding{'' if new_lint == 1 else 's'}"]}
+    the_verdict = verdict(cases, settings, suite, data.probe_blocks, data.capped, data.lint)
     document = {
         "schema_version": SCHEMA_VERSION,
         "provenance": dict(data.provenance),

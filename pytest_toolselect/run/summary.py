@@ -124,7 +124,7 @@ class SessionSummary:
         settings = {name: self.settings.option(name).value for name in (
             "reps", "rule", "history", "adaptive", "max_extra_reps", "max_tokens", "temperature",
             "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
-            "min_effect_change")}
+            "min_effect_change", "lint")}
         base = self.baselines.baseline
         return ResultsInput(
             provenance=provenance(self.settings.rootdir,
