@@ -190,6 +190,26 @@ def test_an_item_per_server_fails_on_error_findings_without_a_baseline(project: 
                                  "*confusable-pair [[]get_weather, weather_forecast[]]*"])
 
 
+@pytest.mark.parametrize("shard", [[], ["--toolselect-shard", "1/2"], ["--toolselect-shard", "2/2"]])
+def test_the_lint_items_are_counted_as_collected(project: Project, pytester: pytest.Pytester,
+                                                 shard: list[str]) -> None:
+    servers = {name: {"tools_file": project.tools_file(name, tools)}
+               for name, tools in (("alpha", DISTINCT), ("beta", [TWIN]), ("gamma", [EMAIL_TWIN]))}
+    project.config(servers)
+    project.cases([{"id": "w", "question": "Will it rain in Lyon tomorrow?",
+                    "expect_tool": ["get_weather"], "why": "weather"}])
+    result = pytester.runpytest("--toolselect-lint", "-p", "no:randomly", *shard)
+    outcomes = result.parseoutcomes()
+    ran = outcomes.get("passed", 0) + outcomes.get("failed", 0)
+    deselected = outcomes.get("deselected", 0)
+    # three lint items and one case: what ran and what a shard left out add up to four
+    assert ran + deselected == 4, result.stdout.str()
+    line = [s for s in result.stdout.lines if s.startswith("collected ")]
+    expected = "collected 4 items" + (f" / {deselected} deselected / {ran} selected"
+                                       if deselected else "")
+    assert line == [expected], result.stdout.str()
+
+
 def test_a_known_pair_does_not_block_and_a_new_one_does(project: Project, pytester: pytest.Pytester) -> None:
     registry(project, [*DISTINCT, TWIN])
     first = pytester.runpytest("--toolselect-lint", "--toolselect-baseline", "base.json")

@@ -141,6 +141,10 @@ class LintHooks:
         lint_items = [LintItem.from_parent(session, name=f"{ITEM_PREFIX}[{name}]", server=name,
                                            hooks=self) for name in names]
         items[:0] = lint_items
+        # the items were made after collection: say so, as a collector would, so that the
+        # "collected N items" line (and a shard's "deselected") counts them
+        session.ihook.pytest_collectreport(report=pytest.CollectReport(
+            session.nodeid, "passed", None, lint_items))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item,
