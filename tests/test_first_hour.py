@@ -351,6 +351,32 @@ def test_with_tracebacks_off_the_summary_keeps_the_failing_case(project: Project
                                  f"    question: {FIND[1]}"])
 
 
+@pytest.mark.parametrize("run", ["in process", "xdist"])
+def test_an_error_s_message_is_printed_once(project: Project, run: str) -> None:
+    # a server that cannot give its tools: every case of it errors with the same long message
+    project.config({"registry": {"tools_file": "missing.tools.json"}})
+    project.cases(ONCE_CASES[:2])
+    args = ("-p", "no:randomly")
+    result = (project.pytester.runpytest(*args) if run == "in process"
+              else project.pytester.runpytest_subprocess(*args, "-n", "2"))
+    result.assert_outcomes(errors=2)
+    out = result.stdout.str()
+    assert out.count("missing.tools.json") == 2, out  # once per case, under ERRORS
+    # the summary still says which case it was, and points at the message above
+    result.stdout.fnmatch_lines(["*= toolselect =*", "errors*: 2", "  registry.toolselect.yaml::a",
+                                 f"    question: {FIND[1]}",
+                                 "    error:    (in full under ERRORS above)"])
+
+
+def test_with_tracebacks_off_the_summary_keeps_the_error_s_message(project: Project) -> None:
+    project.config({"registry": {"tools_file": "missing.tools.json"}})
+    project.cases(ONCE_CASES[:1])
+    result = project.pytester.runpytest("--tb=no")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["errors*: 1", "  registry.toolselect.yaml::a", "*question:*",
+                                 "*expected:*", "    error:    *missing.tools.json*"])
+
+
 # should: a forbidden tool no server offers ----------------------------------------------------
 
 def test_a_forbidden_tool_no_server_offers_is_a_warning_naming_case_file_and_name(

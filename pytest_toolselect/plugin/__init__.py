@@ -211,7 +211,7 @@ class SessionHooks:
             # the message is the whole story; a traceback through the plugin adds nothing
             report.longrepr = printable(str(call.excinfo.value))
             # plain data, so it reaches the xdist controller with the report
-            report.toolselect_block = isinstance(call.excinfo.value, CaseFailed)
+            report.toolselect_shown = True
         elif report.skipped and rec is not None and rec.verdict == gate.SKIPPED:
             # point the skip at the case, not at the plugin line that skipped it
             reason = (call.excinfo.value.msg if call.excinfo is not None
@@ -224,8 +224,8 @@ class SessionHooks:
         rec = getattr(report, "toolselect", None)
         if isinstance(rec, dict):
             self.session.recorder.add_record(rec)
-        if report.failed and getattr(report, "toolselect_block", False):
-            self.session.state.failure_blocks.add(report.nodeid)
+        if report.failed and getattr(report, "toolselect_shown", False):
+            self.session.state.shown_above.add(report.nodeid)
         # after pytest's own hook has counted the failure: -x / --maxfail stop new calls now
         pytest_session = self.session.state.pytest_session
         if pytest_session is not None and (pytest_session.shouldfail or pytest_session.shouldstop):
@@ -315,9 +315,10 @@ class SessionHooks:
 
             terminalreporter.section("toolselect")
             data = run.summary.summary_input()
-            # FAILURES above holds each failed case's block, unless --tb hides it
+            # FAILURES and ERRORS above hold each failed case's block and each error's
+            # message, unless --tb hides them
             if terminalreporter.config.option.tbstyle not in ("no", "line"):
-                data = dataclasses.replace(data, in_failures=frozenset(state.failure_blocks))
+                data = dataclasses.replace(data, shown_above=frozenset(state.shown_above))
             for line in lines(summarize(data)):
                 terminalreporter.write_line(printable(line))
         if state.group_records:

@@ -54,12 +54,15 @@ def _expected_text(rec: CaseRecord) -> str:
     return text
 
 
-def describe(record: CaseRecord | Mapping[str, Any]) -> list[str]:
-    """One case in full: what was asked, expected, called, which check failed, and why."""
+def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = False) -> list[str]:
+    """One case in full: what was asked, expected, called, which check failed, and why
+    (``error_above``: the error's message is printed above, under ERRORS, and not again)."""
     rec = as_case_record(record)
     # the record keeps the whole text (the HTML search covers it); what is printed is clipped
     out = [f"question: {clip_text(str(rec.question))}", f"expected: {_expected_text(rec)}"]
-    if rec.error:
+    if rec.error and error_above:
+        out.append("error:    (in full under ERRORS above)")
+    elif rec.error:
         # a server's stderr tail spans lines: keep them under the first, not at the margin
         first, *rest = str(rec.error).splitlines() or [""]
         out.append(f"error:    {first}")
@@ -153,8 +156,8 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
                     and data.baseline_written else []),
         # adaptive reps: cases asked again, their extra calls and verdicts (results.escalations)
         "escalations": data.escalations,
-        # node ids whose whole block pytest's FAILURES section already shows
-        "in_failures": set(data.in_failures),
+        # node ids whose block (or error message) pytest's FAILURES or ERRORS already shows
+        "shown_above": set(data.shown_above),
     }
 
 
@@ -198,7 +201,8 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
             yield f"  {recs[0].error}"
         for rec in recs:
             tag = f" [{rec.category}]" if rec.category else ""
-            if rec.nodeid in summary.get("in_failures", ()):
+            shown = rec.nodeid in summary.get("shown_above", ())
+            if shown and not rec.error:
                 # printed once: the block is under FAILURES, where pytest users look
                 checks = ", ".join(rec.failing_checks) or "failed"
                 yield f"  {rec.nodeid}{tag}: {checks} (in full under FAILURES above)"
@@ -209,7 +213,7 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
                 continue
             if verdict == gate.SKIPPED:
                 continue
-            for line in describe(rec):
+            for line in describe(rec, error_above=shown):
                 yield f"    {line}"
     if summary["gone"]:
         yield ""

@@ -52,9 +52,9 @@ class RunState:
     #: reports asked for that could not be written: said in the summary, the run fails
     #: (the summary, the lifecycle, the plugin)
     report_problems: list[str] = field(default_factory=list)
-    #: node ids whose pytest failure report is the case's whole block: the summary then
-    #: names them in one line instead of printing the block again (the plugin's report hooks)
-    failure_blocks: set[str] = field(default_factory=set)
+    #: node ids whose pytest report already shows the case in full (a failure's whole block)
+    #: or its error's whole message: the summary does not print it again (the report hooks)
+    shown_above: set[str] = field(default_factory=set)
 
     def gathered(self) -> bool:
         """Whether any case, group or lint record reached this process."""

@@ -89,9 +89,9 @@ class SummaryInput:
     gone: tuple[str, ...]
     suite: SuiteChange | None
     escalations: Escalations | None
-    #: node ids whose whole block pytest's FAILURES section already shows (the summary
-    #: then names them in a line)
-    in_failures: frozenset[str] = frozenset()
+    #: node ids whose whole block (a failure) or whole error message pytest's FAILURES or
+    #: ERRORS section already shows: the summary does not print it again
+    shown_above: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
