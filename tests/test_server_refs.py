@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -142,3 +143,26 @@ def test_the_whole_url_can_come_from_the_environment(tmp_path: Path,
     assert "servers.remote.url is not an http:// or https:// URL once its ${NAME} is read" in str(
         info.value)
     assert "s" * 12 not in str(info.value)
+
+
+@pytest.mark.parametrize("where", ["query", "path"])
+def test_a_token_in_a_server_url_never_reaches_the_captured_logs(
+        project: Any, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    # httpx logs every request's URL at INFO, the MCP SDK the endpoint it connects to
+    from conftest import WRONG, case
+
+    token = "tk" + "q" * 18
+    monkeypatch.setenv("MCP_URL_SECRET", token)
+    with http_mcp_server([SEARCH, {**SEARCH, "name": "list_officers"}]) as url:
+        if where == "query":
+            written = url + "?token=${MCP_URL_SECRET}"
+        else:  # a tenant path segment under a name that does not look secret
+            written = url.replace("/mcp", "/mcp/${MCP_URL_SECRET}")
+        project.config({"remote": {"url": written, "headers": {"Authorization": f"Bearer {HTTP_TOKEN}"}}})
+        project.cases([case(*WRONG)])
+        result = project.pytester.runpytest_subprocess("-rA", "--log-level=DEBUG", "-vv",
+                                                       "--junitxml=junit.xml")
+    out = result.stdout.str() + result.stderr.str()
+    assert "HTTP Request: POST" in out, out  # the log is there, with the URL masked
+    assert token not in out
+    assert token not in (project.path / "junit.xml").read_text()

@@ -61,6 +61,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUN_SESSION] = session
     config.pluginmanager.register(SessionHooks(session), "toolselect-session")
     config.addinivalue_line("markers", "toolselect_lint: a --toolselect-lint item (one per server)")
+    from pytest_toolselect.run.log_masking import install
+
+    config.add_cleanup(install(session.settings.server_secrets))
     if session.settings.in_use():
         session.check_setup()
         if session.settings.flag("lint"):

@@ -32,6 +32,7 @@ class Settings:
         self.pytest_config = config
         self.rootdir = Path(str(config.rootpath))
         self.is_worker = hasattr(config, "workerinput")
+        self._server_secrets: tuple[str, ...] | None = None
 
     # settings -----------------------------------------------------------------
     def option(self, name: str) -> Resolved:
@@ -58,6 +59,19 @@ class Settings:
     def config_for(self, path: Path | None) -> Config:
         """The config that governs the case file at path."""
         return self.configs.for_file(path)
+
+    def server_secrets(self) -> tuple[str, ...]:
+        """The values the run's servers declare as secrets (none while the config cannot be
+        read: its error is said at the start)."""
+        if self._server_secrets is None:
+            from pytest_toolselect.spec.errors import ToolselectError
+
+            try:
+                servers = self.config.servers.values()
+                self._server_secrets = tuple(v for spec in servers for v in spec.secrets)
+            except ToolselectError:
+                return ()
+        return self._server_secrets
 
     def has_config_file(self) -> bool:
         """Cheap: is there a toolselect config at the rootdir (so the header has something to say)."""
