@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import warnings
 from typing import Any
 
@@ -157,6 +158,11 @@ def test_a_reply_that_never_ends_is_cut_at_the_timeout(
         "*ERROR at setup of toolselect case officers*",
         f"{model}: no complete reply within 0.5 s (timeout) (gave up after 1 attempt)"])
     [attempt] = [r for r in fake_api.requests if _asks_officers(r.body)]
+    # the server learns of the hang-up at its next write (a trickle's next byte, a stall's
+    # next poll): that can come just after the run returns
+    waited = time.monotonic() + 5.0
+    while attempt.ended is None and time.monotonic() < waited:
+        time.sleep(0.02)
     # the client hung up at the deadline (which also covers the time before the request went
     # out), not at the SDK's per-read timeout (5.5 s) nor after a whole trickle (~15 s);
     # generous for a loaded machine
