@@ -17,6 +17,7 @@ from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
 from pytest_toolselect.providers import ProviderSettings
 from pytest_toolselect.providers.preflight import key_vars, suggest
 from pytest_toolselect.providers.routes import OPENAI_COMPATIBLE
+from pytest_toolselect.spec.options import OPTIONS, Option
 
 KEY_VARS = ["ANTHROPIC_API_KEY", *(c.key_env for c in OPENAI_COMPATIBLE.values()),
             "GEMINI_API_KEY", "GOOGLE_API_KEY"]
@@ -535,3 +536,36 @@ def test_only_marks_code_registered_are_run_time_marks(code: dict[str, str], dec
     assert set(found) == want
     for name in want:
         assert found[name].startswith(name) and found[name].endswith(code[name])
+
+
+# every option: a bad value is one usage error at the start ---------------------------------------
+
+def _bad_value(opt: Option) -> str | None:
+    """A value the option refuses (by its type or its check), or None if it refuses none."""
+    convert = {"int": int, "float": float}.get(opt.kind)
+    for value in ("-1", "0", "x", "3/2"):
+        try:
+            parsed = convert(value) if convert else value
+        except ValueError:
+            return value
+        if opt.check is not None and opt.check(parsed) is not None:
+            return value
+    return None
+
+
+def _checked_options() -> list[Option]:
+    return [o for o in OPTIONS if o.kind in ("int", "float") or o.check is not None
+            if _bad_value(o) is not None]
+
+
+@pytest.mark.parametrize("opt", _checked_options(), ids=lambda o: o.name)
+def test_a_bad_value_of_any_option_is_one_usage_error_before_any_item(
+        project: Project, opt: Option) -> None:
+    project.config()
+    project.cases([case(*FIND), case(*OFFICERS)])
+    value = _bad_value(opt)
+    result = project.pytester.runpytest(f"{opt.flag}={value}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()
+    errors = [ln for ln in result.stderr.lines if ln.startswith("ERROR:")]
+    assert len(errors) == 1 and opt.flag in errors[0], result.stderr.str()
+    assert "passed" not in result.stdout.str() and " error" not in result.stdout.str()

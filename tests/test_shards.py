@@ -61,6 +61,9 @@ def test_a_bad_shard_is_one_usage_error(project: Project, spec: str) -> None:
     result = project.pytester.runpytest(f"--toolselect-shard={spec}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--toolselect-shard" in result.stderr.str() or "shard" in result.stderr.str()
+    # said once, naming the value once
+    (line,) = [ln for ln in result.stderr.lines if ln.startswith("ERROR:")]
+    assert line.count(repr(spec)) == 1, line
 
 
 @given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=60, unique=True),

@@ -61,9 +61,12 @@ class RunSession:
 
                 check_ci(baselines)
                 _ = baselines.baseline
-            # a misspelled gate rule or a bad history is refused before any call is made
-            for name in ("rule", "history", "shard", "adaptive", "max_extra_reps"):
-                _ = settings.option(name)
+            # every option is checked here, once: a bad value (a misspelled gate rule, a
+            # negative cost cap) is one usage error before any call, not one per item
+            from pytest_toolselect.spec.options import OPTIONS
+
+            for opt in OPTIONS:
+                _ = settings.option(opt.name)
         except ToolselectError as e:
             raise pytest.UsageError(str(e)) from None
 

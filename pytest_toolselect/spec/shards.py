@@ -14,14 +14,15 @@ def parse_shard(text: str) -> tuple[int, int]:
         raise ValueError(f"{text!r} is not K/N (e.g. 2/3: the second of three shards)")
     k, n = int(match[1]), int(match[2])
     if n < 1 or not 1 <= k <= n:
-        raise ValueError(f"{text!r}: K must be 1 to N, and N at least 1")
+        raise ValueError(f"{text!r} names no shard: K must be 1 to N, and N at least 1")
     return k, n
 
 
 def shard_problem(text: object) -> str | None:
-    """The options table's check: an error message, or None."""
+    """The options table's check: what is wrong, after the value it names, or None."""
     try:
         parse_shard(str(text))
     except ValueError as e:
-        return str(e)
+        # the table's message starts with the value already
+        return str(e).removeprefix(f"{str(text)!r}").lstrip()
     return None
