@@ -80,8 +80,9 @@ class ToolSet:
 def _same_words(a: str, b: str) -> bool:
     """One description under two names: the same terms, or (all stopwords, so no terms) the
     same words; an empty one is a thin description, not a likeness."""
-    if terms(a):
-        return terms(a) == terms(b)
+    own = terms(a)
+    if own:
+        return own == terms(b)
     words = " ".join(a.lower().split())
     return bool(words.strip(" .")) and words == " ".join(b.lower().split())
 

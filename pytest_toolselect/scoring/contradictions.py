@@ -15,15 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.scoring.identifiers import (
     Identifier,
+    declared_in,
     decoy_grounding,
     decoy_matched,
     guards,
-    identifier_kind,
     identifier_param,
     identifiers_in_value,
     normal_form,
 )
-from pytest_toolselect.scoring.matchers import property_schema
 from pytest_toolselect.spec import cases
 from pytest_toolselect.spec.cases import Case, CaseFile, Decoy, IdentifierSettings
 from pytest_toolselect.spec.errors import ToolselectError
@@ -134,11 +133,8 @@ def check_with_tools(case: Case, tools: Sequence[Tool]) -> None:
     expected = [t for t in tools if t.name in case.expect_tool]
 
     def declared(path: str) -> bool:
-        segments = [int(s) if s.isdigit() else s for s in path.split(".")]
-        schemas = [(property_schema(t.input_schema, segments), t.input_schema) for t in expected]
-        having = [(node, root) for node, root in schemas if node is not None]
-        return bool(having) and all(identifier_kind(segments, node, root, settings) == "declared"
-                                    for node, root in having)
+        found = [d for t in expected if (d := declared_in(path, t.input_schema, settings)) is not None]
+        return bool(found) and all(found)
 
     for found in _required_decoys(case, declared):
         raise ToolselectError(

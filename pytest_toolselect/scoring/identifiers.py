@@ -285,11 +285,15 @@ def _split_path(name: str) -> list[Segment]:
     return [int(s) if s.isdigit() else s for s in name.split(".")]
 
 
-def identifier_kind(segments: Sequence[Segment], schema: Mapping[str, Any] | None, root: Any,
-                    settings: IdentifierSettings) -> str:
-    """'ignored', 'declared' or 'free' for the argument at ``segments`` (``schema`` its
-    property schema, ``root`` the tool's input schema its $refs point into)."""
-    return _kind(segments, schema, root, settings)
+def declared_in(name: str, input_schema: Mapping[str, Any],
+                settings: IdentifierSettings) -> bool | None:
+    """Whether the parameter at ``name`` (a dotted path) is an identifier parameter of a tool
+    with this input schema; None when the schema has no such parameter."""
+    segments = _split_path(name)
+    node = property_schema(input_schema, segments)
+    if node is None:
+        return None
+    return _kind(segments, node, input_schema, settings) == "declared"
 
 
 def identifier_param(name: str, schema: Mapping[str, Any] | None,
