@@ -182,6 +182,8 @@ from pytest_toolselect.spec.tools import ToolCall
 
 class Planned:
     model = "script/planned"
+    # a plan names the tools a model picks; valid_arguments is tested with real arguments
+    fills_arguments = False
 
     def subject(self):
         return {"provider": "script", "model": self.model}

@@ -47,6 +47,8 @@ class Answer:
     """Calls the tool named by $ANSWER for every question."""
 
     model = "script/answer"
+    #: it picks a tool and fills no arguments (valid_arguments has nothing to check)
+    fills_arguments = False
 
     def subject(self):
         return {"provider": "script", "model": self.model}

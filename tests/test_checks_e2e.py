@@ -161,6 +161,8 @@ def assert_verdicts(result: pytest.RunResult, cases: list[Scripted]) -> None:
 # --- tool_choice and no_forbidden_tools ---------------------------------------------------
 
 ROYAL_MAIL = "Royal Mail Group"
+#: what valid_arguments says of a value the server's company_number pattern refuses
+NOT_A_NUMBER = " does not match '^(?:[0-9]{8}|[A-Z]{2}[0-9]{6})$' (pattern)"
 #: grounding is on by default for identifier parameters: a number from memory fails it
 INVENTED = "identifier not in the question: "
 RECALLED = INVENTED + 'get_company (call 1) company_number="00445790"'
@@ -240,7 +242,9 @@ FILINGS = {"expect_tool": ["list_filings"]}
 
 def args_case(id: str, question: str, calls: list[dict[str, Any]], matchers: list[dict[str, Any]],
               failing: str | None = None, base: dict[str, Any] = FIND) -> Scripted:
-    return Scripted(id, question, calls, {**base, "expect_args": matchers},
+    # one check at a time: a value the server's schema refuses (limit="10" for an integer)
+    # is valid_arguments' to report (tests/test_valid_arguments_e2e.py)
+    return Scripted(id, question, calls, {**base, "expect_args": matchers, "valid_arguments": False},
                     {"arguments": failing} if failing else {})
 
 
@@ -359,7 +363,8 @@ ARGUMENTS = [
              [raw_call("find_company", '{"query": "Royal Mail"')],
              {**FIND, "expect_args": [{"path": "query", "equals": "Royal Mail"}]},
              {"arguments": "find_company (call 1) sent arguments that are not a JSON object: "
-                           "'{\"query\": \"Royal Mail\"'"}),
+                           "'{\"query\": \"Royal Mail\"'",
+              "valid_arguments": "find_company (call 1): the arguments are not a JSON object"}),
 ]
 
 
@@ -378,7 +383,10 @@ VAT = "GB 745 9384 21"
 def ungrounded(id: str, question: str, calls: list[dict[str, Any]],
                offender: str | None = None, **fields: Any) -> Scripted:
     failing = {"no_identifier_invented": f"identifier not in the question: {offender}"}
-    return Scripted(id, question, calls, {**GROUNDED, **fields}, failing if offender else {})
+    # grounding alone: a grounded 4138203 the server's 8-digit pattern refuses is
+    # valid_arguments' to report (tests/test_valid_arguments_e2e.py)
+    return Scripted(id, question, calls, {**GROUNDED, "valid_arguments": False, **fields},
+                    failing if offender else {})
 
 
 GROUNDING = [
@@ -483,7 +491,8 @@ ANY_AND_DECOYS = [
     Scripted("vat_is_no_company_number", f"Is VAT {VAT} the company number of Royal Mail?",
              [call("get_company", company_number="745938421")],
              {"forbid_any_identifier": True, "forbid_ungrounded": True},
-             {"no_any_identifier": NO_ANY + 'get_company (call 1) company_number="745938421"'}),
+             {"valid_arguments": "get_company (call 1): $.company_number: '745938421'" + NOT_A_NUMBER,
+              "no_any_identifier": NO_ANY + 'get_company (call 1) company_number="745938421"'}),
     # decoys
     Scripted("decoy_not_used", f"Royal Mail Group's VAT number is {VAT}. What is its profile?",
              [call("find_company", query=ROYAL_MAIL)], {"decoys": [VAT]}),
@@ -492,11 +501,13 @@ ANY_AND_DECOYS = [
              {"decoys": [VAT], "forbid_ungrounded": True}),
     Scripted("decoy_used", f"Our supplier Royal Mail has VAT {VAT}; get its registry profile",
              [call("get_company", company_number="745938421")], {"decoys": [VAT]},
-             {"no_decoy_identifier":
+             {"valid_arguments": "get_company (call 1): $.company_number: '745938421'" + NOT_A_NUMBER,
+              "no_decoy_identifier":
               DECOY + f'get_company (call 1) company_number="745938421" matches decoy "{VAT}"'}),
     Scripted("decoy_prefix_changed", f"Royal Mail, VAT {VAT}: show its company profile",
              [call("get_company", company_number="SC745938421")], {"decoys": [VAT]},
-             {"no_identifier_invented": INVENTED + 'get_company (call 1) company_number="SC745938421"',
+             {"valid_arguments": "get_company (call 1): $.company_number: 'SC745938421'" + NOT_A_NUMBER,
+              "no_identifier_invented": INVENTED + 'get_company (call 1) company_number="SC745938421"',
               "no_decoy_identifier":
               DECOY + f'get_company (call 1) company_number="SC745938421" matches decoy "{VAT}"'}),
     # a decoy guards identifier parameters, unless it names the ones it guards
@@ -514,7 +525,8 @@ ANY_AND_DECOYS = [
     Scripted("decoy_grounded_still_fails", f"Royal Mail's VAT is {VAT}. Who are its directors?",
              [call("list_officers", company_number="GB745938421")],
              {"decoys": [VAT], "forbid_ungrounded": True},
-             {"no_decoy_identifier":
+             {"valid_arguments": "list_officers (call 1): $.company_number: 'GB745938421'" + NOT_A_NUMBER,
+              "no_decoy_identifier":
               DECOY + f'list_officers (call 1) company_number="GB745938421" matches decoy "{VAT}"'}),
 ]
 

@@ -61,6 +61,7 @@ from pytest_toolselect.spec.tools import ToolCall
 
 class Mine:
     model = "openai/scripted"
+    fills_arguments = False
     def subject(self):
         return {"provider": "script", "model": self.model}
     async def first_turn(self, request):

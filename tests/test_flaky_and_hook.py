@@ -13,6 +13,8 @@ from pytest_toolselect.spec.tools import ToolCall
 class Alternating:
     """Answers rep 0 with the first tool, then the second: a model that wobbles."""
     model = "script/alternating"
+    #: it picks a tool and fills no arguments (valid_arguments has nothing to check)
+    fills_arguments = False
 
     def subject(self):
         return {"provider": "script", "model": self.model}

@@ -83,6 +83,8 @@ class LocalBM25:
     model = "local/bm25"
     #: the same request always gets the same answer: adaptive reps never ask again
     deterministic = True
+    #: it picks a tool and passes no argument: valid_arguments has nothing of it to check
+    fills_arguments = False
 
     def __init__(self, settings: ProviderSettings) -> None:
         self.threshold = settings.bm25_threshold

@@ -382,6 +382,7 @@ class CachingProvider:
         self.cache = cache
         self.model = inner.model
         self.deterministic = bool(getattr(inner, "deterministic", False))
+        self.fills_arguments = bool(getattr(inner, "fills_arguments", True))
 
     def subject(self) -> dict[str, Any]:
         return self.inner.subject()

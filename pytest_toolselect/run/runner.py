@@ -89,9 +89,10 @@ class CaseRunner:
 
         turns = await asyncio.gather(*(self.call(request(rep), tokens)
                                        for rep in range(self.settings.reps)))
+        filled = bool(getattr(self.wiring.provider, "fills_arguments", True))
         for turn in turns:
             run.turns.append(turn)
-            run.scores.append(score(case, turn.calls, tools))
+            run.scores.append(score(case, turn.calls, tools, arguments_filled=filled))
         if nodeid is not None:
             from .escalation import escalate
 

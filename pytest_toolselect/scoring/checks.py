@@ -1,4 +1,4 @@
-"""The six checks of a selection case, and ``score()`` that runs those that apply.
+"""The checks of a selection case, and ``score()`` that runs those that apply.
 
 Pure functions over one captured first turn: the calls in order and the tools that
 were offered (whose input schemas tell number-typed and identifier parameters apart).
@@ -11,9 +11,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_toolselect.spec.cases import Case, Decoy
+from pytest_toolselect.spec.checknames import CHECK_NAMES as CHECK_NAMES  # re-exported
 from pytest_toolselect.spec.clip import clip_text
 from pytest_toolselect.spec.tools import Tool, ToolCall
 
+from . import argschema
 from .identifiers import (
     Identifier,
     decoy_grounding,
@@ -25,15 +27,6 @@ from .identifiers import (
     question_grounding,
 )
 from .matchers import evaluate
-
-CHECK_NAMES = (
-    "tool_choice",
-    "no_forbidden_tools",
-    "arguments",
-    "no_identifier_invented",
-    "no_any_identifier",
-    "no_decoy_identifier",
-)
 
 NOT_CALLED = "not checked: the expected tool was not called"
 
@@ -202,8 +195,22 @@ def check_no_decoy_identifier(case: Case, calls: Sequence[ToolCall],
                               "none of {n} identifier(s) matches a decoy")
 
 
-def score(case: Case, calls: Sequence[ToolCall], tools: Sequence[Tool] = ()) -> ScoreResult:
-    """Run the checks that apply to the case on one first turn."""
+def check_valid_arguments(case: Case, calls: Sequence[ToolCall],
+                          tools: Sequence[Tool] = ()) -> CheckResult | None:
+    """Every call to an offered tool validates against its input schema; None when the
+    turn calls no offered tool (nothing to validate) or the case turns the check off."""
+    if not case.valid_arguments:
+        return None
+    found = argschema.check_valid_arguments(calls, tools)
+    return None if found is None else CheckResult(*found)
+
+
+def score(case: Case, calls: Sequence[ToolCall], tools: Sequence[Tool] = (), *,
+          arguments_filled: bool = True) -> ScoreResult:
+    """Run the checks that apply to the case on one first turn.
+
+    ``arguments_filled`` False: the model fills no arguments by design (local/bm25), so
+    there is nothing of its own to validate against the schemas."""
     calls = list(calls)
     checks: dict[str, CheckResult] = {}
     if case.expect_tool is not None:
@@ -212,6 +219,9 @@ def score(case: Case, calls: Sequence[ToolCall], tools: Sequence[Tool] = ()) -> 
         checks["no_forbidden_tools"] = check_no_forbidden_tools(case, calls)
     if case.expect_args:
         checks["arguments"] = check_arguments(case, calls, tools)
+    valid = check_valid_arguments(case, calls, tools) if arguments_filled else None
+    if valid is not None:
+        checks["valid_arguments"] = valid
     if case.grounds_params or case.forbid_any_identifier or case.decoys:
         # found once, shared by the three identifier checks
         idents = find_identifiers(calls, tools, case.identifiers)

@@ -86,6 +86,8 @@ class Case:
     #: plain strings or Decoy (Decoy.of reads either)
     decoys: tuple[str | Decoy, ...] = ()
     identifiers: IdentifierSettings = field(default_factory=IdentifierSettings)
+    #: every call to an offered tool must validate against its input schema
+    valid_arguments: bool = True
     #: overrides the servers' instructions as the system prompt ("" sends none)
     system: str | None = None
     #: where it was written, for messages
@@ -106,6 +108,8 @@ class Case:
             "decoys": [Decoy.of(d).data() for d in self.decoys],
             "identifiers": self._identifiers_data(),
             "system": self.system,
+            # only when off: cases written before the check keep their fingerprint
+            **({} if self.valid_arguments else {"valid_arguments": False}),
         }
 
     def _identifiers_data(self) -> dict[str, Any]:
@@ -148,6 +152,7 @@ CASE_ALIASES: dict[str, str] = {
     "expectArgs": "expect_args",
     "forbidUngrounded": "forbid_ungrounded",
     "forbidAnyIdentifier": "forbid_any_identifier",
+    "validArguments": "valid_arguments",
 }
 MATCHER_ALIASES: dict[str, str] = {"oneOf": "one_of"}
 #: by schema title, for "did you mean" on a misspelled alias
@@ -374,6 +379,7 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
         forbid_any_identifier=item.get("forbid_any_identifier", False),
         decoys=tuple(Decoy.of(d) if isinstance(d, Mapping) else d for d in item.get("decoys", ())),
         identifiers=merge_identifiers(config_identifiers, item.get("identifiers")),
+        valid_arguments=item.get("valid_arguments", True),
         system=item.get("system"),
         source=src.file,
         line=src.line_of(path),

@@ -1,0 +1,147 @@
+"""``valid_arguments``: each call of the first turn against its tool's input schema.
+
+The schema is read as the JSON Schema draft it declares in ``$schema`` (2020-12, MCP's
+default, when it declares none or one jsonschema does not know) and validated with
+jsonschema; a failure names the call, the JSON path and the keyword that failed. Pure:
+a schema's validator is built once per process, keyed by the schema's JSON text.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_toolselect.spec.clip import clip_middle, clip_text
+from pytest_toolselect.spec.tools import Tool, ToolCall
+
+#: errors named per call; the rest are counted (a list of 10,000 bad items stays readable)
+MAX_ERRORS = 5
+#: characters of one error's message (jsonschema quotes the whole value it refused)
+MAX_MESSAGE = 160
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def json_path(path: Sequence[str | int]) -> str:
+    """A place in the arguments as a JSONPath: ``$``, ``$.items[0].sku``, ``$["a b"]``."""
+    out = "$"
+    for step in path:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        elif _NAME.fullmatch(step):
+            out += f".{step}"
+        else:
+            out += f"[{json.dumps(clip_text(step, 40), ensure_ascii=False)}]"
+    return out
+
+
+@functools.lru_cache(maxsize=2048)
+def _validator(schema_json: str) -> Any:
+    """The validator of a schema (its JSON text), or why there is none (a string)."""
+    import jsonschema
+    from jsonschema.exceptions import SchemaError
+    from jsonschema_specifications import REGISTRY
+
+    schema = json.loads(schema_json)
+    try:
+        cls = jsonschema.validators.validator_for(schema, default=None)
+    except Exception as e:  # a $schema that is not a string: no URI to look up
+        return f"its $schema cannot be read ({e})"
+    if cls is None:  # a $schema jsonschema does not know: MCP's default dialect
+        cls = jsonschema.Draft202012Validator
+    try:
+        cls.check_schema(schema)
+    except SchemaError as e:
+        where = json_path(list(e.absolute_path))
+        return f"{clip_middle(e.message, MAX_MESSAGE)} at {where} ({e.validator})"
+    # the metaschemas only: a $ref to a URL is never fetched (tests and runs stay offline)
+    return cls(schema, registry=REGISTRY)
+
+
+def validator_for(schema: Mapping[str, Any]) -> Any:
+    """The schema's validator, or a string saying why it is not valid JSON Schema."""
+    try:
+        text = json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        return f"it is not JSON ({e})"
+    return _validator(text)
+
+
+def _order(path: Any) -> list[tuple[int, int, str]]:
+    """A path's sort key: indexes as numbers (10 after 9), names as text."""
+    return [(0, p, "") if isinstance(p, int) else (1, 0, str(p)) for p in path]
+
+
+#: branches of an anyOf / oneOf named in its error
+MAX_BRANCHES = 3
+
+
+def _describe(error: Any) -> str:
+    text = f"{json_path(list(error.absolute_path))}: {clip_middle(error.message, MAX_MESSAGE)} " \
+           f"({error.validator})"
+    # anyOf / oneOf: why each branch did not hold (its first error), in branch order
+    first: dict[Any, Any] = {}
+    for sub in sorted(error.context or (), key=lambda e: _order(e.relative_schema_path)):
+        if sub.relative_schema_path:
+            first.setdefault(sub.relative_schema_path[0], sub)
+    branches = [f"branch {i + 1 if isinstance(i, int) else i}: "
+                f"{json_path(list(sub.absolute_path))}: {clip_middle(sub.message, MAX_MESSAGE)} "
+                f"({sub.validator})" for i, sub in list(first.items())[:MAX_BRANCHES]]
+    if len(first) > MAX_BRANCHES:
+        branches.append(f"and {len(first) - MAX_BRANCHES} more branches")
+    return text + (f" [{'; '.join(branches)}]" if branches else "")
+
+
+def call_problems(schema: Mapping[str, Any], arguments: Any) -> list[str] | str:
+    """Every error of ``arguments`` against ``schema``, by path (``[]``: valid), or a string
+    saying why the schema cannot be used."""
+    validator = validator_for(schema)
+    if isinstance(validator, str):
+        return validator
+    try:
+        errors = list(validator.iter_errors(arguments))
+    except Exception as e:  # an unresolvable $ref, a pattern Python cannot compile
+        ref = getattr(e, "ref", None)
+        if isinstance(ref, str):
+            ref = "#" + ref if ref.startswith("/") else ref  # a JSON pointer into the schema
+            return f"$ref {clip_text(ref, 80)!r} resolves to nothing (a URL is never fetched)"
+        return f"validating with it fails: {clip_middle(str(e).splitlines()[0], MAX_MESSAGE)}"
+    errors.sort(key=lambda e: (_order(e.absolute_path), str(e.validator)))
+    shown = [_describe(e) for e in errors[:MAX_ERRORS]]
+    if len(errors) > MAX_ERRORS:
+        shown.append(f"and {len(errors) - MAX_ERRORS:,} more")
+    return shown
+
+
+def check_valid_arguments(calls: Sequence[ToolCall], tools: Sequence[Tool]
+                          ) -> tuple[bool, str] | None:
+    """(passed, detail) over the calls to offered tools; None when there is none (a call to
+    a tool not offered is tool_choice's to report)."""
+    offered = {t.name: t for t in tools}
+    checked = [(i, c) for i, c in enumerate(calls) if c.name in offered]
+    if not checked:
+        return None
+    failures: list[str] = []
+    valid: list[str] = []
+    unchecked: list[str] = []
+    for i, call in checked:
+        at = f"{call.name} (call {i + 1})"
+        if call.raw_arguments is not None:
+            failures.append(f"{at}: the arguments are not a JSON object")
+            continue
+        found = call_problems(offered[call.name].input_schema, call.arguments)
+        if isinstance(found, str):
+            unchecked.append(f"{at}: its input schema is not valid JSON Schema: {found}")
+        elif found:
+            failures.append(f"{at}: {'; '.join(found)}")
+        else:
+            valid.append(at)
+    note = f"; not checked: {'; '.join(unchecked)}" if unchecked else ""
+    if failures:
+        return False, "; ".join(failures) + note
+    if valid:
+        return True, f"arguments valid against the input schema: {', '.join(valid)}{note}"
+    return True, f"not checked: {'; '.join(unchecked)}"

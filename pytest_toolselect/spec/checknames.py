@@ -1,0 +1,25 @@
+"""The checks' names: data the scoring, the gate and the baseline share."""
+
+from __future__ import annotations
+
+#: every check this version runs where it applies, in the order a score lists them
+CHECK_NAMES = (
+    "tool_choice",
+    "no_forbidden_tools",
+    "arguments",
+    "valid_arguments",
+    "no_identifier_invented",
+    "no_any_identifier",
+    "no_decoy_identifier",
+)
+
+#: what a baseline entry without a ``checks`` list was evaluated with: the checks that
+#: existed before the list was recorded (valid_arguments came with it)
+CHECKS_BEFORE_LIST = (
+    "tool_choice",
+    "no_forbidden_tools",
+    "arguments",
+    "no_identifier_invented",
+    "no_any_identifier",
+    "no_decoy_identifier",
+)
