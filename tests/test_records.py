@@ -51,7 +51,7 @@ scored = st.builds(
     failing_detail=st.dictionaries(text, text, max_size=3), checks=checks,
     tools_fingerprint=maybe_text, tools_changed=st.booleans(), case_changed=st.booleans(),
     escalation=st.none() | st.builds(Escalation, counts, maybe_text, st.booleans()),
-    test_failure=maybe_text, **case_fields)
+    test_failure=maybe_text, unevaluated_checks=names, **case_fields)
 case_records = unscored | scored
 group_records = st.builds(
     GroupRecord, nodeid=text, order=counts, file=text, group_id=text, control=st.booleans(),
@@ -102,7 +102,8 @@ def test_the_json_of_a_case_has_one_shape_per_kind(rec: CaseRecord) -> None:
             "cached", "truncated", "dropped_schema_keys", "first_tool", "calls", "failing_checks",
             "failing_detail", "checks", "tools_fingerprint", "tools_changed", "case_changed",
             "error", *(["escalation"] if rec.escalation is not None else []),
-            *(["test_failure"] if rec.test_failure is not None else [])]
+            *(["test_failure"] if rec.test_failure is not None else []),
+            *(["unevaluated_checks"] if rec.unevaluated_checks else [])]
 
 
 @given(case_records)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_toolselect.spec.checknames import CHECK_NAMES
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.fingerprint import fingerprint as fingerprint  # re-exported
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
@@ -200,6 +201,8 @@ def entry(record: CaseRecord | Mapping[str, Any],
         "case_fingerprint": rec.case_fingerprint,
         "tools_fingerprint": rec.tools_fingerprint,
         "history": runs,
+        # the checks this version runs: one an upgrade adds later never blocks this entry
+        "checks": list(CHECK_NAMES),
     }
 
 

@@ -13,9 +13,11 @@ in benchmarks/gate_validity.py chose (figures in docs/gate.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from pytest_toolselect.spec.checknames import CHECKS_BEFORE_LIST
 
 # the names and defaults are data the options table shows too; re-exported as gate.<name>
 from pytest_toolselect.spec.rules import DEFAULT_HISTORY as DEFAULT_HISTORY
@@ -182,6 +184,36 @@ def classify(passes: int, reps: int, base: Mapping[str, Any] | None, *, have_bas
     # every rep fails now, and the history says the case failed on the baseline too
     # (or the rule wants stronger evidence than a known-marginal case gives)
     return STILL_FAILING
+
+
+def evaluated_checks(base: Mapping[str, Any]) -> frozenset[str]:
+    """The checks a baseline entry was evaluated with: its ``checks`` list, or for an entry
+    written before the list existed, the checks there were then."""
+    stored = base.get("checks")
+    return frozenset(CHECKS_BEFORE_LIST if stored is None else stored)
+
+
+def judge(failing: Sequence[Collection[str]], base: Mapping[str, Any] | None, *,
+          have_baseline: bool, rule: str | Rule = DEFAULT_RULE) -> tuple[str, list[str]]:
+    """The verdict of one case from each rep's failing checks, and the checks set aside.
+
+    A check an upgrade added never blocks by itself: the case is judged on the checks its
+    baseline entry was evaluated with. When the others change its verdict, a case that
+    holds on those is new failing (reported, not blocking) until the baseline is updated,
+    and one that does not keeps the verdict they give; the checks set aside are returned
+    (empty when they changed nothing)."""
+    reps = len(failing)
+    verdict = classify(sum(1 for f in failing if not f), reps, base,
+                       have_baseline=have_baseline, rule=rule)
+    if base is None or not have_baseline:
+        return verdict, []
+    known = evaluated_checks(base)
+    passes_known = sum(1 for f in failing if known.isdisjoint(f))
+    known_verdict = classify(passes_known, reps, base, have_baseline=True, rule=rule)
+    if known_verdict == verdict:
+        return verdict, []
+    unknown = sorted({c for f in failing for c in f} - known)
+    return (NEW_FAILING if known_verdict in (HELD, FIXED) else known_verdict), unknown
 
 
 def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: bool,

@@ -156,9 +156,29 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
                     and data.baseline_written else []),
         # adaptive reps: cases asked again, their extra calls and verdicts (results.escalations)
         "escalations": data.escalations,
+        # cases whose failing checks their baseline entries were never evaluated with
+        "unevaluated": unevaluated_summary(records),
         # node ids whose block (or error message) pytest's FAILURES or ERRORS already shows
         "shown_above": set(data.shown_above),
     }
+
+
+def unevaluated_summary(records: Sequence[CaseRecord]) -> dict[str, Any] | None:
+    """The checks set aside by the upgrade rule (gate.judge) and in how many cases."""
+    hit = [r for r in records if r.unevaluated_checks]
+    if not hit:
+        return None
+    return {"cases": len(hit), "checks": sorted({c for r in hit for c in r.unevaluated_checks})}
+
+
+def unevaluated_line(found: Mapping[str, Any], *, updated: bool = False) -> str:
+    """Said once for the run: checks an upgrade added failed where the baseline never ran them."""
+    names = ", ".join(found["checks"])
+    line = (f"new checks: {names} failed in {counted(found['cases'], 'case')} whose baseline "
+            "entries were not evaluated with them; they do not block those cases")
+    if updated:
+        return line + " (the updated baseline evaluates them from now on)"
+    return line + " (new failing) until the baseline is updated (--toolselect-update-baseline)"
 
 
 def _counts_line(summary: Mapping[str, Any]) -> str:
@@ -187,6 +207,9 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
     if summary.get("suite"):
         yield gate.suite_line(summary["suite"])
     yield from summary.get("history") or ()
+    if summary.get("unevaluated"):
+        yield unevaluated_line(summary["unevaluated"], updated=summary["baseline_mode"]
+                               in ("updated", "replaced") and summary["baseline_written"])
     if summary.get("escalations"):
         yield escalation_line(summary["escalations"])
     for verdict, title in SECTIONS:

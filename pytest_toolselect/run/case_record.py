@@ -88,8 +88,8 @@ class CaseRecords:
             from .escalation import verdict_rule
 
             rule = verdict_rule(self, nodeid, case, run.escalation, len(run.scores)) or rule
-        verdict = gate.classify(run.passes, len(run.scores), base,
-                                have_baseline=self.baselines.have_baseline, rule=rule)
+        verdict, unevaluated = gate.judge([s.failing for s in run.scores], base,
+                                          have_baseline=self.baselines.have_baseline, rule=rule)
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
         secrets = [v for n in self.calls.servers_for(case) if n in self.settings.config.servers
                    for v in self.settings.config.servers[n].secrets]
@@ -126,6 +126,7 @@ class CaseRecords:
             and base.get("case_fingerprint") not in (None, case_fp),
             error=None,
             escalation=run.escalation,
+            unevaluated_checks=unevaluated,
         )
 
     # outcome ---------------------------------------------------------------------------

@@ -36,6 +36,14 @@ class Plan:
     test: sequential.Test
     #: the case's stored runs; None: a first recording (nothing to test against)
     history: list[gate.Run] | None
+    #: the checks its entry was evaluated with (None: every check counts); a rep that fails
+    #: only others is not evidence the rule can use (gate.judge sets them aside)
+    known: frozenset[str] | None = None
+
+    def passes(self, run: CaseRun) -> int:
+        if self.known is None:
+            return run.passes
+        return sum(1 for s in run.scores if self.known.isdisjoint(s.failing))
 
     def extra(self, passes: int, reps: int) -> int:
         """How many more reps to ask now (0: settled)."""
@@ -63,7 +71,7 @@ def plan_for(parts: CallParts, nodeid: str, case: Case) -> Plan | None:
     # a renamed case is judged against the entry it was renamed from: asked again against it
     entry, _ = baselines.entry_following_rename(nodeid, case)
     if entry is not None:
-        return Plan(design, test, gate.history_of(entry))
+        return Plan(design, test, gate.history_of(entry), gate.evaluated_checks(entry))
     if baselines.baseline is None or settings.flag("update_baseline"):
         return Plan(design, test, None)  # recorded now for the first time
     return None  # a new case compared with nothing: reported, not recorded
@@ -103,7 +111,7 @@ async def escalate(runner: Caller, nodeid: str, run: CaseRun,
         return
     asked = 0
     stopped: str | None = None
-    while (n := plan.extra(run.passes, len(run.scores))) > 0:
+    while (n := plan.extra(plan.passes(run), len(run.scores))) > 0:
         reps = len(run.scores)
         results = await asyncio.gather(*(runner.call(request(rep), tokens)
                                          for rep in range(reps, reps + n)),
@@ -111,7 +119,8 @@ async def escalate(runner: Caller, nodeid: str, run: CaseRun,
         for result in results:
             if not isinstance(result, BaseException):
                 run.turns.append(result)
-                run.scores.append(score(run.case, result.calls, run.tools))
+                run.scores.append(score(run.case, result.calls, run.tools, arguments_filled=bool(
+                    getattr(runner.wiring.provider, "fills_arguments", True))))
                 asked += 1
         errors = [r for r in results if isinstance(r, BaseException)]
         if any(isinstance(e, CostCapReached) for e in errors):

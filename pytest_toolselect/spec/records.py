@@ -81,7 +81,7 @@ _SCORED_KEYS = ("toolset", "tool_texts", "tools_diff", "renamed_from", "dropped_
                 "calls", "failing_checks", "failing_detail", "checks", "tools_fingerprint",
                 "tools_changed", "case_changed", "error")
 #: present only when there is something to say
-_OPTIONAL_KEYS = ("escalation", "test_failure")
+_OPTIONAL_KEYS = ("escalation", "test_failure", "unevaluated_checks")
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +141,8 @@ class CaseRecord:
     escalation: Escalation | None = None
     #: a decorated test whose own assertion failed (scored, and failed by its body)
     test_failure: str | None = None
+    #: failing checks its baseline entry was not evaluated with, set aside by the verdict
+    unevaluated_checks: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: _copy(getattr(self, k)) for k in _CASE_KEYS}
@@ -152,6 +154,8 @@ class CaseRecord:
             out["escalation"] = self.escalation.to_json()
         if self.test_failure is not None:
             out["test_failure"] = self.test_failure
+        if self.unevaluated_checks:
+            out["unevaluated_checks"] = list(self.unevaluated_checks)
         return out
 
     @classmethod
@@ -165,7 +169,8 @@ class CaseRecord:
         escalation = data.get("escalation")
         return cls(**fields,
                    escalation=Escalation.from_json(escalation) if escalation is not None else None,
-                   test_failure=data.get("test_failure"))
+                   test_failure=data.get("test_failure"),
+                   unevaluated_checks=list(data.get("unevaluated_checks") or []))
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> CaseRecord:
@@ -202,6 +207,7 @@ class CaseRecord:
             escalation=(Escalation(escalation.get("extra_reps", 0), escalation.get("stopped"),
                                    bool(escalation.get("recording"))) if escalation else None),
             test_failure=data.get("test_failure"),
+            unevaluated_checks=list(data.get("unevaluated_checks") or []),
         )
 
 
