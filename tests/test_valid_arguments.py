@@ -350,3 +350,17 @@ def test_one_change_fails_naming_its_path_and_rule(data: st.DataObject,
     assert not passed
     # exactly one error: the changed place and the rule it breaks
     assert re.fullmatch(rf"t \(call 1\): {re.escape(json_path(path))}: .* \({rule}\)", detail), detail
+
+
+def test_a_schema_that_refers_to_itself_forever_is_not_checked() -> None:
+    endless = Tool("t", "", {"allOf": [{"$ref": "#"}]})
+    found = verdict({"a": 1}, "t", (endless,))
+    assert found is not None and found[0]
+    assert found[1].startswith("not checked: t (call 1): its input schema is not valid JSON "
+                               "Schema: validating with it fails: maximum recursion depth")
+
+
+def test_only_turning_the_check_off_changes_a_case_fingerprint() -> None:
+    # cases written before the check keep their fingerprint, so their history goes on
+    assert "valid_arguments" not in case().fingerprint_data()
+    assert case(valid_arguments=False).fingerprint_data()["valid_arguments"] is False

@@ -108,7 +108,8 @@ def call_problems(schema: Mapping[str, Any], arguments: Any) -> list[str] | str:
         if isinstance(ref, str):
             ref = "#" + ref if ref.startswith("/") else ref  # a JSON pointer into the schema
             return f"$ref {clip_text(ref, 80)!r} resolves to nothing (a URL is never fetched)"
-        return f"validating with it fails: {clip_middle(str(e).splitlines()[0], MAX_MESSAGE)}"
+        said = (str(e).splitlines() or [type(e).__name__])[0]
+        return f"validating with it fails: {clip_middle(said, MAX_MESSAGE)}"
     errors.sort(key=lambda e: (_order(e.absolute_path), str(e.validator)))
     shown = [_describe(e) for e in errors[:MAX_ERRORS]]
     if len(errors) > MAX_ERRORS:
