@@ -42,7 +42,8 @@ def score_case(case: Mapping[str, Any], calls: Sequence[Mapping[str, Any]],
 
     ``calls`` is a list of ``{"name": str, "arguments": dict}`` in first-turn order;
     ``tools`` (optional) are the offered tools with their ``input_schema``, which
-    tells number-typed and identifier parameters apart. ``why`` may be left out here.
+    tells number-typed and identifier parameters apart and which the calls are validated
+    against (``valid_arguments``). ``why`` may be left out here.
     """
     from pytest_toolselect.scoring.checks import score
     from pytest_toolselect.scoring.contradictions import parse_case
