@@ -13,6 +13,7 @@ from typing import Any
 from pytest_toolselect.spec.tools import ToolCall
 
 from . import Turn, TurnRequest, finish_turn
+from .preflight import placeholder_key
 from .retry import (
     Fault,
     FaultError,
@@ -65,7 +66,10 @@ class AnthropicProvider(SDKProvider):
     def _make_client(self) -> Any:
         import anthropic
 
-        self._key = key_from_env(self.settings.api_key_env, self.model)
+        # a local server with no key set gets a placeholder, as on every route: without one
+        # the SDK refuses every request ("Could not resolve authentication method")
+        self._key = (key_from_env(self.settings.api_key_env, self.model)
+                     or placeholder_key(self.model, self.settings, "ANTHROPIC_AUTH_TOKEN"))
         return anthropic.AsyncAnthropic(**self.client_options(self.settings.api_base))
 
     # the call -------------------------------------------------------------------------

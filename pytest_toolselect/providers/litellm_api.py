@@ -16,6 +16,7 @@ from typing import Any
 
 from . import ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
 from .chat import CUT, chat_request, parse_reply
+from .preflight import placeholder_key
 from .pricing import check_prices
 from .retry import (
     Fault,
@@ -77,7 +78,8 @@ class LiteLLMProvider:
     # the call -------------------------------------------------------------------------
     async def first_turn(self, request: TurnRequest) -> Turn:
         kwargs, names, dropped = self.build_request(request)
-        key = key_from_env(self.settings.api_key_env, self.model)
+        key = (key_from_env(self.settings.api_key_env, self.model)
+               or placeholder_key(self.model, self.settings))
         if key is not None:
             kwargs["api_key"] = key
         litellm = import_litellm()

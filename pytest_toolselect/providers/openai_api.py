@@ -14,6 +14,7 @@ from typing import Any
 
 from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, finish_turn
 from .chat import CUT, chat_request, parse_reply
+from .preflight import placeholder_key
 from .retry import (
     Fault,
     FaultError,
@@ -30,8 +31,6 @@ from .sdk import SDKProvider
 from .secrets import key_from_env
 
 _API_FIX = "check that api_base points at an OpenAI-compatible Chat Completions API"
-#: sent to a local server (api_base set, no key anywhere): the SDK requires some key
-_NO_KEY = "no-key"
 
 
 class OpenAIProvider(SDKProvider):
@@ -61,8 +60,9 @@ class OpenAIProvider(SDKProvider):
         key = os.environ.get(self.compatible.key_env)
         if key:
             return key
-        if self.settings.api_base:
-            return _NO_KEY
+        placeholder = placeholder_key(self.model, self.settings)
+        if placeholder is not None:
+            return placeholder
         env = self.compatible.key_env
         raise ProviderCallError(
             f"{self.model}: no API key: the environment variable {env} is not set (no request sent)",
