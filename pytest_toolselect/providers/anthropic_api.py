@@ -8,6 +8,7 @@ provider retries the same way and every attempt is counted.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pytest_toolselect.spec.tools import ToolCall
@@ -35,6 +36,9 @@ _CUT = frozenset({"max_tokens", "model_context_window_exceeded"})
 
 class AnthropicProvider(SDKProvider):
     provider = "anthropic"
+
+    def default_base_url(self) -> str | None:
+        return os.environ.get("ANTHROPIC_BASE_URL") or None
 
     def prepare(self) -> None:
         """Import the SDK now (optional): lets a session count the import at startup."""

@@ -58,6 +58,10 @@ class LiteLLMProvider:
     def subject(self) -> dict[str, Any]:
         return http_subject(self.provider, self.model, self.settings)
 
+    def endpoint(self) -> str | None:
+        """The base URL the calls go to (None: litellm's default for the provider)."""
+        return self.settings.api_base
+
     def prepare(self) -> None:
         """Import litellm now (optional): lets a session count the import at startup."""
         import_litellm()

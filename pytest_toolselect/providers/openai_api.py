@@ -43,6 +43,9 @@ class OpenAIProvider(SDKProvider):
         prefix = model.split("/", 1)[0]
         self.compatible = OPENAI_COMPATIBLE.get(prefix, OPENAI_COMPATIBLE["openai"])
 
+    def default_base_url(self) -> str | None:
+        return self.compatible.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
     def prepare(self) -> None:
         """Import the SDK now (optional): lets a session count the import at startup."""
         import openai  # noqa: F401

@@ -33,6 +33,14 @@ class SDKProvider:
     def _make_client(self) -> Any:
         raise NotImplementedError
 
+    def endpoint(self) -> str | None:
+        """The base URL the calls go to (None: the SDK's own default): part of a cached answer's key."""
+        return self.settings.api_base or self.default_base_url()
+
+    def default_base_url(self) -> str | None:
+        """Where the SDK sends calls when api_base is not set (its environment variable)."""
+        return None
+
     def client_options(self, base_url: str | None) -> dict[str, Any]:
         """The SDK client's keyword arguments; freezes the heap the SDK's import just made."""
         from .shutdown import freeze_imports
