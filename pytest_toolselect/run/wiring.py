@@ -208,6 +208,11 @@ class Wiring:
 
         return make_budget(self.settings.pytest_config, self.settings.cost_cap)
 
+    def cache_stats(self) -> Any:
+        """This process's response cache counts (CacheStats), None when it opened no cache."""
+        cache = self.__dict__.get("response_cache")
+        return cache.stats if cache is not None else None
+
     def close(self) -> None:
         """Close the response cache, if this process opened it."""
         cache = self.__dict__.get("response_cache")
