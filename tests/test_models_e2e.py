@@ -129,18 +129,20 @@ def test_cost_cap_skips_the_rest_and_exits_2(models: Project, fake_api: FakeAPI)
                                  "SKIPPED [[]1[]] registry.toolselect.yaml:*: cost cap reached*"])
 
 
-def test_calls_in_flight_when_the_cap_is_reached_finish(models: Project, fake_api: FakeAPI) -> None:
+def test_calls_wait_for_reservations_and_none_starts_past_the_cap(models: Project,
+                                                                   fake_api: FakeAPI) -> None:
     _config(models, fake_api, "anthropic/claude-test")
     fake_api.handler = lambda body: Reply(tool_calls=[("find_company", {"name": "Acme"})],
                                           input_tokens=1000, output_tokens=100, delay=0.3)
     models.cases([case(f"c{n}", FIND[1], FIND[2]) for n in range(8)])
     result = models.pytester.runpytest("--toolselect-max-cost-usd=0.001",
                                        "--toolselect-concurrency=4")
-    # four calls started before any was priced: they finish and count; the rest never start
-    result.assert_outcomes(passed=4, skipped=4)
+    # the first call reserves its highest price (1024 output tokens alone: $0.002), more than
+    # the cap: the others wait for it, and once it has cost $0.0012 none may start
+    result.assert_outcomes(passed=1, skipped=7)
     assert result.ret == 2
-    assert len(fake_api.requests) == 4 and fake_api.max_in_flight == 4
-    result.stdout.fnmatch_lines(["*cost: $0.0048 of a $0.001 cap*"])
+    assert len(fake_api.requests) == 1 and fake_api.max_in_flight == 1
+    result.stdout.fnmatch_lines(["*cost: $0.0012 of a $0.001 cap*"])
 
 
 def test_an_unpriced_call_makes_the_cap_blind(models: Project, fake_api: FakeAPI) -> None:

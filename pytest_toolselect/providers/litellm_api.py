@@ -17,7 +17,7 @@ from typing import Any
 from . import ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
 from .chat import CUT, chat_request, parse_reply
 from .preflight import placeholder_key
-from .pricing import check_prices
+from .pricing import check_prices, request_bytes, reservation_usd
 from .retry import (
     Fault,
     Sleep,
@@ -57,6 +57,11 @@ class LiteLLMProvider:
 
     def subject(self) -> dict[str, Any]:
         return http_subject(self.provider, self.model, self.settings)
+
+    def max_cost_usd(self, request: TurnRequest) -> float | None:
+        """The most this request can cost (None: no price known): what the cost cap reserves."""
+        return reservation_usd(self.model, self.settings.prices, max_tokens=self.settings.max_tokens,
+                               size=request_bytes(request.question, request.system, request.tools))
 
     def endpoint(self) -> str | None:
         """The base URL the calls go to (None: litellm's default for the provider)."""

@@ -457,6 +457,11 @@ class CachingProvider:
         value = os.environ.get(env) if isinstance(env, str) and env else None
         return (value,) if value else ()
 
+    def max_cost_usd(self, request: TurnRequest) -> float | None:
+        """The inner provider's bound on a call's price (a hit costs less: it is settled)."""
+        bound = getattr(self.inner, "max_cost_usd", None)
+        return bound(request) if callable(bound) else None
+
     def _endpoint(self) -> str | None:
         """The base URL the inner provider calls (None: its default, or a hook's own)."""
         endpoint = getattr(self.inner, "endpoint", None)
