@@ -74,6 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_toolselect.providers.shutdown import exit_quickly
 
         exit_quickly()
+        # the model SDK's import (seconds) runs while collection and MCP servers start
+        session.wiring.preload_sdk()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -41,8 +41,10 @@ class AnthropicProvider(SDKProvider):
         return os.environ.get("ANTHROPIC_BASE_URL") or None
 
     def prepare(self) -> None:
-        """Import the SDK now (optional): lets a session count the import at startup."""
-        import anthropic  # noqa: F401
+        """Import the SDK now (the garbage collector paused), unless it is already."""
+        from .preload import import_sdk
+
+        import_sdk("anthropic")
 
     # request --------------------------------------------------------------------------
     def build_request(self, request: TurnRequest) -> tuple[dict[str, Any], NameMap, tuple[str, ...]]:
@@ -68,6 +70,7 @@ class AnthropicProvider(SDKProvider):
         return body, names, dropped
 
     def _make_client(self) -> Any:
+        self.prepare()  # waits for the import begun at configure time, if it is still running
         import anthropic
 
         # a local server with no key set gets a placeholder, as on every route: without one

@@ -47,8 +47,10 @@ class OpenAIProvider(SDKProvider):
         return self.compatible.base_url or os.environ.get("OPENAI_BASE_URL") or None
 
     def prepare(self) -> None:
-        """Import the SDK now (optional): lets a session count the import at startup."""
-        import openai  # noqa: F401
+        """Import the SDK now (the garbage collector paused), unless it is already."""
+        from .preload import import_sdk
+
+        import_sdk("openai")
 
     def build_request(self, request: TurnRequest) -> tuple[dict[str, Any], Any, tuple[str, ...]]:
         """The Chat Completions body, the tool-name map, and the dropped schema keys."""
@@ -73,6 +75,7 @@ class OpenAIProvider(SDKProvider):
         )
 
     def _make_client(self) -> Any:
+        self.prepare()  # waits for the import begun at configure time, if it is still running
         import openai
 
         return openai.AsyncOpenAI(**self.client_options(self.settings.api_base
