@@ -10,8 +10,8 @@ collections they trigger walk the whole heap for nothing (about 15% of the impor
 time); the heap is then frozen (``shutdown.freeze_imports``).
 
 Two threads importing the two ends of one import cycle deadlock (Python's module locks
-raise ``_DeadlockError``; the mcp SDK's and the model SDKs' modules have such cycles).
-So everything the SDK shares with the mcp SDK and with collection (the HTTP client,
+raise ``_DeadlockError``: two threads importing the mcp SDK's stdio and HTTP clients at
+once do). So everything the SDK shares with the mcp SDK and with collection (the HTTP client,
 anyio, pydantic and the standard library modules they pull in) is imported on the main
 thread first, before the thread starts: the thread then imports only the SDK's own
 modules and those no other thread needs. A failed or unfinished background import
@@ -36,8 +36,10 @@ SHARED = (
     "typing", "urllib.parse", "urllib.request", "uuid", "zipfile", "zoneinfo",
     "typing_extensions", "sniffio", "idna", "anyio", "httpx", "httpx2", "annotated_types",
     "typing_inspection", "pydantic_core", "pydantic", "pydantic.main", "pydantic.fields",
-    "pydantic.type_adapter", "pydantic.functional_validators", "attr", "opentelemetry",
+    "pydantic.type_adapter", "pydantic.functional_validators", "attr",
 )
+#: what one SDK alone shares with the mcp SDK (imported only for that SDK: the others never need it)
+SHARED_BY = {"anthropic": ("opentelemetry",)}
 
 _lock = threading.Lock()
 _threads: dict[str, threading.Thread] = {}
@@ -63,7 +65,7 @@ def begin(module: str) -> bool:
     with _lock:
         if module in sys.modules or module in _threads:
             return False
-        for name in SHARED:
+        for name in (*SHARED, *SHARED_BY.get(module, ())):
             try:
                 importlib.import_module(name)
             except ImportError:
