@@ -99,6 +99,10 @@ class SharedBudget(Budget):
     def _try_reserve(self, held: float) -> bool:
         assert self.cap is not None
         with self._db_lock:
+            # a plain read first: a call that must wait takes no write lock at each look
+            if not admission(self.cap, self._ledger(), held):
+                self._drop_the_dead()
+                return False
             # IMMEDIATE: no other worker admits a call between this look and this hold
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -108,8 +112,6 @@ class SharedBudget(Budget):
                         self.reserved += held
                         mine = self.reserved
                     self._write_reserved(mine)
-                else:
-                    self._drop_the_dead()
                 self._db.execute("COMMIT")
             except BaseException:
                 self._db.execute("ROLLBACK")
