@@ -310,6 +310,15 @@ def test_entries_of_the_old_key_format_are_invalidated(tmp_path: Path) -> None:
     with ResponseCache(old, "replay") as cache:
         assert ask(CachingProvider(inner, cache), req()).attempts == 0
         assert inner.calls == 1
+    # a later format is never emptied by this version, in any mode
+    conn = sqlite3.connect(old)
+    conn.execute("UPDATE meta SET value = 'toolselect_cache.v9'")
+    conn.commit()
+    conn.close()
+    for mode in ("read-write", "refresh", "replay"):
+        with pytest.raises(ToolselectError, match=r"toolselect_cache\.v9"):
+            ResponseCache(old, mode)
+    assert sqlite3.connect(old).execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 1
 
 
 def test_request_key_hashes_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:

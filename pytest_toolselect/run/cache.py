@@ -294,12 +294,16 @@ class ResponseCache:
         found = row[0] if row is not None else None
         if found == FORMAT:
             return
+        if found is not None:  # a later version's file: never emptied by this one
+            raise ToolselectError(
+                f"the cache was written in the format {found}; this version reads {FORMAT}",
+                file=self.path, fix="upgrade pytest-toolselect, or point the cache at another path")
         entries = conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
         if self.mode == "replay":
             if entries:
                 raise ToolselectError(
                     f"replay mode: the cache holds {entries} answers recorded in the format "
-                    f"{found or _OLD_FORMAT}, whose keys did not say which server answered; this "
+                    f"{_OLD_FORMAT}, whose keys did not say which server answered; this "
                     f"version reads {FORMAT} only, so every request would miss", file=self.path,
                     fix=_RECORD_FIX)
             return
@@ -308,7 +312,7 @@ class ResponseCache:
         try:
             conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
             current = conn.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
-            if current is None or current[0] != FORMAT:
+            if current is None:  # still v1 (no worker converted it meanwhile)
                 conn.execute("DELETE FROM responses")
                 conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('format', ?)", (FORMAT,))
             conn.execute("COMMIT")
