@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_toolselect.providers import ProviderCallError, ProviderSettings, Turn, TurnRequest
 from pytest_toolselect.run.cache import (
@@ -239,6 +241,84 @@ def test_the_key_covers_every_part_of_the_request_and_nothing_secret() -> None:
     secretive = {**subject, "api_key": SECRET, "api_base": "https://proxy.example",
                  "settings": {**subject["settings"], "api_key_env": "MY_KEY", "token": SECRET}}
     assert request_key(secretive, req()) == base
+
+
+_HOSTS = st.sampled_from(["127.0.0.1", "localhost", "[::1]", "gateway.example.com", "10.1.2.3"])
+_PATHS = st.sampled_from(["", "/v1", "/api/v1", "/openai/v1"])
+
+
+@given(host=_HOSTS, other_host=_HOSTS, port=st.integers(1, 65535), other_port=st.integers(1, 65535),
+       path=_PATHS, other_path=_PATHS, secret=st.from_regex(r"[A-Za-z0-9]{8,20}", fullmatch=True))
+def test_the_key_holds_the_base_url_but_no_secret_in_it(host: str, other_host: str, port: int,
+                                                        other_port: int, path: str, other_path: str,
+                                                        secret: str) -> None:
+    subject = FakeProvider().subject()
+    url = f"http://{host}:{port}{path}"
+    key = request_key(subject, req(), url)
+    # another server answers another cache entry: two local servers may serve different
+    # models under one name
+    other = f"http://{other_host}:{other_port}{other_path}"
+    assert (request_key(subject, req(), other) == key) == (
+        (host, port, path) == (other_host, other_port, other_path))
+    assert key != request_key(subject, req())  # the provider's own endpoint is another
+    # the same server however written: a trailing slash, a case, credentials or a query
+    assert request_key(subject, req(), url + "/") == key
+    assert request_key(subject, req(), f"HTTP://{host.upper()}:{port}{path}") == key
+    assert request_key(subject, req(), f"http://user:{secret}@{host}:{port}{path}?key={secret}") == key
+
+
+def test_answers_of_one_server_are_not_replayed_for_another(db: Path) -> None:
+    first = FakeProvider(settings=ProviderSettings(api_base="http://127.0.0.1:8001/v1"))
+    second = FakeProvider(settings=ProviderSettings(api_base="http://127.0.0.1:8002/v1"))
+    for provider in (first, second):
+        provider.endpoint = lambda p=provider: p.settings.api_base  # type: ignore[attr-defined]
+    with ResponseCache(db, "read-write") as cache:
+        ask(CachingProvider(first, cache), req())
+        ask(CachingProvider(second, cache), req())
+        ask(CachingProvider(first, cache), req())
+        assert (first.calls, second.calls) == (1, 1)
+        assert cache.stats.hits == 1 and len(cache) == 2
+
+
+def _v1_file(path: Path, rows: int) -> None:
+    """A cache file as the key format v1 wrote it: no meta table, keys without a base URL."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, model TEXT NOT NULL, "
+                 "turn TEXT NOT NULL, stored_at TEXT NOT NULL)")
+    turn = json.dumps(Turn(calls=(ToolCall("find_company", {}),)).to_dict())
+    conn.executemany("INSERT INTO responses VALUES (?, 'fake/model-1', ?, '2026-01-01T00:00:00+00:00')",
+                     [(f"{n:064x}", turn) for n in range(rows)])
+    conn.commit()
+    conn.close()
+
+
+def test_entries_of_the_old_key_format_are_invalidated(tmp_path: Path) -> None:
+    old = tmp_path / "old.sqlite"
+    _v1_file(old, 3)
+    # replay would replay nothing: refused at once, saying why and what to do
+    with pytest.raises(ToolselectError) as info:
+        ResponseCache(old, "replay")
+    message = str(info.value)
+    assert "3 answers" in message and "toolselect_cache.v1" in message and str(old) in message
+    assert "record it" in message
+    # read-write drops them (none could ever be hit again) and records afresh
+    inner = FakeProvider()
+    with ResponseCache(old, "read-write") as cache:
+        assert len(cache) == 0
+        ask(CachingProvider(inner, cache), req())
+        assert len(cache) == 1
+    with ResponseCache(old, "replay") as cache:
+        assert ask(CachingProvider(inner, cache), req()).attempts == 0
+        assert inner.calls == 1
+    # a later format is never emptied by this version, in any mode
+    conn = sqlite3.connect(old)
+    conn.execute("UPDATE meta SET value = 'toolselect_cache.v9'")
+    conn.commit()
+    conn.close()
+    for mode in ("read-write", "refresh", "replay"):
+        with pytest.raises(ToolselectError, match=r"toolselect_cache\.v9"):
+            ResponseCache(old, mode)
+    assert sqlite3.connect(old).execute("SELECT COUNT(*) FROM responses").fetchone()[0] == 1
 
 
 def test_request_key_hashes_no_secret(monkeypatch: pytest.MonkeyPatch) -> None:

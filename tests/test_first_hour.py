@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+from unittest import mock
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
-import openai  # noqa: F401  imported before pytester snapshots sys.modules
+import anthropic  # noqa: F401  imported before pytester snapshots sys.modules
+import litellm  # noqa: F401
+import openai  # noqa: F401
 import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 from hypothesis import given
@@ -15,12 +18,18 @@ from hypothesis import strategies as st
 
 from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
 from pytest_toolselect.providers import ProviderSettings
-from pytest_toolselect.providers.preflight import key_vars, suggest
+from pytest_toolselect.providers.preflight import (
+    LITELLM_KEY_VARS,
+    PLACEHOLDER_KEY,
+    key_vars,
+    placeholder_key,
+    suggest,
+)
 from pytest_toolselect.providers.routes import OPENAI_COMPATIBLE
 from pytest_toolselect.spec.options import OPTIONS, Option
 
-KEY_VARS = ["ANTHROPIC_API_KEY", *(c.key_env for c in OPENAI_COMPATIBLE.values()),
-            "GEMINI_API_KEY", "GOOGLE_API_KEY"]
+KEY_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", *(c.key_env for c in OPENAI_COMPATIBLE.values()),
+            "GEMINI_API_KEY", "GOOGLE_API_KEY", "XAI_API_KEY"]
 
 
 @pytest.fixture
@@ -45,13 +54,20 @@ def test_a_missing_key_is_one_usage_error_before_any_request(project: Project, n
     assert f"{var} is not set (no request sent)" in err
 
 
-def test_a_loopback_server_needs_no_key(project: Project, no_keys: None, fake_api: FakeAPI) -> None:
+@pytest.mark.parametrize(("model", "path"), [("openai/local-llm", "/v1"),  # the openai SDK
+                                           ("anthropic/claude-local", ""),  # the anthropic SDK
+                                           ("xai/grok-local", "/v1")])  # litellm
+def test_a_loopback_server_needs_no_key(project: Project, no_keys: None, fake_api: FakeAPI,
+                                        model: str, path: str) -> None:
     fake_api.handler = lambda body: Reply(tool_calls=[("find_company", {"name": "Acme"})])
-    project.config(model="openai/local-llm", api_base=fake_api.url + "/v1", retry_backoff=0)
-    project.cases([case(*FIND)])
+    project.config(model=model, api_base=fake_api.url + path, retry_backoff=0)
+    project.cases([case(*FIND), case(*OFFICERS)])
     result = project.pytester.runpytest()
-    result.assert_outcomes(passed=1)
-    assert len(fake_api.requests) == 1
+    # every route, the same rule: no error on any item (the anthropic SDK refused each
+    # request for want of a key: "Could not resolve authentication method")
+    assert "Could not resolve" not in result.stdout.str()
+    result.assert_outcomes(passed=1, failed=1)
+    assert len(fake_api.requests) == 2
 
 
 def test_a_hook_provided_model_needs_no_key(project: Project, no_keys: None) -> None:
@@ -88,6 +104,25 @@ def test_every_route_names_its_key_and_loopback_needs_none(prefix: str, name: st
     # a variable named by api_key_env is needed even on loopback
     assert key_vars(model, ProviderSettings(api_base=f"http://{host}:{port}",
                                             api_key_env="MY_KEY")) == ("MY_KEY",)
+
+
+@given(prefix=st.sampled_from(["anthropic", *OPENAI_COMPATIBLE, *LITELLM_KEY_VARS]),
+       name=st.from_regex(r"[a-z0-9.-]{1,12}", fullmatch=True), port=st.integers(1, 65535),
+       host=st.sampled_from(["127.0.0.1", "localhost", "[::1]", "127.3.2.1"]),
+       remote=st.sampled_from(["gateway.example.com", "10.0.0.7", "[2001:db8::1]"]))
+def test_every_route_sends_a_placeholder_key_to_loopback_only(prefix: str, name: str, port: int,
+                                                              host: str, remote: str) -> None:
+    model = f"{prefix}/{name}"
+    local = ProviderSettings(api_base=f"http://{host}:{port}/v1")
+    (usual,) = key_vars(model, ProviderSettings())[:1]
+    with mock.patch.dict(os.environ, clear=True):
+        assert placeholder_key(model, local) == PLACEHOLDER_KEY
+        assert placeholder_key(model, ProviderSettings(api_base=f"https://{remote}/v1")) is None
+        assert placeholder_key(model, ProviderSettings()) is None
+        # a named variable is the key, even on loopback (unset: the usual no-key error)
+        assert placeholder_key(model, ProviderSettings(api_base=local.api_base, api_key_env="K")) is None
+        os.environ[usual] = "a real key"
+        assert placeholder_key(model, local) is None
 
 
 # 2. a bad model string ------------------------------------------------------------------------

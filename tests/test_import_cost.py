@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from fakeapi import Reply, fake_api_fixture  # noqa: F401
 
 HEAVY = ("litellm", "anthropic", "numpy", "mcp", "openai", "bm25s", "yaml", "jsonschema", "httpx")
@@ -54,3 +55,68 @@ def pytest_sessionfinish(session):
     assert 'MODULES ["openai"]' in result.stdout.str()
     assert "FROZEN True" in result.stdout.str()
     result.stdout.fnmatch_lines(["*openai/gpt-4o-mini: $0.0000 over 1 calls*"])
+
+
+#: a conftest that says, once collection is over and before any item ran, whether the
+#: model SDK was imported or being imported, and at the end whether the collector is on
+SDK_PROBE = """
+import gc, json, sys, threading
+def pytest_collection_finish(session):
+    begun = {m: m in sys.modules or any(t.name == "toolselect-import-" + m and t.is_alive()
+                                         for t in threading.enumerate())
+             for m in ("anthropic", "openai")}
+    print("BEGUN " + json.dumps(begun))
+def pytest_sessionfinish(session):
+    print("GC", gc.isenabled(), "FROZEN", gc.get_freeze_count() > 10000)
+"""
+
+
+def _sdk_run(pytester, fake_api, monkeypatch, model: str, *args: str, servers=None):  # type: ignore[no-untyped-def]
+    from conftest import FIND, Project, case
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-" + "route-test-" + "0" * 12)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-" + "route-test-" + "0" * 12)
+    project = Project(pytester)
+    base = fake_api.url if model.startswith("anthropic/") else fake_api.url + "/v1"
+    project.config(servers, model=model, api_base=base)
+    project.cases([case(*FIND)])
+    fake_api.default = Reply(tool_calls=[("find_company", {"name": "Acme Widgets"})])
+    pytester.makeconftest(SDK_PROBE)
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", *args)
+
+
+@pytest.mark.parametrize(("model", "sdk", "other"), [("anthropic/claude-x", "anthropic", "openai"),
+                                                     ("openai/gpt-x", "openai", "anthropic")])
+def test_the_sdk_import_begins_before_any_item_and_pauses_no_collection_for_good(
+        pytester, fake_api, monkeypatch, model: str, sdk: str, other: str) -> None:  # type: ignore[no-untyped-def]
+    # the import (seconds) overlaps collection and the servers' start instead of following them
+    result = _sdk_run(pytester, fake_api, monkeypatch, model)
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    begun = json.loads(out.split("BEGUN ", 1)[1].splitlines()[0])
+    assert begun == {sdk: True, other: False}
+    # the collector, paused for the import, is back on; the SDK's heap is frozen
+    assert "GC True FROZEN True" in out
+    assert len(fake_api.requests) == 1
+
+
+@pytest.mark.parametrize("args", [("--collect-only",), ("--toolselect-dry-run",)])
+def test_a_run_that_makes_no_call_does_not_import_the_sdk(pytester, fake_api, monkeypatch,  # type: ignore[no-untyped-def]
+                                                          args: tuple[str, ...]) -> None:
+    result = _sdk_run(pytester, fake_api, monkeypatch, "anthropic/claude-x", *args)
+    assert 'BEGUN {"anthropic": false, "openai": false}' in result.stdout.str()
+    assert fake_api.requests == []
+
+
+def test_the_sdk_imports_beside_a_starting_mcp_server_without_a_deadlock(
+        pytester, fake_api, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from conftest import REGISTRY_TOOLS, Project
+
+    # the server's mcp SDK import on the main thread, the model SDK's on its own: the
+    # modules they share were imported first, so neither waits on the other's locks
+    server = Project(pytester).stdio_server(REGISTRY_TOOLS)
+    for _ in range(3):
+        result = _sdk_run(pytester, fake_api, monkeypatch, "anthropic/claude-x",
+                          servers={"registry": server})
+        result.assert_outcomes(passed=1)
+        assert "Deadlock" not in result.stdout.str() + result.stderr.str()

@@ -129,18 +129,20 @@ def test_cost_cap_skips_the_rest_and_exits_2(models: Project, fake_api: FakeAPI)
                                  "SKIPPED [[]1[]] registry.toolselect.yaml:*: cost cap reached*"])
 
 
-def test_calls_in_flight_when_the_cap_is_reached_finish(models: Project, fake_api: FakeAPI) -> None:
+def test_calls_wait_for_reservations_and_none_starts_past_the_cap(models: Project,
+                                                                   fake_api: FakeAPI) -> None:
     _config(models, fake_api, "anthropic/claude-test")
     fake_api.handler = lambda body: Reply(tool_calls=[("find_company", {"name": "Acme"})],
                                           input_tokens=1000, output_tokens=100, delay=0.3)
     models.cases([case(f"c{n}", FIND[1], FIND[2]) for n in range(8)])
     result = models.pytester.runpytest("--toolselect-max-cost-usd=0.001",
                                        "--toolselect-concurrency=4")
-    # four calls started before any was priced: they finish and count; the rest never start
-    result.assert_outcomes(passed=4, skipped=4)
+    # the first call reserves its highest price (1024 output tokens alone: $0.002), more than
+    # the cap: the others wait for it, and once it has cost $0.0012 none may start
+    result.assert_outcomes(passed=1, skipped=7)
     assert result.ret == 2
-    assert len(fake_api.requests) == 4 and fake_api.max_in_flight == 4
-    result.stdout.fnmatch_lines(["*cost: $0.0048 of a $0.001 cap*"])
+    assert len(fake_api.requests) == 1 and fake_api.max_in_flight == 1
+    result.stdout.fnmatch_lines(["*cost: $0.0012 of a $0.001 cap*"])
 
 
 def test_an_unpriced_call_makes_the_cap_blind(models: Project, fake_api: FakeAPI) -> None:
@@ -233,9 +235,51 @@ def test_the_response_cache_answers_unchanged_requests(models: Project, fake_api
     replay = models.pytester.runpytest("--toolselect-cache=calls.sqlite",
                                        "--toolselect-cache-mode=replay", "--toolselect-reps=3")
     replay.assert_outcomes(errors=2)
-    replay.stdout.fnmatch_lines(["*no cached response for this request*in replay mode*"])
+    # reps 1 and 2 of each case were recorded, rep 3 misses: the misses are counted, though
+    # their items are errors with nothing scored
+    replay.stdout.fnmatch_lines(["*no cached response for this request*in replay mode*",
+                                 f"*response cache: 4 hits, 2 misses, hits saved ${4 * CALL_COST:.4f}*"])
     assert fake_api.requests == []
     assert KEY.encode() not in (models.path / "calls.sqlite").read_bytes()
+
+
+@pytest.mark.parametrize("model", ["anthropic/claude-test", "openai/gpt-test"])
+def test_answers_recorded_against_one_server_are_not_replayed_for_another(
+        models: Project, fake_api: FakeAPI, model: str) -> None:
+    models.cases([case(*FIND), case(*OFFICERS)])
+    _config(models, fake_api, model)
+    models.pytester.runpytest("--toolselect-cache=calls.sqlite").assert_outcomes(passed=2)
+    other = FakeAPI().start()
+    try:
+        # another local server, serving another model under the same name
+        other.handler = lambda body: Reply(text="I would not call any tool.")
+        _config(models, other, model)
+        result = models.pytester.runpytest("--toolselect-cache=calls.sqlite")
+        result.stdout.fnmatch_lines(["*response cache: 0 hits, 2 misses*"])
+        result.assert_outcomes(failed=2)
+        assert len(other.requests) == 2
+        # each server's answers stay in the file: back on the first, both are hits
+        _config(models, fake_api, model)
+        again = models.pytester.runpytest("--toolselect-cache=calls.sqlite")
+        again.stdout.fnmatch_lines(["*response cache: 2 hits, 0 misses*"])
+        assert len(fake_api.requests) == 2
+    finally:
+        other.stop()
+
+
+def test_replay_misses_are_counted_under_xdist(models: Project, fake_api: FakeAPI) -> None:
+    _config(models, fake_api, "openai/gpt-test")
+    models.cases([case(*FIND), case(*OFFICERS)])
+    models.pytester.runpytest("--toolselect-cache=calls.sqlite").assert_outcomes(passed=2)
+    models.cases([case(*FIND), case(*OFFICERS), case(*OUT_OF_SCOPE)])
+    fake_api.requests.clear()
+    replay = models.pytester.runpytest_subprocess("-n", "2", "-p", "no:cacheprovider",
+                                                  "--toolselect-cache=calls.sqlite",
+                                                  "--toolselect-cache-mode=replay")
+    replay.assert_outcomes(passed=2, errors=1)
+    # each worker's lookups reach the controller's summary
+    replay.stdout.fnmatch_lines([f"*response cache: 2 hits, 1 misses, hits saved ${2 * CALL_COST:.4f}*"])
+    assert fake_api.requests == []
 
 
 def test_a_misspelled_cache_mode_fails_loudly(models: Project, fake_api: FakeAPI) -> None:

@@ -31,6 +31,7 @@ GROUPS_SUFFIXES = (".groups.json", ".groups.yaml", ".groups.yml")
 COLLECTED_KEY = "toolselect_collected"
 FINGERPRINTS_KEY = "toolselect_case_fingerprints"
 DEFINED_KEY = "toolselect_defined"
+CACHE_STATS_KEY = "toolselect_cache_stats"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -73,6 +74,8 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_toolselect.providers.shutdown import exit_quickly
 
         exit_quickly()
+        # the model SDK's import (seconds) runs while collection and MCP servers start
+        session.wiring.preload_sdk()
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -262,6 +265,9 @@ class SessionHooks:
         self.session.state.case_fingerprints.update(node.workeroutput.get(FINGERPRINTS_KEY, {}))
         for file, keys in node.workeroutput.get(DEFINED_KEY, {}).items():
             self.session.state.defined.setdefault(file, set()).update(keys)
+        stats = node.workeroutput.get(CACHE_STATS_KEY)
+        if isinstance(stats, dict):
+            self.session.state.worker_cache_stats.append(stats)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Ctrl-C, -x or the end: nothing queued may still start
@@ -271,6 +277,9 @@ class SessionHooks:
             output[COLLECTED_KEY] = sorted(self.session.state.collected)
             output[FINGERPRINTS_KEY] = dict(self.session.state.case_fingerprints)
             output[DEFINED_KEY] = {f: sorted(k) for f, k in self.session.state.defined.items()}
+            stats = self.session.wiring.cache_stats()
+            if stats is not None:
+                output[CACHE_STATS_KEY] = stats.to_dict()
             return
         if self.session.state.collected and getattr(session.config.option, "dist", "no") != "no":
             # under xdist the controller learns the cases only now: refuse the gate here

@@ -8,11 +8,13 @@ provider retries the same way and every attempt is counted.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pytest_toolselect.spec.tools import ToolCall
 
 from . import Turn, TurnRequest, finish_turn
+from .preflight import placeholder_key
 from .retry import (
     Fault,
     FaultError,
@@ -35,9 +37,14 @@ _CUT = frozenset({"max_tokens", "model_context_window_exceeded"})
 class AnthropicProvider(SDKProvider):
     provider = "anthropic"
 
+    def default_base_url(self) -> str | None:
+        return os.environ.get("ANTHROPIC_BASE_URL") or None
+
     def prepare(self) -> None:
-        """Import the SDK now (optional): lets a session count the import at startup."""
-        import anthropic  # noqa: F401
+        """Import the SDK now (the garbage collector paused), unless it is already."""
+        from .preload import import_sdk
+
+        import_sdk("anthropic")
 
     # request --------------------------------------------------------------------------
     def build_request(self, request: TurnRequest) -> tuple[dict[str, Any], NameMap, tuple[str, ...]]:
@@ -63,9 +70,13 @@ class AnthropicProvider(SDKProvider):
         return body, names, dropped
 
     def _make_client(self) -> Any:
+        self.prepare()  # waits for the import begun at configure time, if it is still running
         import anthropic
 
-        self._key = key_from_env(self.settings.api_key_env, self.model)
+        # a local server with no key set gets a placeholder, as on every route: without one
+        # the SDK refuses every request ("Could not resolve authentication method")
+        self._key = (key_from_env(self.settings.api_key_env, self.model)
+                     or placeholder_key(self.model, self.settings, "ANTHROPIC_AUTH_TOKEN"))
         return anthropic.AsyncAnthropic(**self.client_options(self.settings.api_base))
 
     # the call -------------------------------------------------------------------------

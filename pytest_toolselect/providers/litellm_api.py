@@ -16,7 +16,8 @@ from typing import Any
 
 from . import ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
 from .chat import CUT, chat_request, parse_reply
-from .pricing import check_prices
+from .preflight import placeholder_key
+from .pricing import check_prices, request_bytes, reservation_usd
 from .retry import (
     Fault,
     Sleep,
@@ -57,6 +58,15 @@ class LiteLLMProvider:
     def subject(self) -> dict[str, Any]:
         return http_subject(self.provider, self.model, self.settings)
 
+    def max_cost_usd(self, request: TurnRequest) -> float | None:
+        """The most this request can cost (None: no price known): what the cost cap reserves."""
+        return reservation_usd(self.model, self.settings.prices, max_tokens=self.settings.max_tokens,
+                               size=request_bytes(request.question, request.system, request.tools))
+
+    def endpoint(self) -> str | None:
+        """The base URL the calls go to (None: litellm's default for the provider)."""
+        return self.settings.api_base
+
     def prepare(self) -> None:
         """Import litellm now (optional): lets a session count the import at startup."""
         import_litellm()
@@ -77,7 +87,8 @@ class LiteLLMProvider:
     # the call -------------------------------------------------------------------------
     async def first_turn(self, request: TurnRequest) -> Turn:
         kwargs, names, dropped = self.build_request(request)
-        key = key_from_env(self.settings.api_key_env, self.model)
+        key = (key_from_env(self.settings.api_key_env, self.model)
+               or placeholder_key(self.model, self.settings))
         if key is not None:
             kwargs["api_key"] = key
         litellm = import_litellm()

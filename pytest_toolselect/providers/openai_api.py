@@ -14,6 +14,7 @@ from typing import Any
 
 from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, finish_turn
 from .chat import CUT, chat_request, parse_reply
+from .preflight import placeholder_key
 from .retry import (
     Fault,
     FaultError,
@@ -30,8 +31,6 @@ from .sdk import SDKProvider
 from .secrets import key_from_env
 
 _API_FIX = "check that api_base points at an OpenAI-compatible Chat Completions API"
-#: sent to a local server (api_base set, no key anywhere): the SDK requires some key
-_NO_KEY = "no-key"
 
 
 class OpenAIProvider(SDKProvider):
@@ -44,9 +43,14 @@ class OpenAIProvider(SDKProvider):
         prefix = model.split("/", 1)[0]
         self.compatible = OPENAI_COMPATIBLE.get(prefix, OPENAI_COMPATIBLE["openai"])
 
+    def default_base_url(self) -> str | None:
+        return self.compatible.base_url or os.environ.get("OPENAI_BASE_URL") or None
+
     def prepare(self) -> None:
-        """Import the SDK now (optional): lets a session count the import at startup."""
-        import openai  # noqa: F401
+        """Import the SDK now (the garbage collector paused), unless it is already."""
+        from .preload import import_sdk
+
+        import_sdk("openai")
 
     def build_request(self, request: TurnRequest) -> tuple[dict[str, Any], Any, tuple[str, ...]]:
         """The Chat Completions body, the tool-name map, and the dropped schema keys."""
@@ -61,8 +65,9 @@ class OpenAIProvider(SDKProvider):
         key = os.environ.get(self.compatible.key_env)
         if key:
             return key
-        if self.settings.api_base:
-            return _NO_KEY
+        placeholder = placeholder_key(self.model, self.settings)
+        if placeholder is not None:
+            return placeholder
         env = self.compatible.key_env
         raise ProviderCallError(
             f"{self.model}: no API key: the environment variable {env} is not set (no request sent)",
@@ -70,6 +75,7 @@ class OpenAIProvider(SDKProvider):
         )
 
     def _make_client(self) -> Any:
+        self.prepare()  # waits for the import begun at configure time, if it is still running
         import openai
 
         return openai.AsyncOpenAI(**self.client_options(self.settings.api_base

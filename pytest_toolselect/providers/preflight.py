@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import os
+from dataclasses import replace
 from urllib.parse import urlsplit
 
 from pytest_toolselect.spec.errors import ToolselectError
@@ -105,6 +106,26 @@ def key_vars(model: str, settings: ProviderSettings) -> tuple[str, ...]:
             return (OPENAI_COMPATIBLE[prefix].key_env,)
         return LITELLM_KEY_VARS.get(prefix, ())
     return ()
+
+
+#: the key sent to a local server when no key is set: every SDK insists on some key, and a
+#: server that checks none (Ollama, vLLM, llama.cpp, a test double) takes any
+PLACEHOLDER_KEY = "no-key"
+
+
+def placeholder_key(model: str, settings: ProviderSettings, *others: str) -> str | None:
+    """PLACEHOLDER_KEY when a call needs one: api_base on loopback, no api_key_env, and none of
+    the route's usual key variables (nor `others`, credentials the SDK reads itself) is set.
+
+    The same rule on every route, so a model string that passed the key check at the start
+    is never refused by its SDK later for want of a key.
+    """
+    if settings.api_key_env is not None or not is_loopback(settings.api_base):
+        return None
+    names = (*key_vars(model, replace(settings, api_base=None)), *others)
+    if not names or any(os.environ.get(n) for n in names):
+        return None
+    return PLACEHOLDER_KEY
 
 
 def check_key(model: str, settings: ProviderSettings) -> None:

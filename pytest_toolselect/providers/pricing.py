@@ -124,3 +124,28 @@ def cost_usd(model: str, usage: Mapping[str, int], prices: Mapping[str, Mapping[
             + usage.get("output_tokens", 0) * price["output"]
             + usage.get("cache_read_tokens", 0) * price["cache_read"]
             + usage.get("cache_write_tokens", 0) * price["cache_write"])
+
+
+#: input tokens an API adds to a request's own text: its tool-use preamble (a few hundred
+#: tokens on Anthropic's API), the message framing, each tool's wrapping
+FRAMING_TOKENS = 1000
+
+
+def request_bytes(question: str, system: str | None, tools: Any) -> int:
+    """The UTF-8 size of what a request asks (question, system prompt, tools as JSON): a
+    bound on its input tokens, since no token of a byte-level BPE vocabulary is shorter
+    than a byte."""
+    text = question + (system or "") + json.dumps([t.to_dict() for t in tools], default=str)
+    return len(text.encode("utf-8"))
+
+
+def reservation_usd(model: str, prices: Mapping[str, Mapping[str, float]], *, max_tokens: int,
+                    size: int) -> float | None:
+    """The most one call can cost (None: no price known): a request of `size` bytes as
+    input tokens plus FRAMING_TOKENS, at the dearest input rate (a cache write costs more
+    than plain input), and max_tokens of output."""
+    price = price_per_token(model, prices)
+    if price is None:
+        return None
+    dearest = max(price["input"], price["cache_read"], price["cache_write"])
+    return (size + FRAMING_TOKENS) * dearest + max(0, max_tokens) * price["output"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from . import ProviderSettings, http_subject
+from . import ProviderSettings, TurnRequest, http_subject
 from .clients import LoopClients
-from .pricing import check_prices
+from .pricing import check_prices, request_bytes, reservation_usd
 from .retry import Sleep
 
 
@@ -32,6 +32,19 @@ class SDKProvider:
 
     def _make_client(self) -> Any:
         raise NotImplementedError
+
+    def max_cost_usd(self, request: TurnRequest) -> float | None:
+        """The most this request can cost (None: no price known): what the cost cap reserves."""
+        return reservation_usd(self.model, self.settings.prices, max_tokens=self.settings.max_tokens,
+                               size=request_bytes(request.question, request.system, request.tools))
+
+    def endpoint(self) -> str | None:
+        """The base URL the calls go to (None: the SDK's own default): part of a cached answer's key."""
+        return self.settings.api_base or self.default_base_url()
+
+    def default_base_url(self) -> str | None:
+        """Where the SDK sends calls when api_base is not set (its environment variable)."""
+        return None
 
     def client_options(self, base_url: str | None) -> dict[str, Any]:
         """The SDK client's keyword arguments; freezes the heap the SDK's import just made."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pytest_toolselect.gate import rules as gate
@@ -147,7 +147,7 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
         "cache_savings": dict(data.cache_savings),
         "cost_cap": data.cost_cap,
         "verbose": data.verbose,
-        "cache": _cache_summary(records) if data.cache else None,
+        "cache": dict(data.cache_counts) if data.cache and data.cache_counts is not None else None,
         "dropped_schema_keys": sorted({k for r in records for k in r.dropped_schema_keys}),
         # the share of cases held against the baseline, with its Newcombe interval (gate.measure_suite)
         "suite": data.suite,
@@ -267,20 +267,6 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
     if summary.get("verbose") and summary.get("dropped_schema_keys"):
         yield ("schema keys dropped before sending (the provider rejects them): "
                + ", ".join(summary["dropped_schema_keys"]))
-
-
-def _cache_summary(records: Sequence[CaseRecord]) -> dict[str, Any]:
-    """Hits, misses and what the hits saved: a hit is a rep answered from the cache."""
-    hits = misses = 0
-    saved = 0.0
-    for r in records:
-        for cached, cost in zip(r.cached, r.costs, strict=False):
-            if cached:
-                hits += 1
-                saved += cost or 0.0
-            else:
-                misses += 1
-    return {"hits": hits, "misses": misses, "saved_usd": saved}
 
 
 def _tokens(n: int) -> str:

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from pytest_toolselect.providers import Provider, Turn, TurnRequest
 from pytest_toolselect.spec.errors import ToolselectError, nearest
@@ -46,8 +47,10 @@ __all__ = ["MODES", "CacheMiss", "CacheStats", "CachingProvider", "ResponseCache
 MODES = ("off", "read-write", "replay", "refresh")
 
 #: bumped when what is hashed or how a turn is stored changes, so old entries miss
-#: instead of decoding into something wrong
-FORMAT = "toolselect_cache.v1"
+#: instead of decoding into something wrong; the file records it (table `meta`)
+FORMAT = "toolselect_cache.v2"
+#: v1 keys did not hold the API's base URL: its entries cannot be told apart by server
+_OLD_FORMAT = "toolselect_cache.v1"
 
 #: subject keys never hashed: a key must not be part of the hash, and an endpoint or
 #: the name of a key's env var does not change what the model answers
@@ -108,16 +111,37 @@ def _without_secrets(value: Any) -> Any:
     return value
 
 
-def request_key(subject: Mapping[str, Any], request: TurnRequest) -> str:
+def _plain_endpoint(url: str | None) -> str | None:
+    """A base URL as hashed: scheme, host, port and path; no user, password or query (they
+    may hold a key), no trailing slash (``/v1`` and ``/v1/`` are one server)."""
+    if not url:
+        return None
+    parts = urlsplit(url.strip())
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 literal
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    if not host:
+        return parts.path.rstrip("/") or None
+    return f"{parts.scheme.lower()}://{host.lower()}{port}{parts.path.rstrip('/')}"
+
+
+def request_key(subject: Mapping[str, Any], request: TurnRequest, endpoint: str | None = None) -> str:
     """The sha256 (hex) of one request and its rep: equal exactly when the model is asked the same.
 
     Hashed: the provider subject (provider, model, settings; keys and api_base
-    dropped), the system prompt, every tool's name, description and input schema in
-    the order offered, the question and the rep index.
+    dropped), the base URL the request goes to (`endpoint`, None for the provider's
+    own: two local servers may serve different models under one name), the system
+    prompt, every tool's name, description and input schema in the order offered,
+    the question and the rep index.
     """
     envelope = {
         "format": FORMAT,
         "subject": _without_secrets(subject),
+        "endpoint": _plain_endpoint(endpoint),
         # None and "" both send no system prompt: one request, one key
         "system": request.system or "",
         "tools": [t.to_dict() for t in request.tools],
@@ -242,6 +266,10 @@ class ResponseCache:
                              "stored_at TEXT NOT NULL)")
             # read once now so a corrupt or foreign file fails at start, not mid-run
             conn.execute("SELECT key, model, turn, stored_at FROM responses LIMIT 1").fetchall()
+            self._check_format(conn)
+        except ToolselectError:
+            conn.close()
+            raise
         except sqlite3.Error as exc:
             if conn is not None:
                 conn.close()
@@ -251,6 +279,46 @@ class ResponseCache:
                 raise _Busy(error.message, file=error.file, fix=error.fix) from None
             raise error from None
         return conn
+
+    def _check_format(self, conn: sqlite3.Connection) -> None:
+        """Entries of an older key format are invalidated: dropped when the file is opened to
+        write (they could never be hit again), refused in replay (it would replay nothing).
+
+        A file with entries and no `meta` table is a v1 file, whose keys did not hold the
+        base URL: an answer recorded against one server would be replayed for another.
+        """
+        has_meta = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
+                                "AND name = 'meta'").fetchone() is not None
+        row = (conn.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+               if has_meta else None)
+        found = row[0] if row is not None else None
+        if found == FORMAT:
+            return
+        if found is not None:  # a later version's file: never emptied by this one
+            raise ToolselectError(
+                f"the cache was written in the format {found}; this version reads {FORMAT}",
+                file=self.path, fix="upgrade pytest-toolselect, or point the cache at another path")
+        entries = conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+        if self.mode == "replay":
+            if entries:
+                raise ToolselectError(
+                    f"replay mode: the cache holds {entries} answers recorded in the format "
+                    f"{_OLD_FORMAT}, whose keys did not say which server answered; this "
+                    f"version reads {FORMAT} only, so every request would miss", file=self.path,
+                    fix=_RECORD_FIX)
+            return
+        # one transaction: another worker opening the file meanwhile sees it old or new
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            current = conn.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+            if current is None:  # still v1 (no worker converted it meanwhile)
+                conn.execute("DELETE FROM responses")
+                conn.execute("INSERT OR REPLACE INTO meta (name, value) VALUES ('format', ?)", (FORMAT,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def _error(self, exc: Exception) -> ToolselectError:
         """A SQLite failure as one message naming the file and what to do about it."""
@@ -394,8 +462,19 @@ class CachingProvider:
         value = os.environ.get(env) if isinstance(env, str) and env else None
         return (value,) if value else ()
 
+    def max_cost_usd(self, request: TurnRequest) -> float | None:
+        """The inner provider's bound on a call's price (a hit costs less: it is settled)."""
+        bound = getattr(self.inner, "max_cost_usd", None)
+        return bound(request) if callable(bound) else None
+
+    def _endpoint(self) -> str | None:
+        """The base URL the inner provider calls (None: its default, or a hook's own)."""
+        endpoint = getattr(self.inner, "endpoint", None)
+        value = endpoint() if callable(endpoint) else None
+        return value if isinstance(value, str) else None
+
     async def first_turn(self, request: TurnRequest) -> Turn:
-        key = request_key(self.inner.subject(), request)
+        key = request_key(self.inner.subject(), request, self._endpoint())
         cached = self.cache.get(key, model=self.model)
         if cached is not None:
             return cached

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import json
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -34,9 +33,10 @@ Job = Callable[[], Awaitable[Any]]
 
 
 def _token_estimate(question: str, tools: Iterable[Any], system: str | None) -> int:
-    """A rough prompt size for the tokens-per-minute limit (4 characters a token)."""
-    text = question + (system or "") + json.dumps([t.to_dict() for t in tools], default=str)
-    return len(text) // 4
+    """A rough prompt size for the tokens-per-minute limit (4 bytes a token)."""
+    from pytest_toolselect.providers.pricing import request_bytes
+
+    return request_bytes(question, system, tools) // 4
 
 
 class CaseRunner:
@@ -100,19 +100,34 @@ class CaseRunner:
         return run
 
     async def call(self, request: TurnRequest, tokens: int) -> Turn:
-        """One model call: a scheduler slot, the rate limit, the cost cap, then the call."""
+        """One model call: a scheduler slot, the rate limit, the cost cap, then the call.
+
+        Under a cap the call reserves the most it can cost before it starts (budget.py),
+        and is charged what it did cost when it returns.
+        """
         provider = self.wiring.provider
         budget = self.wiring.budget
+        bound = getattr(provider, "max_cost_usd", None) if budget.cap is not None else None
+        held: list[float] = []
+
+        async def admit() -> None:
+            held.append(await budget.reserve(bound(request) if callable(bound) else None))
+
         try:
             turn = await self.scheduler.call(lambda: provider.first_turn(request), tokens,
-                                             before=budget.check)
+                                             before=admit)
         except Exception as e:
             # a reply cut before any tool call is an error, but it was billed
             billed = getattr(e, "turn", None)
             if billed is not None:
                 budget.charge(provider.model, billed.cost_usd)
             raise
-        budget.charge(provider.model, turn.cost_usd)
+        else:
+            budget.charge(provider.model, turn.cost_usd)
+        finally:
+            # charged first, released after: the spend and holds never read less than the truth
+            for amount in held:
+                budget.release(amount)
         return turn
 
     def stop(self) -> None:

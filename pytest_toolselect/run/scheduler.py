@@ -148,11 +148,11 @@ class Scheduler:
         self._free += 1
 
     async def call(self, make: Callable[[], Awaitable[T]], tokens: int = 0,
-                   before: Callable[[], None] | None = None) -> T:
+                   before: Callable[[], Awaitable[None] | None] | None = None) -> T:
         """One model call inside a job: takes a slot, then the rate limit, then runs.
 
-        `before` runs once the slot is taken (the cost cap check: calls that already
-        hold a slot are in flight and finish; the rest never start).
+        `before` runs once the slot is taken, and is awaited if it returns an awaitable
+        (the cost cap's admission: it may wait for other calls to settle, or refuse).
         """
         await self._acquire()
         try:
@@ -160,7 +160,9 @@ class Scheduler:
                 raise Stopped("the run stopped before this call started")
             await self.limiter.acquire(tokens)
             if before is not None:
-                before()
+                ready = before()
+                if ready is not None:
+                    await ready
             self.in_flight += 1
             self.started_calls += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)

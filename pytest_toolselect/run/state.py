@@ -55,6 +55,9 @@ class RunState:
     #: node ids whose pytest report already shows the case in full (a failure's whole block)
     #: or its error's whole message: the summary does not print it again (the report hooks)
     shown_above: set[str] = field(default_factory=set)
+    #: the response cache's counts (CacheStats.to_dict()) of each xdist worker that opened
+    #: it (the plugin, as each worker ends)
+    worker_cache_stats: list[dict[str, Any]] = field(default_factory=list)
 
     def gathered(self) -> bool:
         """Whether any case, group or lint record reached this process."""

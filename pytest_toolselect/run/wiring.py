@@ -208,6 +208,30 @@ class Wiring:
 
         return make_budget(self.settings.pytest_config, self.settings.cost_cap)
 
+    def preload_sdk(self) -> bool:
+        """Begin importing the model's SDK on a background thread, when this process will
+        call it (providers.preload): not for a hook's model, a dry run, --collect-only, a
+        replay from the cache, or the xdist controller (its workers make the calls)."""
+        config = self.settings.pytest_config
+        if (config.getoption("collectonly", False) or self.settings.flag("dry_run")
+                or self.settings.option("cache_mode").value == "replay"
+                or (not self.settings.is_worker and config.getoption("dist", "no") != "no")
+                or self.custom_provider is not None):
+            return False
+        from pytest_toolselect.providers.routes import route
+
+        module = {"anthropic": "anthropic", "openai": "openai"}.get(route(str(self.settings.model.value)))
+        if module is None:
+            return False
+        from pytest_toolselect.providers.preload import begin
+
+        return begin(module)
+
+    def cache_stats(self) -> Any:
+        """This process's response cache counts (CacheStats), None when it opened no cache."""
+        cache = self.__dict__.get("response_cache")
+        return cache.stats if cache is not None else None
+
     def close(self) -> None:
         """Close the response cache, if this process opened it."""
         cache = self.__dict__.get("response_cache")

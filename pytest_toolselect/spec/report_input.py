@@ -92,6 +92,9 @@ class SummaryInput:
     #: node ids whose whole block (a failure) or whole error message pytest's FAILURES or
     #: ERRORS section already shows: the summary does not print it again
     shown_above: frozenset[str] = frozenset()
+    #: the cache's lookups over the whole run, every worker's (hits, misses, saved_usd):
+    #: a replay miss is an error item with no scored record, yet a miss (None: no cache opened)
+    cache_counts: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
