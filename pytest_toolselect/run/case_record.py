@@ -1,4 +1,4 @@
-"""The run session's records: one case's record, its outcome, the gathered records."""
+"""The run session's records: one case's record and the gathered records."""
 
 from __future__ import annotations
 
@@ -126,15 +126,6 @@ class CaseRecords:
             and base.get("case_fingerprint") not in (None, case_fp),
             error=None,
             escalation=run.escalation,
-        )
-
-    # outcome ---------------------------------------------------------------------------
-    def outcome(self, verdict: str) -> str:
-        return gate.pytest_outcome(
-            verdict,
-            fail_on_flaky=self.settings.flag("fail_on_flaky"),
-            fail_on_still_failing=self.settings.flag("fail_on_still_failing"),
-            accept_regressions=self.settings.flag("update_baseline"),
         )
 
     # controller ------------------------------------------------------------------------
