@@ -75,9 +75,6 @@ class Decision:
         """The keys of the cases that block, in the run's order."""
         return [c.key for c in self.cases if c.blocks]
 
-    def outcome_of(self, nodeid: str) -> str | None:
-        return next((c.outcome for c in self.cases if c.nodeid == nodeid), None)
-
     def to_json(self) -> dict[str, Any]:
         """The results document's ``verdict``."""
         return {"blocking": self.blocking, "reasons": list(self.reasons),

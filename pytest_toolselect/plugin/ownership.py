@@ -36,10 +36,15 @@ def _named(nodeids: Sequence[str]) -> str:
     return ", ".join(nodeids[:SHOWN]) + more
 
 
+def _own_item(item: pytest.Item) -> bool:
+    """A preference group's or a lint item: the plugin's too, judged at the session's end."""
+    return getattr(item, "group", None) is not None or item.get_closest_marker("toolselect_lint") is not None
+
+
 def refusal(items: Sequence[pytest.Item], is_case: Any) -> str | None:
     """The one usage error for case items pytest would judge instead of the gate, or None."""
     cases = [i for i in items if is_case(i)]
-    marked = [f"{i.nodeid} ({m})" for i in cases
+    marked = [f"{i.nodeid} ({m})" for i in items if is_case(i) or _own_item(i)
               for m in dict.fromkeys(mk.name for mk in i.iter_markers() if mk.name in OUTCOME_MARKS)]
     if marked:
         return (f"{_named(marked)}: a toolselect case's outcome is the gate's verdict, and a "
