@@ -115,8 +115,8 @@ def decide(cases: Iterable[CaseRecord | Mapping[str, Any]], settings: Mapping[st
     if new_lint:
         reasons.append(f"{new_lint} new lint finding{'' if new_lint == 1 else 's'}")
     if other_failed:
-        reasons.append(f"{other_failed} other item{'' if other_failed == 1 else 's'} failed "
-                       "(not a toolselect case's verdict)")
+        reasons.append(f"{other_failed} other item{'' if other_failed == 1 else 's'} failed (not a "
+                       "case's verdict: a plain test, a preference group, a setup outside a case)")
     # calls were left unmade, or items never ran: incomplete, unless what ran already blocks
     status = 2 if capped else 1 if reasons else 2 if stopped else 0
     if stopped:

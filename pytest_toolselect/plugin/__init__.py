@@ -64,6 +64,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session = RunSession(config)
     config.stash[RUN_SESSION] = session
     config.pluginmanager.register(SessionHooks(session), "toolselect-session")
+    config.pluginmanager.register(StartRefusals(session), "toolselect-start-refusals")
     config.addinivalue_line("markers", "toolselect_lint: a --toolselect-lint item (one per server)")
     from pytest_toolselect.run.log_masking import install
 
@@ -146,29 +147,8 @@ class SessionHooks:
         note = self.session.settings.configs.note()
         return [self.session.wiring.model_line(), *([note] if note else [])]
 
-    @pytest.hookimpl(wrapper=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, None, None]:
-        self._keyed(items)  # before any other plugin or conftest filters or marks the items
-        result = yield
-        # after all of them: what they left on the case items is what would run
-        self._refuse(items)
-        return result
-
-    def _refuse(self, items: list[pytest.Item]) -> None:
-        from .ownership import refusal
-
-        problem = refusal(items, _is_case)
-        if problem is None:
-            return
-        if not self.session.settings.is_worker:
-            raise pytest.UsageError(problem)
-        # a worker cannot stop the run at its start (xdist takes that for a crash): it runs
-        # nothing, and the controller says the problem once and exits with the usage error
-        self.session.state.start_problems.append(problem)
-        self.session.settings.pytest_config.hook.pytest_deselected(items=list(items))
-        items[:] = []
-
-    def _keyed(self, items: list[pytest.Item]) -> None:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         from .collect import label_item
         from .decorator import case_from_item
 
@@ -385,3 +365,28 @@ class SessionHooks:
     def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
         # a dry run counts the calls and makes none
         return True if self.session.settings.flag("dry_run") else None
+
+
+class StartRefusals:
+    """What would let pytest judge a case instead of the gate, refused at the start."""
+
+    def __init__(self, session: RunSession) -> None:
+        self.session = session
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, None, None]:
+        result = yield
+        # after every other plugin and conftest: what they left on the items is what would run
+        from .ownership import refusal
+
+        problem = refusal(items, _is_case)
+        if problem is None:
+            return result
+        if not self.session.settings.is_worker:
+            raise pytest.UsageError(problem)
+        # a worker cannot stop the run at its start (xdist takes that for a crash): it runs
+        # nothing, and the controller says the problem once and exits with the usage error
+        self.session.state.start_problems.append(problem)
+        self.session.settings.pytest_config.hook.pytest_deselected(items=list(items))
+        items[:] = []
+        return result
