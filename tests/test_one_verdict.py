@@ -114,9 +114,8 @@ ROWS: list[tuple[str, dict[str, str], tuple[str, ...], int]] = [
     ("runxfail", {}, ("--runxfail",), 1),
     ("xfail-strict", {}, ("-o", "xfail_strict=true"), 1),
     ("no-randomly", {}, ("-p", "no:randomly"), 1),
-    ("no-xdist", {}, ("-p", "no:xdist"), 1),
+    ("no-own-dependencies", {}, ("-p", "no:xdist", "-p", "no:rerunfailures"), 1),
     ("exitfirst", {}, ("-x",), 1),
-    ("failed-first", {}, ("--ff",), 1),
     *[(f"xdist-{mode}", {}, ("-n", "2", "--dist", mode), 1)
       for mode in ("load", "loadscope", "loadfile", "loadgroup", "worksteal", "no")],
 ]
@@ -187,14 +186,15 @@ def test_no_mechanism_turns_a_regressed_run_green(recorded: Path, tmp_path: Path
             assert (by_key[key]["passes"], by_key[key]["reps"]) == (0, 4), by_key[key]
 
 
-@pytest.mark.parametrize("select", [("--lf",), ("--sw",), ("--ff", "-x")], ids=["lf", "sw", "ff-x"])
-def test_a_second_run_over_the_cache_still_blocks(recorded: Path, tmp_path: Path,
-                                                  select: tuple[str, ...]) -> None:
+def test_runs_over_the_last_runs_cache_still_block(recorded: Path, tmp_path: Path) -> None:
+    # each run after a failing one: --lf and --ff pick the failures from the cache, --sw
+    # starts at the last one (one copy of the project, so the cost stays one run each)
     where = _copy(recorded, tmp_path / "p")
     assert _pytest(where, *ARGS).returncode == 1
-    result = _pytest(where, *ARGS, *select)
-    assert result.returncode == 1, result.stdout
-    doc = _agree(where, result)
-    assert set(doc["verdict"]["blocking_cases"]) & BLOCKING
-    # nothing the filter left out is taken out of the baseline
-    assert len(json.loads((where / "base.json").read_text())["cases"]) == 6
+    for select in (("--lf",), ("--sw",), ("--ff", "-x")):
+        result = _pytest(where, *ARGS, *select)
+        assert result.returncode == 1, (select, result.stdout)
+        doc = _agree(where, result)
+        assert set(doc["verdict"]["blocking_cases"]) & BLOCKING, select
+        # nothing the filter left out is taken out of the baseline
+        assert len(json.loads((where / "base.json").read_text())["cases"]) == 6

@@ -10,7 +10,7 @@ items of one test (a repeat plugin).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -41,7 +41,7 @@ def _own_item(item: pytest.Item) -> bool:
     return getattr(item, "group", None) is not None or item.get_closest_marker("toolselect_lint") is not None
 
 
-def refusal(items: Sequence[pytest.Item], is_case: Any) -> str | None:
+def refusal(items: Sequence[pytest.Item], is_case: Callable[[pytest.Item], bool]) -> str | None:
     """The one usage error for case items pytest would judge instead of the gate, or None."""
     cases = [i for i in items if is_case(i)]
     marked = [f"{i.nodeid} ({m})" for i in items if is_case(i) or _own_item(i)
