@@ -204,11 +204,14 @@ def test_merge_refuses_a_missing_shard_naming_it_unless_partial(
     assert cli.main(["merge", *paths[1:]]) == REFUSED
     err = capsys.readouterr().err
     assert "shard 1/3 is missing" in err and "--partial" in err
-    status = cli.main(["merge", *paths[1:], "--partial", "--json", str(project.path / "part.json")])
+    status = cli.main(["merge", *paths[1:], "--partial", "--json", str(project.path / "part.json"),
+                       "--markdown", str(project.path / "part.md")])
     capsys.readouterr()
     part = json.loads((project.path / "part.json").read_text())
     assert part["verdict"]["missing_shards"] == ["1/3"]
     assert status == part["verdict"]["exit_status"]
+    # the comment says it is not the whole suite's verdict
+    assert "Partial: shard <code>1/3</code> not merged" in (project.path / "part.md").read_text()
 
 
 def test_merge_refuses_a_doubled_shard_naming_it(project: Project,
