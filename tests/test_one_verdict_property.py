@@ -106,3 +106,19 @@ def test_the_run_its_document_and_any_merge_of_its_shards_agree(
     jsonschema.Draft202012Validator(schema).validate(merged)
     assert merged["verdict"] == whole["verdict"]
     assert merged["provenance"]["exit_status"] == decided.exit_status
+
+
+def test_an_older_shard_file_without_other_failed_still_fails_on_its_plain_tests() -> None:
+    settings_ = {"reps": 1, "rule": "fisher-0.005", "history": 1, "fail_on_suite_drop": False,
+                 "update_baseline": False}
+    held = {"nodeid": "a.toolselect.yaml::c", "key": "a.toolselect.yaml::c", "order": 0,
+            "case_id": "c", "question": "q", "status": gate.HELD, "passes": 1, "reps": 1,
+            "verdict": gate.PASSED}
+    keys = [held["key"]]
+    doc = _document([held], {}, settings_, shard={"index": 1, "count": 1, "keys": keys})
+    assert merge_documents([("s.json", doc)])["provenance"]["exit_status"] == 0
+    # written before other_failed: its failed_items counted a plain test beside its case
+    del doc["provenance"]["other_failed"]
+    doc["provenance"]["failed_items"] = 1
+    merged = merge_documents([("s.json", doc)])
+    assert merged["provenance"]["exit_status"] == 1 and merged["verdict"]["blocking"]

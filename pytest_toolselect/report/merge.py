@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES
 from pytest_toolselect.spec.errors import ToolselectError
 
 from . import results
@@ -119,7 +120,16 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
 
 def other_failed(shards: Sequence[Mapping[str, Any]]) -> int:
     """The items the shards failed outside the gate's cases (plain tests, a group's error)."""
-    return sum(int(s["provenance"].get("other_failed") or 0) for s in shards)
+    return sum(_other_failed(s) for s in shards)
+
+
+def _other_failed(shard: Mapping[str, Any]) -> int:
+    known = shard["provenance"].get("other_failed")
+    if known is not None:
+        return int(known)
+    # an older file counted every failed item: those that are not its cases
+    failed = int(shard["provenance"].get("failed_items") or 0)
+    return max(0, failed - sum(1 for c in shard["cases"] if c["outcome"] in BLOCKING_OUTCOMES))
 
 
 def stopped(shards: Sequence[Mapping[str, Any]]) -> str | None:
