@@ -15,6 +15,7 @@ from lint_data import DISTINCT, TWIN, tool
 
 from conftest import Project, case
 from pytest_toolselect import cli
+from pytest_toolselect.cli.merge import REFUSED
 from pytest_toolselect.lint.findings import merged_document
 from pytest_toolselect.plugin.shard import shard_of
 from pytest_toolselect.report.merge_lint import merge_lint
@@ -125,7 +126,8 @@ def test_merged_shards_give_the_unsharded_runs_lint_comment_html_verdict_and_exi
     assert merged["lint"] == alone["lint"]
     assert merged["lint"]["new"] == ["confusable-pair:send_email+email_send"]
     # the cases held: the lint alone blocks, in the merged verdict as in the unsharded one
-    assert merged["verdict"] == alone["verdict"] == {"blocking": True, "reasons": ["1 new lint finding"]}
+    assert merged["verdict"] == alone["verdict"] == {"blocking": True, "reasons": ["1 new lint finding"],
+                                                     "blocking_cases": [], "exit_status": 1}
     assert (path / "merged.md").read_text() == (path / "whole.md").read_text()
     assert "### toolselect lint" in (path / "merged.md").read_text()
     assert _lint_card((path / "merged.html").read_text()) == _lint_card((path / "whole.html").read_text())
@@ -204,7 +206,9 @@ def test_a_server_linted_in_two_shards_alike_is_merged_once(
         lint_suite: Project, capsys: pytest.CaptureFixture[str]) -> None:
     a = _lint_only(lint_suite, "a.json")
     shutil.copy(a, lint_suite.path / "b.json")
-    assert _merge([a, lint_suite.path / "b.json"], "--json", "m.json", capsys=capsys) == 1
+    # two whole runs, not shards of one split: merged only when told --partial
+    assert _merge([a, lint_suite.path / "b.json"], "--json", "m.json", capsys=capsys) == REFUSED
+    assert _merge([a, lint_suite.path / "b.json"], "--json", "m.json", "--partial", capsys=capsys) == 1
     assert (json.loads((lint_suite.path / "m.json").read_text())["lint"]
             == json.loads(a.read_text())["lint"])
 
@@ -218,7 +222,7 @@ def test_a_server_linted_in_two_shards_differently_is_an_error_naming_both_files
                                                   "report whether it answers and how fast.",
                                                   host="Host name, e.g. example.com.")]})
     b = _lint_only(lint_suite, "b.json")
-    assert cli.main(["merge", str(a), str(b)]) == cli.USAGE
+    assert cli.main(["merge", str(a), str(b), "--partial"]) == REFUSED
     err = capsys.readouterr().err
     assert f"{b}: server mail was linted in two shards with different results (also in {a})" in err
     assert "Traceback" not in err
@@ -229,7 +233,7 @@ def test_shards_whose_tools_differ_are_refused_naming_both_files(
     a = _lint_only(lint_suite, "a.json")
     _write_servers(lint_suite.path, {"mail": [*SERVERS["mail"], EMAIL_TWIN]})
     b = _lint_only(lint_suite, "b.json")
-    assert cli.main(["merge", str(a), str(b)]) == cli.USAGE
+    assert cli.main(["merge", str(a), str(b), "--partial"]) == REFUSED
     err = capsys.readouterr().err
     assert f"{b}: its lint's heatmap of the confusable tools differs from {a}'s" in err
 
@@ -240,7 +244,7 @@ def test_a_lint_section_from_an_older_version_is_refused(
     doc = json.loads(a.read_text())
     del doc["lint"]["entries"]
     a.write_text(json.dumps(doc))
-    assert cli.main(["merge", str(a)]) == cli.USAGE
+    assert cli.main(["merge", str(a)]) == REFUSED
     err = capsys.readouterr().err
     assert str(a) in err and "written by an older version" in err and "run the shards again" in err
 
@@ -254,7 +258,7 @@ def test_a_shard_run_without_the_lint_flag_is_refused(
     (project.path / "toolselect.yaml").write_text(json.dumps({**config, "lint": False}))
     project.pytester.runpytest("--toolselect-baseline=base.json", f"--toolselect-shard=2/{SHARDS}",
                                f"--toolselect-json={shards[1]}")
-    assert cli.main(["merge", *map(str, shards)]) == cli.USAGE
+    assert cli.main(["merge", *map(str, shards)]) == REFUSED
     err = capsys.readouterr().err
     assert f"{shards[1]}: its settings differs from {shards[0]}'s" in err
 

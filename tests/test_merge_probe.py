@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from conftest import Project, case
 from pytest_toolselect import cli
+from pytest_toolselect.cli.merge import REFUSED
 from pytest_toolselect.probe.comparison import baseline_entries, compare
 from pytest_toolselect.probe.preference import call_record, cells_for, summarize
 from pytest_toolselect.providers import Turn
@@ -210,7 +211,7 @@ def small(project: Project) -> Project:
 
 
 def _refused(paths: list[Path], capsys: pytest.CaptureFixture[str]) -> str:
-    assert _merge(paths) == cli.USAGE
+    assert _merge(paths) == REFUSED
     return capsys.readouterr().err
 
 
@@ -231,6 +232,14 @@ def test_merge_refuses_a_group_in_two_shards_naming_both_files(
     copy = small.path / "again.json"
     shutil.copy(one, copy)
     err = _refused([one, two, copy], capsys)
+    assert "is given twice" in err and "again.json" in err and "shard-1.json" in err
+    # whole runs (no shard K/N) given with --partial: the group itself is found twice
+    for path in (one, copy):
+        doc = _read(path)
+        del doc["shard"]
+        path.write_text(json.dumps(doc))
+    assert _merge([one, copy], "--partial") == REFUSED
+    err = capsys.readouterr().err
     assert "ran in two shards" in err and "again.json" in err and "shard-1.json" in err
 
 

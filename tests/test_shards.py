@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from conftest import PLANNED, Project, case
 from pytest_toolselect import cli
+from pytest_toolselect.cli.merge import REFUSED
 from pytest_toolselect.plugin.shard import shard_of
 from pytest_toolselect.spec.shards import parse_shard
 
@@ -165,7 +167,7 @@ def test_merge_refuses_shards_of_different_runs(project: Project, capsys: pytest
     for k, reps in ((1, 3), (2, 3), (3, 1)):
         project.pytester.runpytest("--toolselect-baseline=base.json", f"--toolselect-reps={reps}",
                                    f"--toolselect-shard={k}/3", f"--toolselect-json=shard-{k}.json")
-    assert cli.main(["merge", *(str(project.path / f"shard-{k}.json") for k in (1, 2, 3))]) == cli.USAGE
+    assert cli.main(["merge", *(str(project.path / f"shard-{k}.json") for k in (1, 2, 3))]) == REFUSED
     err = capsys.readouterr().err
     assert "shard-3.json" in err and "settings differs" in err
 
@@ -174,8 +176,53 @@ def test_merge_refuses_a_case_run_in_two_shards(project: Project, capsys: pytest
     _scripted(project)
     project.pytester.runpytest("--toolselect-baseline=base.json", "--toolselect-json=a.json")
     shutil.copy(project.path / "a.json", project.path / "b.json")
-    assert cli.main(["merge", str(project.path / "a.json"), str(project.path / "b.json")]) == cli.USAGE
+    both = [str(project.path / "a.json"), str(project.path / "b.json")]
+    # two whole runs are no split the merge can check: refused, unless told --partial
+    assert cli.main(["merge", *both]) == REFUSED
+    assert "not written by a sharded run" in capsys.readouterr().err
+    assert cli.main(["merge", *both, "--partial"]) == REFUSED
     assert "ran in two shards" in capsys.readouterr().err
+
+
+def _shards(project: Project) -> list[str]:
+    _scripted(project)
+    for k in (1, 2, 3):
+        project.pytester.runpytest("--toolselect-baseline=base.json", "--toolselect-reps=3",
+                                   f"--toolselect-shard={k}/3", f"--toolselect-json=shard-{k}.json")
+    return [str(project.path / f"shard-{k}.json") for k in (1, 2, 3)]
+
+
+def test_merge_refuses_a_missing_shard_naming_it_unless_partial(
+        project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = _shards(project)
+    doc = json.loads(Path(paths[1]).read_text())
+    assert (doc["shard"]["index"], doc["shard"]["count"]) == (2, 3)
+    assert len(doc["shard"]["keys"]) == len(QUESTIONS)  # the whole suite, not the shard's part
+    # shard 1 holds a regression: a merge without it must not pass
+    assert any(c["verdict"] == "regression"
+               for c in json.loads(Path(paths[0]).read_text())["cases"])
+    assert cli.main(["merge", *paths[1:]]) == REFUSED
+    err = capsys.readouterr().err
+    assert "shard 1/3 is missing" in err and "--partial" in err
+    status = cli.main(["merge", *paths[1:], "--partial", "--json", str(project.path / "part.json"),
+                       "--markdown", str(project.path / "part.md")])
+    capsys.readouterr()
+    part = json.loads((project.path / "part.json").read_text())
+    assert part["verdict"]["missing_shards"] == ["1/3"]
+    assert status == part["verdict"]["exit_status"]
+    # the comment says it is not the whole suite's verdict
+    assert "Partial: shard <code>1/3</code> not merged" in (project.path / "part.md").read_text()
+
+
+def test_merge_refuses_a_doubled_shard_naming_it(project: Project,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    paths = _shards(project)
+    shutil.copy(paths[1], project.path / "again.json")
+    assert cli.main(["merge", *paths, str(project.path / "again.json")]) == REFUSED
+    err = capsys.readouterr().err
+    assert "shard 2/3 is given twice" in err and "again.json" in err
+    # --partial allows a missing shard, never a doubled one
+    assert cli.main(["merge", *paths, str(project.path / "again.json"), "--partial"]) == REFUSED
 
 
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_toolselect.report.printable import printable
 from pytest_toolselect.spec.errors import ToolselectError
+
+#: the exit status of a refused merge (pytest's usage error)
+REFUSED = 4
 
 EPILOG = """\
 example (the last job of a CI matrix, after every shard uploaded its results):
@@ -14,7 +19,8 @@ example (the last job of a CI matrix, after every shard uploaded its results):
   toolselect merge results-*.json --update-baseline toolselect-baseline.json   # on main
 
 exit status: the unsharded run's: 0 pass, 1 a blocking finding, 2 the cost cap stopped a
-shard, or bad input (a missing, malformed or mismatched file)
+shard; 4 refused (as pytest's usage error): a shard missing or given twice, a malformed or
+mismatched file
 """
 
 
@@ -33,6 +39,9 @@ def add_merge(commands: Any, formatter: Any) -> None:
     merge.add_argument("--update-baseline", metavar="BASELINE",
                        help="write the shards' entries over BASELINE (recorded when it does not exist), "
                             "as one run's --toolselect-update-baseline would")
+    merge.add_argument("--partial", action="store_true",
+                       help="merge the shards given even if some are missing (the verdict is of "
+                            "those shards' cases alone, and says which shards it lacks)")
     merge.set_defaults(run=run_merge)
 
 
@@ -42,7 +51,13 @@ def run_merge(args: argparse.Namespace) -> int:
 
     from .results import emit, load_results
 
-    document = merge_documents([(path, load_results(path)) for path in args.results])
+    try:
+        document = merge_documents([(path, load_results(path)) for path in args.results],
+                                   partial=args.partial)
+    except ToolselectError as e:
+        # 2 is the cost cap's: refused input is pytest's usage error, as a refused run's
+        print(printable(f"toolselect: error: {e}"), file=sys.stderr)
+        return REFUSED
     wanted = [(kind, out) for kind, out in (("markdown", args.markdown), ("html", args.html),
                                             ("json", args.json)) if out is not None]
     if not wanted and args.update_baseline is None:

@@ -23,7 +23,7 @@ from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.records import CaseRecord
 
 from .options import add_options
-from .verdict import CASE, ORDER, RECORD, CaseFailed, conclude_case, record_failed_body, setup_case
+from .verdict import CASE, ORDER, RECORD, RUN, CaseFailed, conclude_case, record_failed_body, setup_case
 
 CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
 #: tool_preference_groups.v1 files (kept in step with groups.GROUPS_FILE_SUFFIXES)
@@ -32,6 +32,10 @@ COLLECTED_KEY = "toolselect_collected"
 FINGERPRINTS_KEY = "toolselect_case_fingerprints"
 DEFINED_KEY = "toolselect_defined"
 CACHE_STATS_KEY = "toolselect_cache_stats"
+PROBLEMS_KEY = "toolselect_start_problems"
+#: exit statuses the verdict does not override: the run was refused or broke (an
+#: interrupted run is the verdict's too: blocking if what ran blocks, incomplete otherwise)
+_PYTEST_DECIDES = (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -61,6 +65,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session = RunSession(config)
     config.stash[RUN_SESSION] = session
     config.pluginmanager.register(SessionHooks(session), "toolselect-session")
+    config.pluginmanager.register(StartRefusals(session), "toolselect-start-refusals")
     config.addinivalue_line("markers", "toolselect_lint: a --toolselect-lint item (one per server)")
     from pytest_toolselect.run.log_masking import install
 
@@ -205,12 +210,26 @@ class SessionHooks:
             conclude_case(item, case)
         return result
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        # each attempt (a rerun plugin runs the item again) starts without the last's record
+        for key in (RECORD, RUN):
+            if key in item.stash:
+                del item.stash[key]
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item,
                                   call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+        # the outermost wrapper: whatever marks, flags or plugins made of the report, a
+        # case item's outcome is its verdict's (plugin/ownership.py)
         report = yield
         rec = item.stash.get(RECORD, None)
-        if rec is not None and (call.when == "call" or (call.when == "setup" and not report.passed)):
+        if _is_case(item):
+            from .ownership import own_report
+
+            own_report(item, call, report)
+            rec = item.stash.get(RECORD, None)
+        elif rec is not None and (call.when == "call" or (call.when == "setup" and not report.passed)):
             # plain JSON data on the report travels to the xdist controller with it
             report.toolselect = rec.to_json()
         if call.excinfo is not None and isinstance(call.excinfo.value, (CaseFailed, ToolselectError)):
@@ -232,10 +251,16 @@ class SessionHooks:
             self.session.recorder.add_record(rec)
         if report.failed and getattr(report, "toolselect_shown", False):
             self.session.state.shown_above.add(report.nodeid)
+        if report.failed and not getattr(report, "toolselect_owned", False):
+            self.session.state.other_failed += 1  # not a case's verdict: a plain failure
         # after pytest's own hook has counted the failure: -x / --maxfail stop new calls now
         pytest_session = self.session.state.pytest_session
         if pytest_session is not None and (pytest_session.shouldfail or pytest_session.shouldstop):
             self.session.calls.stop()
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.session.state.other_failed += 1  # a file that does not collect fails the run
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session.state.pytest_session = session
@@ -268,6 +293,9 @@ class SessionHooks:
         stats = node.workeroutput.get(CACHE_STATS_KEY)
         if isinstance(stats, dict):
             self.session.state.worker_cache_stats.append(stats)
+        for problem in node.workeroutput.get(PROBLEMS_KEY, []):
+            if problem not in self.session.state.start_problems:  # every worker finds it
+                self.session.state.start_problems.append(problem)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Ctrl-C, -x or the end: nothing queued may still start
@@ -280,6 +308,12 @@ class SessionHooks:
             stats = self.session.wiring.cache_stats()
             if stats is not None:
                 output[CACHE_STATS_KEY] = stats.to_dict()
+            output[PROBLEMS_KEY] = list(self.session.state.start_problems)
+            return
+        if self.session.state.start_problems:
+            # refused on the workers at their start (nothing ran): said once, a usage error
+            self.session.state.report_problems.extend(self.session.state.start_problems)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
             return
         if self.session.state.collected and getattr(session.config.option, "dist", "no") != "no":
             # under xdist the controller learns the cases only now: refuse the gate here
@@ -290,16 +324,9 @@ class SessionHooks:
                 self.session.state.report_problems.append(problem)
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
         self.session.finish()
-        if self.session.summary.probe_blocks() and session.exitstatus == 0:
-            session.exitstatus = 1
-        if self.session.summary.cost_capped() and session.exitstatus in (0, 1):
-            # calls were left unmade: the run is incomplete, whatever it found
-            session.exitstatus = 2
-        suite = (self.session.summary.suite()
-                 if session.exitstatus == 0 and self.session.state.records else None)
-        if suite is not None and suite.blocks:
-            # --toolselect-fail-on-suite-drop: every case passed, but the suite as a whole fell
-            session.exitstatus = 1
+        if self.session.state.gathered() and session.exitstatus not in _PYTEST_DECIDES:
+            # the one verdict decides, never the count pytest kept of the items' outcomes
+            session.exitstatus = self.session.summary.decision().exit_status
         self.session.summary.write_reports(int(session.exitstatus), session.testsfailed)
         if self.session.state.report_problems and session.exitstatus == 0:
             session.exitstatus = 1  # a report CI expects is missing
@@ -347,3 +374,28 @@ class SessionHooks:
     def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
         # a dry run counts the calls and makes none
         return True if self.session.settings.flag("dry_run") else None
+
+
+class StartRefusals:
+    """What would let pytest judge a case instead of the gate, refused at the start."""
+
+    def __init__(self, session: RunSession) -> None:
+        self.session = session
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, None, None]:
+        result = yield
+        # after every other plugin and conftest: what they left on the items is what would run
+        from .ownership import refusal
+
+        problem = refusal(items, _is_case)
+        if problem is None:
+            return result
+        if not self.session.settings.is_worker:
+            raise pytest.UsageError(problem)
+        # a worker cannot stop the run at its start (xdist takes that for a crash): it runs
+        # nothing, and the controller says the problem once and exits with the usage error
+        self.session.state.start_problems.append(problem)
+        self.session.settings.pytest_config.hook.pytest_deselected(items=list(items))
+        items[:] = []
+        return result

@@ -90,6 +90,31 @@ class LintItem(pytest.Item):
         return self.hooks.session.settings.config.path or self.path, None, f"toolselect lint {self.server}"
 
 
+def _own(report: pytest.TestReport, rec: LintRecord) -> None:
+    """The lint item's outcome is its record's, whatever a mark or flag made of the report
+    (as a case item's is its verdict's): failed on new findings, xfailed on known ones."""
+    report.toolselect_owned = True  # type: ignore[attr-defined]
+    if rec.new:
+        if not report.failed:
+            report.longrepr = f"{len(rec.new)} new error-level lint finding(s) on server {rec.server!r}"
+        report.outcome = "failed"
+        if hasattr(report, "wasxfail"):
+            del report.wasxfail
+        return
+    errors = sum(1 for f in rec.findings if f.get("severity") == ERROR)
+    if errors:
+        if not hasattr(report, "wasxfail"):  # --runxfail made the item's own xfail a no-op
+            report.longrepr = None
+            report.wasxfail = (f"{errors} error-level lint finding(s) on "  # type: ignore[attr-defined]
+                               f"{rec.server}, known to the baseline")
+        report.outcome = "skipped"
+    else:
+        report.longrepr = None
+        report.outcome = "passed"
+        if hasattr(report, "wasxfail"):
+            del report.wasxfail
+
+
 def _explain(server: str, new: Sequence[Finding], against_baseline: bool) -> str:
     head = (f"{len(new)} new error-level lint finding(s) on server {server!r}"
             + (" (not in the baseline)" if against_baseline else ""))
@@ -146,7 +171,7 @@ class LintHooks:
         session.ihook.pytest_collectreport(report=pytest.CollectReport(
             session.nodeid, "passed", None, lint_items))
 
-    @pytest.hookimpl(wrapper=True)
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item,
                                   call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
         report = yield
@@ -154,6 +179,7 @@ class LintHooks:
         if rec is not None and call.when == "call":
             # plain JSON data on the report travels to the xdist controller with it
             report.toolselect_lint = rec.to_json()
+            _own(report, rec)
         return report
 
     @pytest.hookimpl(trylast=True)

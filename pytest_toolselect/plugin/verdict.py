@@ -56,8 +56,25 @@ def warn_unoffered(item: pytest.Item, run: CaseRun) -> None:
         f"the check fails only if the model calls a tool it was never offered (remove "
         f"{'it' if len(names) == 1 else 'them'}, or name an offered tool)")
     # pointed at the case's line, so the warnings summary names the file and the line
-    warnings.warn_explicit(ToolselectUnofferedWarning(message), ToolselectUnofferedWarning,
-                           filename=str(case.source or item.path), lineno=case.line or 0)
+    notice(ToolselectUnofferedWarning(message), filename=str(case.source or item.path),
+           lineno=case.line or 0)
+
+
+def notice(warning: Warning, filename: str | None = None, lineno: int = 0) -> None:
+    """Say a notice in pytest's warnings summary, where no warning filter can raise it:
+    `-W error` or `filterwarnings = error` would turn a case the gate does not block (a
+    flaky one) into a failure, or a note about a case into its setup error. Filters the
+    user sets for this category by name (ignore it) still apply."""
+    with warnings.catch_warnings():
+        category = type(warning)
+        # inside this block only: each filter that would raise shows the notice instead
+        warnings.filters[:] = [("default", *rest) if action == "error" else (action, *rest)
+                               for action, *rest in warnings.filters]
+        warnings.simplefilter("default", category, append=True)  # (and says the filters changed)
+        if filename is None:
+            warnings.warn(warning, stacklevel=2)
+        else:
+            warnings.warn_explicit(warning, category, filename=filename, lineno=lineno)
 
 
 def setup_case(item: pytest.Item, case: Case) -> CaseRun:
@@ -97,14 +114,17 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
     run = item.stash[RUN]
     rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
     item.stash[RECORD] = rec
-    outcome = session.recorder.outcome(rec.verdict)
+    from pytest_toolselect.gate.decision import case_outcome
+
+    # the one verdict's outcome (plugin/ownership.py sets the report to it, whatever else ran)
+    outcome = case_outcome(rec, session.summary.gate_settings())
     if outcome == "failed":
         raise CaseFailed("\n".join(describe(rec)))
     if outcome == "xfailed":
-        pytest.xfail(printable(_xfail_reason(rec)))
+        pytest.xfail(printable(xfail_reason(rec)))
     if outcome == "warned":
         text = "\n".join(describe(rec))
-        warnings.warn(ToolselectFlakyWarning(printable(f"{item.nodeid}: {text}")), stacklevel=1)
+        notice(ToolselectFlakyWarning(printable(f"{item.nodeid}: {text}")))
 
 
 def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> None:
@@ -125,7 +145,7 @@ def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> Non
         f"{type(exc).__name__}: {message}" if message else type(exc).__name__))
 
 
-def _xfail_reason(rec: CaseRecord) -> str:
+def xfail_reason(rec: CaseRecord) -> str:
     label = {"still_failing": "still failing", "new_failing": "new failing",
              "regression": "regression accepted by --toolselect-update-baseline"}[rec.verdict]
     if rec.dropped_from:

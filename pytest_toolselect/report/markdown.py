@@ -208,6 +208,10 @@ def _head(doc: Mapping[str, Any]) -> list[str]:
         out = ["## ✅ toolselect: not blocking", "",
                "Nothing that held on the baseline fails now." if doc["baseline"]["mode"] == "compared"
                else "No case fails."]
+    if verdict.get("missing_shards"):
+        # toolselect merge --partial: this is not the whole suite's verdict
+        out += ["", f"Partial: shard {', '.join(code(m) for m in verdict['missing_shards'])} "
+                "not merged; this verdict is of the other shards' cases only."]
     subject = doc["subject"]
     model = subject.get("model") or "?"
     bits = [f"model {code(model)}", f"reps {doc['settings']['reps']}"]

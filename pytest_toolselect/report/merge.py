@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES
 from pytest_toolselect.spec.errors import ToolselectError
 
 from . import results
@@ -25,10 +26,13 @@ from .merge_probe import merge_preference
 _SAME = ("subject", "settings")
 
 
-def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, Any]:
-    """The merged document; ToolselectError naming the file when the shards do not fit together."""
+def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
+                    partial: bool = False) -> dict[str, Any]:
+    """The merged document; ToolselectError naming the file when the shards do not fit together
+    (or, unless partial, when one is missing or given twice)."""
     if not documents:
         raise ToolselectError("no results to merge", fix="pass every shard's --toolselect-json file")
+    missing = check_shards(documents, partial)
     first_path, first = documents[0]
     seen: dict[str, str] = {}
     cases: list[dict[str, Any]] = []
@@ -60,6 +64,7 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
     for _, doc in documents:
         savings.update(doc["cost"]["cache_savings_usd"])
     verdicts = Counter(c["verdict"] for c in cases)
+    shards = [d for _, d in documents]
     preference = merge_preference([(path, doc["preference"]) for path, doc in documents
                                    if doc.get("preference") is not None],
                                   min_effect_change=settings.get("min_effect_change"))
@@ -79,7 +84,8 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
             "written": any(doc["baseline"]["written"] for _, doc in documents),
             "gone": sorted({g for _, doc in documents for g in doc["baseline"]["gone"]}),
         },
-        "verdict": results.verdict(cases, settings, suite, probe_blocks, capped, lint),
+        "verdict": results.verdict(cases, settings, suite, probe_blocks, capped, lint,
+                                   other_failed(shards), stopped(shards)).to_json(),
         "summary": {
             "total": len(cases),
             "verdicts": {v: verdicts[v] for v in gate.VERDICT_ORDER if verdicts.get(v)},
@@ -98,36 +104,79 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[
     escalated = results.escalations(cases)
     if escalated:
         document["summary"]["escalations"] = escalated.to_json()
-    shards = [d for _, d in documents]
-    document["provenance"]["exit_status"] = exit_status(document, shards, probe_blocks)
+    if missing:
+        # --partial: said in the document, so no reader takes it for the whole suite
+        document["verdict"]["missing_shards"] = missing
+    document["provenance"]["exit_status"] = document["verdict"]["exit_status"]
+    document["provenance"]["other_failed"] = other_failed(shards)
+    document["provenance"].pop("stopped", None)
+    if stopped(shards):
+        document["provenance"]["stopped"] = stopped(shards)
     document["provenance"].pop("failed_items", None)
     if all("failed_items" in s["provenance"] for s in shards):
         document["provenance"]["failed_items"] = sum(s["provenance"]["failed_items"] for s in shards)
     return document
 
 
-def exit_status(document: Mapping[str, Any], shards: Sequence[Mapping[str, Any]],
-                probe_blocks: bool = False) -> int:
-    """The exit status the unsharded run would have had, as the plugin decides it."""
-    status = 1 if any(c["outcome"] in ("failed", "error") for c in document["cases"]) else 0
-    # a shard's items not in the document (plain tests, preference groups) may have failed.
-    # Its exit status also holds its gates over its own share of the suite (the suite's
-    # pass rate, the probe's effects), which the merged document decides again: its count
-    # of failed items says which; older files have only the exit status
-    if all("failed_items" in s["provenance"] for s in shards):
-        failed = any(s["provenance"]["failed_items"] for s in shards)
-    else:
-        failed = any(s["provenance"].get("exit_status") == 1 for s in shards)
-    # a lint item marks findings new only when they fail it (older files may lack failed_items)
-    lint_blocks = bool((document.get("lint") or {}).get("new"))
-    if status == 0 and (failed or probe_blocks or lint_blocks):
-        status = 1
-    if document["cost"]["capped"]:
-        return 2  # calls were left unmade: the run is incomplete, whatever it found
-    suite = document["summary"]["suite"]
-    if status == 0 and suite is not None and suite.get("blocks"):
-        status = 1
-    return status
+def other_failed(shards: Sequence[Mapping[str, Any]]) -> int:
+    """The items the shards failed outside the gate's cases (plain tests, a group's error)."""
+    return sum(_other_failed(s) for s in shards)
+
+
+def _other_failed(shard: Mapping[str, Any]) -> int:
+    known = shard["provenance"].get("other_failed")
+    if known is not None:
+        return int(known)
+    # an older file counted every failed item: those that are not its cases
+    failed = int(shard["provenance"].get("failed_items") or 0)
+    return max(0, failed - sum(1 for c in shard["cases"] if c["outcome"] in BLOCKING_OUTCOMES))
+
+
+def stopped(shards: Sequence[Mapping[str, Any]]) -> str | None:
+    """Why a shard ended before all its items ran (the first that did), or None."""
+    return next((s["provenance"]["stopped"] for s in shards if s["provenance"].get("stopped")), None)
+
+
+def check_shards(documents: Sequence[tuple[str, Mapping[str, Any]]], partial: bool) -> list[str]:
+    """Refuse shards that do not add up to their suite: one missing (unless partial), one
+    given twice, two of different splits or suites. Returns the shards missing ("2/3")."""
+    fix = "pass every shard's --toolselect-json file once"
+    if partial:
+        fix = "pass each shard's file once"
+    seen: dict[int, str] = {}
+    count: int | None = None
+    keys: set[str] | None = None
+    for path, doc in documents:
+        shard = doc.get("shard")
+        if shard is None:
+            if len(documents) > 1 and not partial:
+                raise ToolselectError(
+                    "it was not written by a sharded run (no shard K/N in it), so the merge cannot "
+                    "tell whether every shard is here", file=path,
+                    fix="run each job with --toolselect-shard K/N, or merge with --partial")
+            continue
+        k, n = int(shard["index"]), int(shard["count"])
+        if count is not None and n != count:
+            raise ToolselectError(f"it is shard {k}/{n}, another file is of {count} shards",
+                                  file=path, fix="merge the shards of one split (the same N)")
+        if keys is not None and set(shard["keys"]) != keys:
+            raise ToolselectError("its suite holds other cases than the other shards' (the suite "
+                                  "changed between the jobs)", file=path,
+                                  fix="merge the shards of one run of one commit")
+        if k in seen:
+            raise ToolselectError(f"shard {k}/{n} is given twice (also {seen[k]})", file=path,
+                                  fix=fix)
+        seen[k], count, keys = path, n, set(shard["keys"])
+    if count is None:
+        return []
+    missing = [f"{k}/{count}" for k in range(1, count + 1) if k not in seen]
+    if missing and not partial:
+        raise ToolselectError(
+            f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"{'are' if len(missing) > 1 else 'is'} missing: a merge of part of the suite "
+            "would pass cases that never ran", file=documents[0][0],
+            fix="pass every shard's results file, or merge with --partial to see part of the suite")
+    return missing
 
 
 def baseline_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:

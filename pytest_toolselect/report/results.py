@@ -14,28 +14,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate.decision import Decision, case_outcome, decide
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
 from pytest_toolselect.spec.report_input import Escalations, ResultsInput
 
 SCHEMA_VERSION = "tool_selection.v1"
-
-#: verdicts whose items fail or error the pytest run, whatever the flags
-_ALWAYS_BLOCKING = {gate.REGRESSION: ("regression", "regressions"),
-                    gate.FAILED: ("failing case (no baseline)", "failing cases (no baseline)"),
-                    gate.ERROR: ("error (not scored)", "errors (not scored)")}
-
-
-def outcome_of(verdict: str, settings: Mapping[str, Any]) -> str:
-    """How the item ended in pytest: passed, failed, xfailed, warned, error or skipped."""
-    if verdict in (gate.ERROR, gate.SKIPPED):
-        return verdict
-    return gate.pytest_outcome(
-        verdict,
-        fail_on_flaky=bool(settings.get("fail_on_flaky")),
-        fail_on_still_failing=bool(settings.get("fail_on_still_failing")),
-        accept_regressions=bool(settings.get("update_baseline")),
-    )
-
 
 def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] | None,
                settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -54,7 +37,7 @@ def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] |
         "allow_no_tool": rec.allow_no_tool,
         "status": rec.status,
         "verdict": rec.verdict,
-        "outcome": "failed" if rec.test_failure else outcome_of(rec.verdict, settings),
+        "outcome": case_outcome(rec, settings),
         "passes": rec.passes,
         "reps": rec.reps,
         "first_tool": rec.first_tool,
@@ -187,34 +170,16 @@ def cost(cases: Sequence[Mapping[str, Any]], cache_savings: Mapping[str, float],
     }
 
 
-def verdict(cases: Sequence[Mapping[str, Any]], settings: Mapping[str, Any],
+def verdict(cases: Sequence[CaseRecord | Mapping[str, Any]], settings: Mapping[str, Any],
             suite: Mapping[str, Any] | None, probe_blocks: bool, capped: bool,
-            lint: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Does this run block the merge, and why (each reason a sentence)."""
-    counts = Counter(c["verdict"] for c in cases)
-    reasons = []
-    for v, (one, many) in _ALWAYS_BLOCKING.items():
-        if counts.get(v) and not (v == gate.REGRESSION and settings.get("update_baseline")):
-            reasons.append(f"{counts[v]} {one if counts[v] == 1 else many}")
-    own = sum(1 for c in cases if c.get("test_failure"))
-    if own:
-        whose = "its" if own == 1 else "their"
-        reasons.append(f"{own} decorated test{'s' if own != 1 else ''} failed {whose} own assertion")
-    if counts.get(gate.FLAKY) and settings.get("fail_on_flaky"):
-        reasons.append(f"{counts[gate.FLAKY]} flaky (--toolselect-fail-on-flaky)")
-    if counts.get(gate.STILL_FAILING) and settings.get("fail_on_still_failing"):
-        reasons.append(f"{counts[gate.STILL_FAILING]} still failing (--toolselect-fail-on-still-failing)")
-    if suite is not None and suite.get("blocks"):
-        reasons.append("the suite's pass rate fell (--toolselect-fail-on-suite-drop)")
-    if probe_blocks:
-        reasons.append("a preference effect moved (--toolselect-min-effect-change)")
-    if capped:
-        reasons.append("the cost cap stopped the run before every call was made")
-    # a lint item lists its findings as new only when they fail it
-    new_lint = len((lint or {}).get("new") or ())
-    if new_lint:
-        reasons.append(f"{new_lint} new lint finding{'' if new_lint == 1 else 's'}")
-    return {"blocking": bool(reasons), "reasons": reasons}
+            lint: Mapping[str, Any] | None = None, other_failed: int = 0,
+            stopped: str | None = None) -> Decision:
+    """The run's one verdict (gate.decision.decide) from what a document holds."""
+    return decide(cases, settings, suite_blocks=bool(suite is not None and suite.get("blocks")),
+                  probe_blocks=probe_blocks, capped=capped,
+                  # a lint item lists its findings as new only when they fail it
+                  new_lint=len((lint or {}).get("new") or ()), other_failed=other_failed,
+                  stopped=stopped)
 
 
 def build(data: ResultsInput | Mapping[str, Any]) -> dict[str, Any]:
@@ -230,7 +195,8 @@ def build(data: ResultsInput | Mapping[str, Any]) -> dict[str, Any]:
     if preference is not None:
         probe_cost = sum(r["cost_usd"] or 0.0 for r in preference["results"])
     verdicts = Counter(c["verdict"] for c in cases)
-    the_verdict = verdict(cases, settings, suite, data.probe_blocks, data.capped, data.lint)
+    the_verdict = verdict(records, settings, suite, data.probe_blocks, data.capped, data.lint,
+                          data.other_failed, data.provenance.get("stopped")).to_json()
     document = {
         "schema_version": SCHEMA_VERSION,
         "provenance": dict(data.provenance),
@@ -256,6 +222,7 @@ def build(data: ResultsInput | Mapping[str, Any]) -> dict[str, Any]:
         "preference": preference,
         "tool_texts": tool_texts(records),
         **({"lint": data.lint} if data.lint else {}),
+        **({"shard": dict(data.shard)} if data.shard is not None else {}),
     }
     if data.escalations is not None:
         # adaptive reps asked some cases again (absent otherwise: older readers see no change)

@@ -133,4 +133,11 @@ class CaseCalls:
 
         The calls may already be under way (prefetched); this waits for them.
         """
-        return self.runner.result(nodeid, lambda: self.runner.case_job(case, nodeid))  # type: ignore[no-any-return]
+        run: CaseRun = self.runner.result(nodeid, lambda: self.runner.case_job(case, nodeid))
+        # a rerun plugin ran the item again: its reps add to the evidence, never replace it
+        # (the last attempt alone would turn 0 of 31 into "held 1 of 1")
+        earlier = self.baselines.state.earlier_runs.get(nodeid)
+        if earlier is not None:
+            run = replace(run, turns=[*earlier.turns, *run.turns], scores=[*earlier.scores, *run.scores])
+        self.baselines.state.earlier_runs[nodeid] = run
+        return run

@@ -1,4 +1,4 @@
-"""The run session's records: one case's record, its outcome, the gathered records."""
+"""The run session's records: one case's record and the gathered records."""
 
 from __future__ import annotations
 
@@ -127,15 +127,6 @@ class CaseRecords:
             error=None,
             escalation=run.escalation,
             unevaluated_checks=unevaluated,
-        )
-
-    # outcome ---------------------------------------------------------------------------
-    def outcome(self, verdict: str) -> str:
-        return gate.pytest_outcome(
-            verdict,
-            fail_on_flaky=self.settings.flag("fail_on_flaky"),
-            fail_on_still_failing=self.settings.flag("fail_on_still_failing"),
-            accept_regressions=self.settings.flag("update_baseline"),
         )
 
     # controller ------------------------------------------------------------------------

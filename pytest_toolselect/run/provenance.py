@@ -28,7 +28,8 @@ def git_state(root: Path) -> dict[str, Any] | None:
 
 
 def provenance(root: Path, args: Sequence[str], exitstatus: int | None,
-               failed_items: int | None = None) -> dict[str, Any]:
+               failed_items: int | None = None, other_failed: int | None = None,
+               stopped: str | None = None) -> dict[str, Any]:
     from importlib.metadata import PackageNotFoundError, version
 
     import pytest
@@ -53,4 +54,9 @@ def provenance(root: Path, args: Sequence[str], exitstatus: int | None,
         # the items pytest counted as failed: `toolselect merge` tells a shard's failed
         # items from its gates over its own share of the suite, which it decides again
         out["failed_items"] = failed_items
+    if other_failed is not None:
+        # what failed outside the gate's cases: `toolselect merge` adds them up
+        out["other_failed"] = other_failed
+    if stopped:
+        out["stopped"] = stopped  # -x, --sw or Ctrl-C: items never ran
     return out

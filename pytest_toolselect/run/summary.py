@@ -15,6 +15,8 @@ from pytest_toolselect.spec.report_input import ResultsInput, SuiteChange, Summa
 from .case_run import case_of
 
 if TYPE_CHECKING:
+    from pytest_toolselect.gate.decision import Decision
+
     from .baseline_access import BaselineAccess
     from .case_record import CaseRecords
     from .state import RunState
@@ -36,6 +38,7 @@ class SessionSummary:
         #: reads what the run gathered; writes dry_run_lines and report_problems
         self.state = state
         self._probe: tuple[list[str], dict[str, Any], dict[str, Any] | None] | None = None
+        self._stopped: str | None = None
 
     def cache_savings(self) -> dict[str, float]:
         """USD the cache reads saved, by model: what those tokens would have cost as input."""
@@ -115,6 +118,44 @@ class SessionSummary:
                               reps=self.settings.reps, subject=self.wiring.subject,
                               gate=rows, comparison=self.probe()[2])
 
+    def gate_settings(self) -> dict[str, Any]:
+        """The settings the one verdict reads (gate.decision), as the results document holds them."""
+        return {name: self.settings.option(name).value for name in (
+            "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline")}
+
+    def decision(self) -> Decision:
+        """The run's one verdict: what the session's exit status and every report read."""
+        from pytest_toolselect.gate.decision import decide
+
+        suite = self.suite()
+        lint = self.lint_document()
+        return decide(self.recorder.ordered_records(), self.gate_settings(),
+                      suite_blocks=bool(suite is not None and suite.blocks),
+                      probe_blocks=self.probe_blocks(), capped=self.cost_capped(),
+                      new_lint=len((lint or {}).get("new") or ()),
+                      other_failed=self.state.other_failed, stopped=self.stopped())
+
+    def stopped(self) -> str | None:
+        """Why the run ended before every item ran (-x, --sw, Ctrl-C), or None (read once, at
+        the end, before the verdict sets the exit status)."""
+        if self._stopped is None:
+            session = self.state.pytest_session
+            why = session.shouldfail or session.shouldstop if session is not None else None
+            if not why and session is not None and session.exitstatus == pytest.ExitCode.INTERRUPTED:
+                why = "interrupted"
+            self._stopped = str(why) if why else ""
+        return self._stopped or None
+
+    def shard(self) -> dict[str, Any] | None:
+        """A --toolselect-shard run's K/N and the whole suite's case keys (merge checks them)."""
+        spec = self.settings.option("shard").value
+        if spec is None:
+            return None
+        from pytest_toolselect.spec.shards import parse_shard
+
+        k, n = parse_shard(str(spec))
+        return {"index": k, "count": n, "keys": sorted(self.state.collected)}
+
     def results_input(self, exitstatus: int | None = None,
                       failed_items: int | None = None) -> ResultsInput:
         """Everything the results document needs (report.results.build)."""
@@ -129,7 +170,7 @@ class SessionSummary:
         return ResultsInput(
             provenance=provenance(self.settings.rootdir,
                                   self.settings.pytest_config.invocation_params.args, exitstatus,
-                                  failed_items),
+                                  failed_items, self.state.other_failed, self.stopped()),
             subject=self.wiring.subject,
             settings=settings,
             records=summary.records,
@@ -146,6 +187,8 @@ class SessionSummary:
             probe_blocks=self.probe_blocks(),
             preference=self.preference_document(),
             lint=self.lint_document(),
+            other_failed=self.state.other_failed,
+            shard=self.shard(),
         )
 
     def lint_document(self) -> dict[str, Any] | None:

@@ -123,6 +123,10 @@ class ResultsInput:
     #: the probe's tool_preference.v1 document (None: no group ran)
     preference: Mapping[str, Any] | None
     lint: Mapping[str, Any] | None
+    #: items that failed outside the gate's cases (plain tests, a case's own teardown)
+    other_failed: int = 0
+    #: a --toolselect-shard run's {"index", "count", "keys"} (None: not sharded)
+    shard: Mapping[str, Any] | None = None
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> ResultsInput:
@@ -141,4 +145,5 @@ class ResultsInput:
             cache_savings=data.get("cache_savings") or {}, cost_cap=data.get("cost_cap"),
             capped=bool(data.get("capped")), probe_blocks=bool(data.get("probe_blocks")),
             preference=data.get("preference"), lint=data.get("lint"),
+            other_failed=int(data.get("other_failed") or 0), shard=data.get("shard"),
         )

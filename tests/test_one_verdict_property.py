@@ -1,0 +1,124 @@
+"""The one verdict, as a property: for any records and baseline, the run's verdict
+(what the plugin's exit status is), the results document's and ``toolselect merge``'s of
+any split of the run into shards give the same exit status and the same blocking cases."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES, case_outcome, decide
+from pytest_toolselect.report import results
+from pytest_toolselect.report.merge import merge_documents
+from pytest_toolselect.spec.sourcemap import load_schema
+
+SUBJECT = {"provider": "script", "model": "script/planned"}
+PROVENANCE = {"created": "2026-01-01T00:00:00+00:00", "plugin_version": None, "pytest_version": "9",
+              "python_version": "3.11", "command": ["pytest"], "git": None, "exit_status": None}
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any], list[int]]:
+    """Records of one run (scored, errored, capped, decorated bodies that failed), the
+    baseline they were judged against, the settings, and each record's shard."""
+    flags = {name: draw(st.booleans()) for name in (
+        "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline")}
+    settings_ = {"reps": 3, "rule": draw(st.sampled_from(gate.RULE_NAMES)), "history": 1, **flags}
+    have_baseline = draw(st.booleans())
+    n = draw(st.integers(1, 10))
+    shards = draw(st.integers(1, 4))
+    records, base = [], {}
+    for i in range(n):
+        key = f"cases.toolselect.yaml::c{i}"
+        kind = draw(st.sampled_from(["scored", "scored", "scored", "error", "skipped"]))
+        rec: dict[str, Any] = {"nodeid": key, "key": key, "order": i, "case_id": f"c{i}",
+                               "question": f"question {i}"}
+        entry = None
+        if have_baseline and draw(st.booleans()):
+            p = draw(st.integers(0, 5))
+            entry = {"status": gate.status_of(p, 5), "passes": p, "reps": 5}
+            base[key] = entry
+        if kind == "scored":
+            reps = draw(st.integers(1, 4))
+            passes = draw(st.integers(0, reps))
+            rec.update(status=gate.status_of(passes, reps), passes=passes, reps=reps,
+                       verdict=gate.classify(passes, reps, entry, have_baseline=have_baseline,
+                                             rule=settings_["rule"]))
+            if key.endswith(("1", "4")) and draw(st.booleans()):
+                rec["test_failure"] = "AssertionError: the body's own check"
+        else:
+            rec.update(status=None, verdict=gate.ERROR if kind == "error" else gate.SKIPPED,
+                       error="it did not run")
+        records.append(rec)
+    split = [draw(st.integers(1, shards)) for _ in records]
+    others = [draw(st.integers(0, 1)) for _ in range(shards)]
+    return records, base, settings_, [shards, *split, *others]
+
+
+def _document(records: list[dict[str, Any]], base: dict[str, Any], settings_: dict[str, Any],
+              other_failed: int = 0, shard: dict[str, Any] | None = None) -> dict[str, Any]:
+    capped = any(r["verdict"] == gate.SKIPPED for r in records)
+    suite = gate.measure_suite(records, base, fail_on_drop=bool(
+        settings_["fail_on_suite_drop"] and not settings_["update_baseline"]))
+    return results.build({"provenance": {**PROVENANCE, "other_failed": other_failed},
+                          "subject": SUBJECT, "settings": settings_, "records": records,
+                          "baseline_cases": base, "capped": capped,
+                          "suite": suite.to_json() if suite else None, "other_failed": other_failed,
+                          "shard": shard})
+
+
+@settings(max_examples=150, deadline=None)
+@given(runs())
+def test_the_run_its_document_and_any_merge_of_its_shards_agree(
+        run: tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any], list[int]]) -> None:
+    records, base, settings_, layout = run
+    n, split, others = layout[0], layout[1:1 + len(records)], layout[1 + len(records):]
+    schema = load_schema("tool_selection.v1")
+    other = sum(others)
+    whole = _document(records, base, settings_, other)
+    jsonschema.Draft202012Validator(schema).validate(whole)
+    suite = gate.measure_suite(records, base, fail_on_drop=bool(
+        settings_["fail_on_suite_drop"] and not settings_["update_baseline"]))
+    decided = decide(records, settings_, suite_blocks=bool(suite and suite.blocks),
+                     capped=any(r["verdict"] == gate.SKIPPED for r in records), other_failed=other)
+    # the run's own verdict (what the plugin sets the exit status to) is the document's
+    assert whole["verdict"] == decided.to_json()
+    blocking = [r["key"] for r in records if case_outcome(r, settings_) in BLOCKING_OUTCOMES]
+    assert decided.blocking_cases == blocking
+    assert decided.exit_status == (2 if any(r["verdict"] == gate.SKIPPED for r in records)
+                                   else 1 if decided.reasons else 0)
+    # each case's outcome in the document is the verdict's
+    assert [c["outcome"] for c in whole["cases"]] == [c.outcome for c in decided.cases]
+
+    keys = sorted(r["key"] for r in records)
+    shards = []
+    for k in range(1, n + 1):
+        mine = [r for r, s in zip(records, split, strict=True) if s == k]
+        doc = _document(mine, base, settings_, others[k - 1],
+                        shard={"index": k, "count": n, "keys": keys})
+        jsonschema.Draft202012Validator(schema).validate(doc)
+        shards.append((f"shard-{k}.json", doc))
+    merged = merge_documents(shards)
+    jsonschema.Draft202012Validator(schema).validate(merged)
+    assert merged["verdict"] == whole["verdict"]
+    assert merged["provenance"]["exit_status"] == decided.exit_status
+
+
+def test_an_older_shard_file_without_other_failed_still_fails_on_its_plain_tests() -> None:
+    settings_ = {"reps": 1, "rule": "fisher-0.005", "history": 1, "fail_on_suite_drop": False,
+                 "update_baseline": False}
+    held = {"nodeid": "a.toolselect.yaml::c", "key": "a.toolselect.yaml::c", "order": 0,
+            "case_id": "c", "question": "q", "status": gate.HELD, "passes": 1, "reps": 1,
+            "verdict": gate.PASSED}
+    keys = [held["key"]]
+    doc = _document([held], {}, settings_, shard={"index": 1, "count": 1, "keys": keys})
+    assert merge_documents([("s.json", doc)])["provenance"]["exit_status"] == 0
+    # written before other_failed: its failed_items counted a plain test beside its case
+    del doc["provenance"]["other_failed"]
+    doc["provenance"]["failed_items"] = 1
+    merged = merge_documents([("s.json", doc)])
+    assert merged["provenance"]["exit_status"] == 1 and merged["verdict"]["blocking"]
