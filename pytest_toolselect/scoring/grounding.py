@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .words import ID_RUN, LATIN, is_digit, is_id_char, normalize, words
+from .words import IBAN, ID_RUN, is_digit, is_id_char, normalize, prose, words
 
 #: separators that only group the characters of a digit-group identifier; an en or em
 #: dash is punctuation between two things ("04138203\u2013registered"), not a grouping
@@ -33,10 +33,8 @@ _PATH_SPLIT = re.compile(r"[*?/\\=&]+")
 _EXTENSION = re.compile(
     r"\.(?:json|jsonl|csv|tsv|txt|pdf|xml|html?|md|log|ya?ml|xlsx?|docx?|zip|gz|tar|png|"
     r"jpe?g|gif|eml|msg|parquet)(?![0-9A-Za-z])", re.IGNORECASE)
-#: a word at either end of a unit, joined by a hyphen or a dot: "05512873-registered",
-#: "No.03365129", "7731022.Thanks"; and a plural glued to digits ("04138203s")
-_LEAD_WORD = re.compile(rf"([{LATIN}]+)[-.\u2010\u2011](?=[0-9{LATIN}])")
-_TRAIL_WORD = re.compile(rf"(?<=[0-9{LATIN}])[-.\u2010\u2011]([{LATIN}]+)$|(?<=[0-9])s$")
+#: a plural glued to digits ("04138203s")
+_PLURAL = re.compile(r"(?<=[0-9])s$")
 #: a prefix that may be left off: two or three letters in one case, then digits (SC123456)
 _PREFIX = re.compile(r"(?:[^\W\d_a-z]{2,3}|[^\W\d_A-Z]{2,3})(?=\d)")
 _LEADING_ZEROS = re.compile(r"^([^\W\d_]{0,3})(0+)(?=\d)")
@@ -125,7 +123,9 @@ class Entry:
         if not v.soft:
             return False
         starts = (0, self.prefix) if self.prefix else (0,)
-        return any(self._grouped_alike(v, start, zeros) for start in starts)
+        # leading zeros dropped or kept as written ("000-010" is "000010")
+        return any(self._grouped_alike(v, start, z)
+                   for start in starts for z in dict.fromkeys((False, zeros)))
 
     def _grouped_alike(self, v: Shape, start: int, zeros: bool) -> bool:
         e_chars, e_seps = _cut(self.shape, start, zeros)
@@ -137,11 +137,9 @@ class Entry:
             if not _same(a, b, self.folds or in_prefix):
                 return False
         # a separator may be changed or dropped, never moved: it must stand where the
-        # question had one, or after a short prefix ("SC 123456"); only an identifier the
-        # question wrote without separators may be grouped anew (an IBAN in fours)
-        if not e_seps:
-            return True
-        return all(p in e_seps or p == self.prefix - start for p in v_seps)
+        # question had one; only an identifier the question wrote without separators may
+        # be grouped anew ("SC 123456", an IBAN in fours)
+        return not e_seps or v_seps <= e_seps
 
 
 def _same(a: str, b: str, fold: bool) -> bool:
@@ -150,15 +148,18 @@ def _same(a: str, b: str, fold: bool) -> bool:
 
 def _cut(s: Shape, start: int, zeros: bool) -> tuple[str, set[int]]:
     """The characters from ``start`` (a prefix left off), less leading zeros when they
-    are padding, with the positions of the separators between them."""
+    are padding, with the positions of the separators between them. Zeros pad the first
+    group only: ``00-12345`` is a group of zeros, not ``12345`` padded."""
     chars = s.chars[start:]
     seps = {p - start for p, _ in s.seps if p > start}
     if zeros:
         m = _LEADING_ZEROS.match(chars)
         if m:
             a, b = m.start(2), m.end(2)
-            chars = chars[:a] + chars[b:]
-            seps = {p if p <= a else p - (b - a) for p in seps if not a < p <= b}
+            b = min(b, min((p for p in seps if p > a), default=b + 1) - 1)
+            if b > a:
+                chars = chars[:a] + chars[b:]
+                seps = {p if p <= a else p - (b - a) for p in seps if not a < p <= b}
     return chars, {p for p in seps if 0 < p < len(chars)}
 
 
@@ -189,7 +190,8 @@ def _strip(run: str, start: int) -> tuple[str, int]:
 def _runs(text: str) -> list[_Run]:
     """(stripped run, start, end, raw run) for each non-space run of the text."""
     out = []
-    for m in re.finditer(r"\S+", text):
+    # an IBAN in groups of four is one run, its letter groups ("NWBK") included
+    for m in re.finditer(rf"{IBAN}|\S+", text):
         run, start = _strip(m.group(), m.start())
         if run:
             out.append((run, start, start + len(run), m.group()))
@@ -281,11 +283,6 @@ def pattern_pieces(value: str, *, every_word: bool = False) -> list[str] | None:
     return [p for p in parts if p]
 
 
-def _natural(word: str) -> bool:
-    # a word of prose, in lower case or capitalised: not a code like "CD" or "xY"
-    return len(word) >= 2 and (word.islower() or word.istitle())
-
-
 class QuestionGrounding:
     """The question's entries, ready for lookups (``find``, ``grounds``)."""
 
@@ -356,7 +353,7 @@ class QuestionGrounding:
                 if found is None:
                     return None
                 first = first or found
-            elif not (part.isalpha() and _natural(part)) and part.casefold() not in self.tokens:
+            elif not (part.isalpha() and prose(part)) and part.casefold() not in self.tokens:
                 return None
         return first
 
@@ -374,7 +371,7 @@ def _entries(unit: Unit) -> Iterator[tuple[str, int]]:
     for k, (group, at) in enumerate(zip(unit.groups, unit.starts, strict=True)):
         # a short group of a spaced identifier ("745" of "GB 745 9384 21") is no identifier;
         # a long one is, as a neighbour glued on by a space ("09118273 2021")
-        if spaced and len(group) < OWN_LENGTH:
+        if spaced and len(_PLURAL.sub("", group)) < OWN_LENGTH:
             continue
         if k == 0 and unit.prefix and spaced:
             yield f"{unit.prefix} {group}", unit.start
@@ -384,14 +381,7 @@ def _entries(unit: Unit) -> Iterator[tuple[str, int]]:
 
 
 def _trimmed(text: str, start: int) -> Iterator[tuple[str, int]]:
-    """The text, and the text less a word of prose at either end ("05512873-registered",
-    "No.03365129") or a plural glued to its digits ("04138203s")."""
+    """The text, and the text less a plural glued to its digits ("04138203s")."""
     yield text, start
-    m = _LEAD_WORD.match(text)
-    lead = m.end() if m and _natural(m.group(1)) else 0
-    m = _TRAIL_WORD.search(text)
-    trail = len(text) - m.start() if m and (m.group(1) is None or _natural(m.group(1))) else 0
-    for a, b in dict.fromkeys([(lead, 0), (0, trail), (lead, trail)]):
-        part = text[a:len(text) - b]
-        if (a or b) and any(is_digit(c) for c in part):
-            yield part, start + a
+    if _PLURAL.search(text):
+        yield text[:-1], start
