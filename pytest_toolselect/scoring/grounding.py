@@ -16,7 +16,7 @@ short letter prefix. Every Unicode decimal digit counts as its ASCII value.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .words import IBAN, ID_RUN, is_digit, is_id_char, normalize, prose, words
@@ -312,7 +312,8 @@ class QuestionGrounding:
         """The question's text that grounds ``value``, or None."""
         value = normalize(value).strip()
         if not any(is_id_char(c) for c in value):
-            return None
+            # only letters of other scripts (or nothing): they end no identifier
+            return value if any(c.isalnum() for c in value) and value in self._text else None
         keys = {"\x00" + value.casefold()}
         v = shape(value)
         if v.soft:
@@ -339,15 +340,19 @@ class QuestionGrounding:
                 return found
         return None
 
-    def find_pieces(self, value: str, *, every_word: bool = False) -> str | None:
+    def find_pieces(self, value: str, *, every_word: bool = False,
+                    skip: Callable[[str], bool] = lambda _: False) -> str | None:
         """The question's text that grounds the first identifier piece of a path or
         pattern when every piece is grounded (pattern_pieces), or None. A piece of prose
-        (``json``, ``reports``) needs no grounding; a letter code (``GB``) does."""
+        (``json``, ``reports``) needs no grounding, nor one ``skip`` says is no
+        identifier; a letter code (``GB``) does."""
         parts = pattern_pieces(normalize(value).strip(), every_word=every_word)
         if not parts:
             return None
         first = None
         for part in parts:
+            if skip(part):
+                continue
             if any(is_digit(c) for c in part):
                 found = self.find(part)
                 if found is None:

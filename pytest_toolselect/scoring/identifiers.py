@@ -208,7 +208,8 @@ def grounded_by(ident: Identifier, grounding: QuestionGrounding) -> str | None:
         return found
     # a path, URL or search pattern: each of its identifier pieces must be grounded; in a
     # search text every word stands apart ("04138203's", "order:448120")
-    found = grounding.find_pieces(ident.value, every_word=not ident.declared)
+    found = grounding.find_pieces(ident.value, every_word=not ident.declared,
+                                  skip=_is_quantity)
     if found is not None:
         return found
     # "VAT 745938421" in a search string: the number grounds, and "VAT" is a word the

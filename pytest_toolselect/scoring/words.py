@@ -41,9 +41,9 @@ _DROPPED = frozenset(("Mn", "Me", "Cf"))
 
 def normalize(text: str) -> str:
     """NFKC, every Unicode decimal digit as its ASCII digit, marks and format characters
-    dropped. A symbol that NFKC would write in digits or letters stays as written: a
-    superscript or circled digit marks a number (a footnote) and is no digit of it, and
-    ``™``, ``№``, ``㎏`` are symbols beside an identifier, not letters glued to it.
+    dropped. A symbol that NFKC would write in digits, letters or spaces stays as
+    written: a superscript or circled digit marks a number (a footnote) and is no digit
+    of it, and ``™``, ``№``, ``㎏`` are symbols beside an identifier, not letters glued to it.
     """
     if text.isascii():
         return text
@@ -64,8 +64,9 @@ def _symbol(c: str) -> bool:
     category = unicodedata.category(c)
     if category in ("No", "Nl"):
         return True
+    # "´" would become a space and a combining mark: a boundary either way, kept as one
     return category[0] in "SP" and any(
-        is_id_char(x) for x in unicodedata.normalize("NFKC", c))
+        is_id_char(x) or x.isspace() for x in unicodedata.normalize("NFKC", c))
 
 
 def _plain(c: str) -> str:
