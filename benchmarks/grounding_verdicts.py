@@ -9,13 +9,17 @@ recorded-style turns that do pass arguments:
   first identifier (``GB 745 9384 21``), copied verbatim;
 - ``changed``: the same with that word's last digit changed (a derived identifier);
 - ``recalled``: the expected tool with a company number from memory (``04138203``);
-- ``search``: ``find_company`` (when offered) with the question as its search text.
+- ``search``: ``find_company`` (when offered) with the question as its search text;
+- ``glued``, ``glued-cjk``: the ``copy`` turn, on the question with that identifier glued
+  to its text (``GB 745 9384 21's``, ``番号「GB 745 9384 21」の``), which must still pass;
+- ``glued-chg``: the ``changed`` turn on the glued question, which must still fail.
 
 Usage: python benchmarks/grounding_verdicts.py  (prints ``case turn verdict failing``)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -41,6 +45,23 @@ def _changed(value: str) -> str:
 def _id_params(tool: Any) -> list[str]:
     props = (tool.input_schema or {}).get("properties") or {}
     return [name for name in props if ID_NAME.search(name)]
+
+
+GLUES = {"glued": "{}'s", "glued-cjk": "番号「{}」の"}
+
+
+def _glued(case: Any, turns: dict[str, list[Any]]) -> dict[str, tuple[Any, list[Any]]]:
+    """The copy and changed turns again, on the question with its identifier glued."""
+    word = _first_word_with_digit(case.question)
+    out: dict[str, tuple[Any, list[Any]]] = {}
+    if word is None or "copy" not in turns:
+        return out
+    for label, glue in GLUES.items():
+        glued = dataclasses.replace(case, question=case.question.replace(word, glue.format(word)))
+        out[label] = (glued, turns["copy"])
+        if label == "glued":
+            out["glued-chg"] = (glued, turns["changed"])
+    return out
 
 
 def _turns(case: Any, tools: dict[str, Any], bm25_call: str | None) -> dict[str, list[Any]]:
@@ -76,8 +97,11 @@ def main() -> int:
             tools = tuple(t for s in case.servers or offered for t in offered[s])
             ranked = rank(case.question, tools)
             bm25 = tools[ranked[0][1]].name if ranked and ranked[0][0] >= 1.0 else None
-            for label, calls in _turns(case, {t.name: t for t in tools}, bm25).items():
-                result = score(case, calls, tools)
+            turns = _turns(case, {t.name: t for t in tools}, bm25)
+            scored = {label: (case, calls) for label, calls in turns.items()}
+            scored.update(_glued(case, turns))
+            for label, (scored_case, calls) in scored.items():
+                result = score(scored_case, calls, tools)
                 verdict = "pass" if result.passed else "FAIL"
                 print(f"{case.id:32} {label:9} {verdict} {','.join(result.failing)}")
     return 0

@@ -40,7 +40,7 @@ DERIVED = [
     ("Account aB3dE5fG7hJ", "account_id", "AB3DE5FG7HJ"),
     ("VAT number GB 745 9384 21", "company_number", "9384"),
     ("Which boards does officer xY7_kQ2pLm9 sit on?", "officer_id", "xY7_kQ2pLm8"),
-    ("Ship SHP:4410:B today", "shipment_id", "4410"),
+    ("Ship SHP:4410:B today", "shipment_id", "SHP:4410:C"),
     # a count before its noun is a quantity, not the last group of a spaced identifier
     ("add item 5520198 4 units", "item_id", "55201984"),
     ("Which boards does officer 0000005 4 units today?", "officer_id", "00000054"),

@@ -1,31 +1,40 @@
 """Which identifiers a question grounds: the rule of docs/checks.md, as pure functions.
 
-A question is read as units: its non-space runs, with surrounding punctuation and
-brackets stripped, and runs of digit-bearing groups joined by single spaces (``GB 745
-9384 21``). A value is grounded when it equals a unit (or a URL piece of one) exactly, or,
-for a digit-group identifier (only letters, digits, spaces, hyphens and dots), when it
-has the same characters grouped no differently: separators dropped or changed but never
-moved, a short letter prefix left off, leading zeros added or dropped. Case folds only
-where the question wrote the identifier in one case, and in a short letter prefix. Every
-Unicode decimal digit counts as its ASCII value.
+A question is read as words (words.py): runs of digits and Latin letters with the hyphens,
+dots and thousands commas between them, ended by any other character, so an identifier
+glued to a possessive, a bracket or a word of another script stands on its own. Words of
+digit groups joined by single spaces are one unit (``GB 745 9384 21``). A value is grounded
+when it occurs in the question where a unit (or a part that stands alone: a prefix or a
+word left off, a long neighbour) begins and ends; or, for a digit-group identifier (only
+letters, digits and grouping separators), when it has the same characters grouped no
+differently: separators dropped or changed but never moved, added only to an identifier
+the question wrote without any, a short letter prefix left off, leading zeros added or
+dropped. Case folds only where the question wrote the identifier in one case, and in a
+short letter prefix. Every Unicode decimal digit counts as its ASCII value.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-#: separators that only group the characters of a digit-group identifier
-SOFT = frozenset(" -.\u2010\u2011\u2012\u2013")
+from .words import IBAN, ID_RUN, is_digit, is_id_char, normalize, prose, words
+
+#: separators that only group the characters of a digit-group identifier; an en or em
+#: dash is punctuation between two things ("04138203\u2013registered"), not a grouping
+SOFT = frozenset(" -.,\u2010\u2011\u2012")
 _SPACE = frozenset(" \u00a0\u202f")
 _OPEN = "([{<\"'\u00ab\u201c\u2018$\u00a3\u20ac\u00a5"
 _CLOSE = ")]}>\"'\u00bb\u201d\u2019.,;:!?"
-#: a run split at these is a URL: each piece is grounded too
-_URL_SPLIT = re.compile(r"[/?=&]+")
-#: "7731022.Thanks": a full stop between a number and the next sentence's first word
-_GLUED_STOP = re.compile(r"(?<=\d)\.(?=[^\W\d_][^\W\d_]*$)")
+#: a value holding these is a path, a URL or a search pattern: its pieces are grounded
+_PATH_SPLIT = re.compile(r"[*?/\\=&]+")
+#: a file name's extension is no part of the identifier it names
+_EXTENSION = re.compile(
+    r"\.(?:json|jsonl|csv|tsv|txt|pdf|xml|html?|md|log|ya?ml|xlsx?|docx?|zip|gz|tar|png|"
+    r"jpe?g|gif|eml|msg|parquet)(?![0-9A-Za-z])", re.IGNORECASE)
+#: a plural glued to digits ("04138203s")
+_PLURAL = re.compile(r"(?<=[0-9])s$")
 #: a prefix that may be left off: two or three letters in one case, then digits (SC123456)
 _PREFIX = re.compile(r"(?:[^\W\d_a-z]{2,3}|[^\W\d_A-Z]{2,3})(?=\d)")
 _LEADING_ZEROS = re.compile(r"^([^\W\d_]{0,3})(0+)(?=\d)")
@@ -33,19 +42,6 @@ _LEADING_ZEROS = re.compile(r"^([^\W\d_]{0,3})(0+)(?=\d)")
 _Run = tuple[str, int, int, str]
 #: numbers this long are identifiers of their own even inside a spaced span
 OWN_LENGTH = 6
-
-
-def normalize(text: str) -> str:
-    """NFKC, with every Unicode decimal digit written as its ASCII digit."""
-    text = unicodedata.normalize("NFKC", text)
-    if text.isascii():
-        return text
-    return "".join(str(unicodedata.decimal(c)) if c.isdecimal() and not c.isascii() else c
-                   for c in text)
-
-
-def _alnum(c: str) -> bool:
-    return c.isalnum()
 
 
 @dataclass(frozen=True)
@@ -68,7 +64,7 @@ def shape(text: str) -> Shape:
     seps: list[tuple[int, str]] = []
     sep = ""
     for c in text:
-        if _alnum(c):
+        if is_id_char(c):
             if sep:
                 seps.append((len(chars), sep))
                 sep = ""
@@ -127,7 +123,9 @@ class Entry:
         if not v.soft:
             return False
         starts = (0, self.prefix) if self.prefix else (0,)
-        return any(self._grouped_alike(v, start, zeros) for start in starts)
+        # leading zeros dropped or kept as written ("000-010" is "000010")
+        return any(self._grouped_alike(v, start, z)
+                   for start in starts for z in dict.fromkeys((False, zeros)))
 
     def _grouped_alike(self, v: Shape, start: int, zeros: bool) -> bool:
         e_chars, e_seps = _cut(self.shape, start, zeros)
@@ -139,9 +137,9 @@ class Entry:
             if not _same(a, b, self.folds or in_prefix):
                 return False
         # a separator may be changed or dropped, never moved: it must stand where the
-        # question had one, or between a letter and a digit ("SC 123456")
-        return all(p in e_seps or e_chars[p - 1].isdigit() != e_chars[p].isdigit()
-                   for p in v_seps)
+        # question had one; only an identifier the question wrote without separators may
+        # be grouped anew ("SC 123456", an IBAN in fours)
+        return not e_seps or v_seps <= e_seps
 
 
 def _same(a: str, b: str, fold: bool) -> bool:
@@ -150,15 +148,18 @@ def _same(a: str, b: str, fold: bool) -> bool:
 
 def _cut(s: Shape, start: int, zeros: bool) -> tuple[str, set[int]]:
     """The characters from ``start`` (a prefix left off), less leading zeros when they
-    are padding, with the positions of the separators between them."""
+    are padding, with the positions of the separators between them. Zeros pad the first
+    group only: ``00-12345`` is a group of zeros, not ``12345`` padded."""
     chars = s.chars[start:]
     seps = {p - start for p, _ in s.seps if p > start}
     if zeros:
         m = _LEADING_ZEROS.match(chars)
         if m:
             a, b = m.start(2), m.end(2)
-            chars = chars[:a] + chars[b:]
-            seps = {p if p <= a else p - (b - a) for p in seps if not a < p <= b}
+            b = min(b, min((p for p in seps if p > a), default=b + 1) - 1)
+            if b > a:
+                chars = chars[:a] + chars[b:]
+                seps = {p if p <= a else p - (b - a) for p in seps if not a < p <= b}
     return chars, {p for p in seps if 0 < p < len(chars)}
 
 
@@ -176,6 +177,8 @@ class Unit:
     prefix: str | None = None
     #: the groups of a spaced unit (one entry: a single run)
     groups: tuple[str, ...] = ()
+    #: where each group starts in the text
+    starts: tuple[int, ...] = ()
 
 
 def _strip(run: str, start: int) -> tuple[str, int]:
@@ -187,7 +190,8 @@ def _strip(run: str, start: int) -> tuple[str, int]:
 def _runs(text: str) -> list[_Run]:
     """(stripped run, start, end, raw run) for each non-space run of the text."""
     out = []
-    for m in re.finditer(r"\S+", text):
+    # an IBAN in groups of four is one run, its letter groups ("NWBK") included
+    for m in re.finditer(rf"{IBAN}|\S+", text):
         run, start = _strip(m.group(), m.start())
         if run:
             out.append((run, start, start + len(run), m.group()))
@@ -230,18 +234,20 @@ def _is_prefix(run: _Run, upper_only: bool) -> bool:
             and (word.isupper() or not upper_only))
 
 
-def units(text: str, *, upper_prefix_only: bool = False) -> list[Unit]:
+def units(text: str, *, upper_prefix_only: bool = False,
+          runs: list[_Run] | None = None) -> list[Unit]:
     """The units of ``text``: each non-space run (punctuation stripped), with runs of
     digit groups joined by single spaces taken together, after one short letter prefix.
     ``upper_prefix_only`` takes a prefix only in upper case (``GB 745``, not ``in 2024``).
     """
-    runs = _runs(text)
+    if runs is None:
+        runs = _runs(text)
     out: list[Unit] = []
     i = 0
     while i < len(runs):
         run = runs[i]
         if not _groupable(run):
-            out.append(Unit(run[0], run[1], run[2], None, (run[0],)))
+            out.append(Unit(run[0], run[1], run[2], None, (run[0],), (run[1],)))
             i += 1
             continue
         j = i
@@ -256,34 +262,48 @@ def units(text: str, *, upper_prefix_only: bool = False) -> list[Unit]:
             out.pop()
             start, prefix = before[1], before[0]
         end = runs[j][2]
-        out.append(Unit(text[start:end], start, end, prefix, tuple(r[0] for r in runs[i:j + 1])))
+        out.append(Unit(text[start:end], start, end, prefix, tuple(r[0] for r in runs[i:j + 1]),
+                        tuple(r[1] for r in runs[i:j + 1])))
         i = j + 1
     return out
 
 
-def pieces(run: str) -> list[str]:
-    """A run's URL pieces (split at ``/ ? = &``) and the parts around a full stop glued to
-    the next sentence; [] when it has none."""
-    parts = [p for p in _URL_SPLIT.split(run)] if _URL_SPLIT.search(run) else [run]
-    out: list[str] = []
-    for part in parts:
-        out.extend(_GLUED_STOP.split(part))
-    out = [_strip(p, 0)[0] for p in out]
-    return [p for p in out if p] if len(out) > 1 else []
+def pattern_pieces(value: str, *, every_word: bool = False) -> list[str] | None:
+    """The identifier-like pieces of a path, URL or search pattern (``**/*99-41720*.json``:
+    ``99-41720``), split at ``* ? / \\ = &`` with a file extension left off; None when
+    the value is none of these. ``every_word``: split at any character no identifier holds
+    (a search text's ``04138203's``, ``order:448120``)."""
+    bare = _EXTENSION.sub("", value)
+    if every_word:
+        return [w[0] for w in words(bare)]
+    if bare == value and not _PATH_SPLIT.search(value):
+        return None
+    parts = (p.strip("".join(c for c in set(p) if not is_id_char(c)))
+             for p in _PATH_SPLIT.split(bare))
+    return [p for p in parts if p]
 
 
 class QuestionGrounding:
     """The question's entries, ready for lookups (``find``, ``grounds``)."""
 
-    __slots__ = ("_index", "tokens", "zeros")
+    __slots__ = ("_ends", "_index", "_starts", "_text", "tokens", "zeros")
 
     def __init__(self, question: str, *, leading_zeros: bool = True) -> None:
         self.zeros = leading_zeros
         self._index: dict[str, list[Entry]] = {}
-        text = normalize(question)
-        self.tokens = {t.casefold() for t in re.findall(r"[^\W_]+", text)}
-        for unit in units(text):
-            for entry_text in dict.fromkeys(_entry_texts(unit)):
+        self._text = text = normalize(question)
+        #: where an entry begins and ends: a verbatim occurrence must begin and end there
+        self._starts: set[int] = set()
+        self._ends: set[int] = set()
+        self.tokens = {t.casefold() for t in ID_RUN.findall(text)}
+        seen: set[str] = set()
+        for unit in units(text, runs=words(text)):
+            for entry_text, start in _entries(unit):
+                self._starts.add(start)
+                self._ends.add(start + len(entry_text))
+                if entry_text in seen:
+                    continue
+                seen.add(entry_text)
                 entry = Entry.of(entry_text)
                 for key in entry.keys(leading_zeros):
                     self._index.setdefault(key, []).append(entry)
@@ -291,8 +311,9 @@ class QuestionGrounding:
     def find(self, value: str) -> str | None:
         """The question's text that grounds ``value``, or None."""
         value = normalize(value).strip()
-        if not value or not any(c.isalnum() for c in value):
-            return None
+        if not any(is_id_char(c) for c in value):
+            # only letters of other scripts (or nothing): they end no identifier
+            return value if any(c.isalnum() for c in value) and value in self._text else None
         keys = {"\x00" + value.casefold()}
         v = shape(value)
         if v.soft:
@@ -301,33 +322,71 @@ class QuestionGrounding:
             for entry in self._index.get(key, ()):
                 if entry.matches(value, self.zeros):
                     return entry.text
+        return self._occurrence(value)
+
+    def _occurrence(self, value: str) -> str | None:
+        """The question's text equal to ``value`` (``SHP:4410:B``, ``04138203's``) that
+        begins where an entry begins and ends where one ends."""
+        if any(c.isspace() for c in value):
+            return None  # words and spaces between: prose, not one identifier
+        ids = [k for k, c in enumerate(value) if is_id_char(c)]
+        lead, trail = ids[0], len(value) - 1 - ids[-1]
+        for m in re.finditer(f"(?=({re.escape(value)}))", self._text, re.IGNORECASE):
+            s, e = m.start(), m.start() + len(value)
+            if s + lead not in self._starts or e - trail not in self._ends:
+                continue
+            found = m.group(1)
+            if found == value or _one_case("".join(c for c in found if is_id_char(c))):
+                return found
         return None
+
+    def find_pieces(self, value: str, *, every_word: bool = False,
+                    skip: Callable[[str], bool] = lambda _: False) -> str | None:
+        """The question's text that grounds the first identifier piece of a path or
+        pattern when every piece is grounded (pattern_pieces), or None. A piece of prose
+        (``json``, ``reports``) needs no grounding, nor one ``skip`` says is no
+        identifier; a letter code (``GB``) does."""
+        parts = pattern_pieces(normalize(value).strip(), every_word=every_word)
+        if not parts:
+            return None
+        first = None
+        for part in parts:
+            if skip(part):
+                continue
+            if any(is_digit(c) for c in part):
+                found = self.find(part)
+                if found is None:
+                    return None
+                first = first or found
+            elif not (part.isalpha() and prose(part)) and part.casefold() not in self.tokens:
+                return None
+        return first
 
     def grounds(self, value: str) -> bool:
         return self.find(value) is not None
 
 
-def _entry_texts(unit: Unit) -> Iterator[str]:
-    spaced = len([g for g in unit.groups if any(c.isdigit() for c in g)]) > 1
-    yield unit.text
+def _entries(unit: Unit) -> Iterator[tuple[str, int]]:
+    """(text, start) of each part of a unit that names something on its own."""
+    spaced = sum(any(is_digit(c) for c in g) for g in unit.groups) > 1
+    yield from _trimmed(unit.text, unit.start)
     if unit.prefix:
-        yield unit.text[len(unit.prefix):].lstrip()  # "a 745 9384 21": the number alone
-    for k, group in enumerate(unit.groups):
+        rest = unit.text[len(unit.prefix):].lstrip()  # "a 745 9384 21": the number alone
+        yield from _trimmed(rest, unit.end - len(rest))
+    for k, (group, at) in enumerate(zip(unit.groups, unit.starts, strict=True)):
         # a short group of a spaced identifier ("745" of "GB 745 9384 21") is no identifier;
         # a long one is, as a neighbour glued on by a space ("09118273 2021")
-        if spaced and len(group) < OWN_LENGTH:
+        if spaced and len(_PLURAL.sub("", group)) < OWN_LENGTH:
             continue
         if k == 0 and unit.prefix and spaced:
-            yield f"{unit.prefix} {group}"
-        yield from _variants(group)
+            yield f"{unit.prefix} {group}", unit.start
+        yield from _trimmed(group, at)
     if unit.prefix:
-        yield unit.prefix
+        yield unit.prefix, unit.start
 
 
-def _variants(run: str) -> Iterator[str]:
-    yield run
-    bare = run.strip("".join(c for c in set(run) if not c.isalnum()))
-    if bare and bare != run:
-        yield bare  # "#4411" names 4411 too
-    for piece in pieces(run):
-        yield from _variants(piece)
+def _trimmed(text: str, start: int) -> Iterator[tuple[str, int]]:
+    """The text, and the text less a plural glued to its digits ("04138203s")."""
+    yield text, start
+    if _PLURAL.search(text):
+        yield text[:-1], start

@@ -15,7 +15,7 @@ from typing import Any
 from pytest_toolselect.spec.cases import IdentifierSettings
 from pytest_toolselect.spec.tools import Tool, ToolCall
 
-from .grounding import OWN_LENGTH, QuestionGrounding, Unit, normalize, pieces, units
+from .grounding import OWN_LENGTH, QuestionGrounding, Unit, normalize, units
 from .matchers import Segment, dotted, iter_leaves, property_schema, schema_any
 
 _TOKEN = re.compile(r"[^\W_]+")
@@ -206,11 +206,12 @@ def grounded_by(ident: Identifier, grounding: QuestionGrounding) -> str | None:
     found = grounding.find(ident.value)
     if found is not None:
         return found
-    if not ident.declared:
-        # a URL in a search text: each of its digit-bearing pieces must be grounded
-        parts = [p for p in pieces(ident.value) if _DIGIT.search(p)]
-        if parts and all(grounding.find(p) for p in parts):
-            return grounding.find(parts[0])
+    # a path, URL or search pattern: each of its identifier pieces must be grounded; in a
+    # search text every word stands apart ("04138203's", "order:448120")
+    found = grounding.find_pieces(ident.value, every_word=not ident.declared,
+                                  skip=_is_quantity)
+    if found is not None:
+        return found
     # "VAT 745938421" in a search string: the number grounds, and "VAT" is a word the
     # question used; a prefix the question never wrote ("FR 745...") is a claim, not prose
     if ident.prefix and ident.prefix.casefold() in grounding.tokens:
