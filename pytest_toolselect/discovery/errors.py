@@ -276,8 +276,12 @@ def _stderr_tail(stderr: IO[str] | None) -> str:
         # Only the end matters; a chatty server may have logged megabytes before it failed.
         size = stderr.seek(0, os.SEEK_END)
         stderr.seek(max(0, size - 64 * 1024))
-        lines = stderr.read().rstrip().splitlines()[-STDERR_TAIL_LINES:]
+        text = stderr.read()
     except (OSError, ValueError):
         return ""
+    from pytest_toolselect.spec.secrets import redact
+
+    # masked before it is cut: a private key's last lines would no longer show its shape
+    lines = redact(text).rstrip().splitlines()[-STDERR_TAIL_LINES:]
     text = "\n".join("  " + line for line in lines)
     return text[-STDERR_TAIL_CHARS:]

@@ -131,21 +131,10 @@ def request_key(subject: Mapping[str, Any], request: TurnRequest) -> str:
 
 # --- turns as stored -----------------------------------------------------------------------
 
-def _redacted(value: Any, secrets: tuple[str, ...]) -> Any:
-    """Every string in a JSON-shaped value (dict keys too) passed through redact."""
-    from pytest_toolselect.spec.secrets import redact
-
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, Mapping):
-        return {_redacted(str(k), secrets): _redacted(v, secrets) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_redacted(v, secrets) for v in value]
-    return value
-
-
 def _encode(turn: Turn, secrets: tuple[str, ...]) -> str:
-    return json.dumps(_redacted(turn.to_dict(), secrets), ensure_ascii=False, default=repr)
+    from pytest_toolselect.spec.secrets import redact_data
+
+    return json.dumps(redact_data(turn.to_dict(), secrets), ensure_ascii=False, default=repr)
 
 
 def _decode(text: str) -> Turn:
