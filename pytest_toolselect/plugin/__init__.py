@@ -93,9 +93,10 @@ def _declares_groups(path: Path) -> bool:
     Any version counts (``tool_preference_groups.v2``, a typo in the digit): the loader
     then refuses it with a clear error instead of the file being passed over in silence.
     """
-    try:
-        with path.open("rb") as fh:
-            return b"tool_preference_groups" in fh.read(4096)
+    from pytest_toolselect.spec.bounded import read_bounded
+
+    try:  # a FIFO or a device named *.groups.json is no groups file (and never blocks)
+        return b"tool_preference_groups" in read_bounded(path, 4096, head=True)
     except OSError:
         return False
 

@@ -131,6 +131,17 @@ def request_key(subject: Mapping[str, Any], request: TurnRequest) -> str:
 
 # --- turns as stored -----------------------------------------------------------------------
 
+def check_path(path: Path) -> None:
+    """Refuse a cache path that names a FIFO, a device or a folder (SQLite would block on a
+    FIFO, or fail obscurely on the others); a missing file is fine: it is created."""
+    from pytest_toolselect.spec.bounded import not_regular
+
+    kind = not_regular(path)
+    if kind is not None:
+        raise ToolselectError(f"the cache path is {kind}, not a file", file=path,
+                              fix="point --toolselect-cache at a file (it is created if missing)")
+
+
 def _encode(turn: Turn, secrets: tuple[str, ...]) -> str:
     from pytest_toolselect.spec.secrets import redact_data
 
@@ -188,6 +199,7 @@ class ResponseCache:
         if self.mode == "replay" and not self.path.exists():
             raise ToolselectError("replay mode: the cache file does not exist", file=self.path,
                                   fix=_RECORD_FIX)
+        check_path(self.path)
         self._conn = self._open()
 
     def _open(self) -> sqlite3.Connection:

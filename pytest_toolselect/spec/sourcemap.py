@@ -52,24 +52,20 @@ def nesting_depth(value: Any) -> int:
 def read_text(path: Path, *, what: str = "file", split_hint: str | None = None,
               max_bytes: int = MAX_BYTES) -> str:
     """A file's text, refusing missing, huge, binary and non-UTF-8 files with a clear message."""
+    from .bounded import FileTooLarge, NotRegularFile, read_bounded
+
     file = str(path)
     try:
-        size = path.stat().st_size
+        raw = read_bounded(path, max_bytes)
     except FileNotFoundError:
         raise _err(file, None, f"{what} not found", "check the path") from None
-    except OSError as exc:
-        raise _err(file, None, f"cannot read {what}: {exc.strerror or exc}",
-                   "check that it is a readable file") from None
-    if size > max_bytes:
-        # checked before reading, so a huge file costs nothing
-        raise _err(
-            file, None,
-            f"{what} is {size / 1024 / 1024:.1f} MB; files over {max_bytes // 1024 // 1024} MB "
-            "are refused",
-            split_hint or "split it into smaller files",
-        )
-    try:
-        raw = path.read_bytes()
+    except NotRegularFile as exc:
+        raise _err(file, None, f"cannot read {what}: {exc.strerror}",
+                   f"point to the {what} itself") from None
+    except FileTooLarge as exc:
+        # a regular file's size is checked before it is read, so a huge file costs nothing
+        raise _err(file, None, f"{what} is {exc.strerror.removeprefix('it is ')}",
+                   split_hint or "split it into smaller files") from None
     except OSError as exc:
         raise _err(file, None, f"cannot read {what}: {exc.strerror or exc}",
                    "check that it is a readable file") from None
