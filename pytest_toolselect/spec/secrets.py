@@ -36,6 +36,8 @@ _SHAPE_TABLE = (
     r"\bglpat-[A-Za-z0-9_\-]{20,}",  # GitLab personal access tokens
     r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
     r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API keys
+    # a password hash in the modular crypt format (/etc/shadow, htpasswd): $6$salt$hash
+    r"\$(?:1|2[abxy]?|5|6|7|y|gy|argon2(?:id|i|d)?|scrypt|pbkdf2(?:-sha\d+)?)\$[./A-Za-z0-9$=,+\-]{8,}",
     r"\beyJ[A-Za-z0-9_\-]{6,}\.eyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]*",  # JWTs
     # a private key block, to its end (or the end of the text, when it was cut off there)
     r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
