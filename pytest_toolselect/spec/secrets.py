@@ -62,8 +62,8 @@ _NOT_A_VALUE = re.compile(r"\$\{\w+\}|\*+|<[^>]*>|null|none|true|false|required|
 
 def _mask_assigned(match: re.Match[str]) -> str:
     value = match.group("quoted") if match.group("quote") else match.group("bare")
-    if _NOT_A_VALUE.fullmatch(value.strip("\"'")):
-        return match.group(0)
+    if value.startswith("***") or _NOT_A_VALUE.fullmatch(value.strip("\"'")):
+        return match.group(0)  # masked already (a shape, a query), or no value at all
     if match.group("quote"):
         return f"{match.group('name')}{match.group('quote')}***{match.group('quote')}"
     return f"{match.group('name')}{match.group('scheme') or ''}***"
@@ -112,8 +112,9 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
                 known.append(value)
     for secret in sorted(set(known), key=len, reverse=True):
         text = text.replace(secret, "***")
-    text = _SECRET_SHAPES.sub("***", text)
-    return _QUERY_SECRET.sub(r"\1***", _ASSIGNED.sub(_mask_assigned, text))
+    # the query's rule first: it knows where a URL's value ends (at & or #)
+    text = _QUERY_SECRET.sub(r"\1***", _SECRET_SHAPES.sub("***", text))
+    return _ASSIGNED.sub(_mask_assigned, text)
 
 
 def redact_data(value: Any, secrets: Iterable[str | None] = ()) -> Any:
