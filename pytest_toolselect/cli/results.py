@@ -30,12 +30,15 @@ OTHER_FILES = {
 
 def load_results(path: str) -> dict[str, Any]:
     """A tool_selection.v1 document from a file, checked against the shipped schema."""
+    from pytest_toolselect.gate.baseline import MAX_BYTES
+    from pytest_toolselect.spec.bounded import NotRegularFile, read_bounded
+
     try:
-        raw = Path(path).read_bytes()
+        raw = read_bounded(Path(path), MAX_BYTES)
     except FileNotFoundError:
         raise ToolselectError("no such file", file=path, fix=WRITE_RESULTS) from None
-    except IsADirectoryError:
-        raise ToolselectError("is a folder, not a results file", file=path, fix=WRITE_RESULTS) from None
+    except NotRegularFile as e:
+        raise ToolselectError(f"is {e.kind}, not a results file", file=path, fix=WRITE_RESULTS) from None
     except OSError as e:
         raise ToolselectError(f"cannot read the file: {e.strerror}", file=path) from None
     try:

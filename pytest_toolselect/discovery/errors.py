@@ -70,6 +70,33 @@ def _fix(spec: ServerSpec) -> str:
     return f"check servers.{spec.name} in the config"
 
 
+#: said of a fault of this process, where "check the config" would send the user astray
+INTERNAL_FIX = ("not a fault of the server or its config: an internal error of"
+                " pytest-toolselect, please report it with this message")
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _internal(exc: BaseException) -> bool:
+    """A fault of this process, not of the server or the config: an import that deadlocked
+    or failed, or an error raised by the plugin's own code (not one of its messages)."""
+    from pytest_toolselect.spec.errors import ToolselectError
+
+    if isinstance(exc, ToolselectError):
+        return False
+    if isinstance(exc, ImportError) or type(exc).__name__ == "_DeadlockError":
+        return True
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    # raised in a frame of this package (a bug of ours), not of the SDK or the server
+    return tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(
+        _PACKAGE + os.sep)
+
+
+def _fix_for(spec: ServerSpec, exc: BaseException) -> str:
+    return INTERNAL_FIX if _internal(exc) else _fix(spec)
+
+
 def _leaves(exc: BaseException) -> Iterator[BaseException]:
     """The exceptions inside (possibly nested) exception groups, in order."""
     # Duck-typed: the builtin BaseExceptionGroup is 3.11+, anyio backports it on 3.10.
@@ -105,7 +132,7 @@ def _fail(spec: ServerSpec, probe: _Probe, exc: BaseException) -> NoReturn:
     if isinstance(cause, ServerError):  # our own, raised inside the task groups
         raise cause.with_traceback(None) from None
     what = _describe(spec)
-    fix = _fix(spec)
+    fix = _fix_for(spec, cause)
     if isinstance(cause, _NotJsonRpc) and probe.stream_errors:
         where = "on stdout " if spec.command else ""
         reason = (
@@ -249,8 +276,12 @@ def _stderr_tail(stderr: IO[str] | None) -> str:
         # Only the end matters; a chatty server may have logged megabytes before it failed.
         size = stderr.seek(0, os.SEEK_END)
         stderr.seek(max(0, size - 64 * 1024))
-        lines = stderr.read().rstrip().splitlines()[-STDERR_TAIL_LINES:]
+        text = stderr.read()
     except (OSError, ValueError):
         return ""
+    from pytest_toolselect.spec.secrets import redact
+
+    # masked before it is cut: a private key's last lines would no longer show its shape
+    lines = redact(text).rstrip().splitlines()[-STDERR_TAIL_LINES:]
     text = "\n".join("  " + line for line in lines)
     return text[-STDERR_TAIL_CHARS:]

@@ -24,16 +24,17 @@ from pytest_toolselect.spec.envrefs import resolve_value
 from pytest_toolselect.spec.errors import ServerError
 from pytest_toolselect.spec.tools import Tool
 
-from .errors import _describe, _fix, _reason
+from .errors import _describe, _fix_for, _reason
 from .found import ServerTools, under_root
-from .mcp_run import _run_async
+from .mcp_run import _run_async, load_sdk
 from .schemas import _check_schemas, _check_unique, schema_problem
 from .tools_file import _load_tools_file, load_tools_file
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.config import ServerSpec
 
-__all__ = ["ServerTools", "clear_cache", "discover", "load_tools_file", "offered_tools", "schema_problem"]
+__all__ = ["ServerTools", "clear_cache", "discover", "load_sdk", "load_tools_file", "offered_tools",
+           "schema_problem"]
 
 #: the form Claude Code shows, suggested when two servers give one tool name
 SUGGESTED_NAME_FORMAT = "mcp__{server}__{tool}"
@@ -93,7 +94,7 @@ def _discover_uncached(spec: ServerSpec, root: Path) -> ServerTools:
     except ServerError:
         raise
     except Exception as exc:  # the promise: nothing but ServerError leaves discover()
-        raise ServerError(f"{_describe(spec)} failed: {_reason(exc)}", fix=_fix(spec)) from exc
+        raise ServerError(f"{_describe(spec)} failed: {_reason(exc)}", fix=_fix_for(spec, exc)) from exc
     _check_unique(result.tools, spec.name)
     _check_schemas(result.tools, spec)
     return result

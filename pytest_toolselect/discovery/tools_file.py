@@ -55,7 +55,7 @@ def _load_tools_file(path: Path, server: str) -> tuple[Tool, ...]:
     # sourcemap reads the file as the case and config loaders do: size, binary and UTF-8
     # checks, no YAML aliases, a depth cap, duplicate keys refused, and a line for every place
     from pytest_toolselect.spec.errors import ToolselectError
-    from pytest_toolselect.spec.sourcemap import describe, load_file
+    from pytest_toolselect.spec.sourcemap import describe, excerpt, load_file
 
     who = f"server '{server}': " if server else ""
     try:
@@ -76,8 +76,10 @@ def _load_tools_file(path: Path, server: str) -> tuple[Tool, ...]:
     prefix: tuple[str, ...] = ()
     if isinstance(data, Mapping):
         if "tools" not in data:
-            keys = ", ".join(map(repr, list(data)[:5]))
-            bad(f"a mapping needs a 'tools' list (it has {keys or 'no keys'})", (), _SHAPE_FIX)
+            # the keys as excerpts: a file that is no tools file (a mistyped path) is not shown
+            keys = ", ".join(repr(excerpt(str(k))) for k in list(data)[:3])
+            more = f" and {len(data) - 3} more" if len(data) > 3 else ""
+            bad(f"a mapping needs a 'tools' list (it has {keys or 'no keys'}{more})", (), _SHAPE_FIX)
         entries, prefix = data["tools"], ("tools",)
     else:
         entries = data
@@ -113,7 +115,7 @@ class _EntryError(Exception):
 
 
 def _parse_entry(entry: Any) -> Tool:
-    from pytest_toolselect.spec.sourcemap import describe
+    from pytest_toolselect.spec.sourcemap import describe, excerpt
 
     if not isinstance(entry, Mapping):
         raise _EntryError(f"a tool must be a mapping, got {describe(entry)}",
@@ -124,7 +126,7 @@ def _parse_entry(entry: Any) -> Tool:
             near = next((k for k in _KNOWN_KEYS if k.lower() == str(key).lower()), None) \
                 or nearest(str(key), _KNOWN_KEYS)
             if near:
-                raise _EntryError(f"unknown key {key!r} (did you mean {near!r}?)",
+                raise _EntryError(f"unknown key {excerpt(str(key))!r} (did you mean {near!r}?)",
                                   f"rename it to {near}", (str(key),))
 
     body: Mapping[str, Any] = entry

@@ -71,6 +71,7 @@ def load(path: Path) -> Baseline | None:
     A file that exists but cannot be read as a complete baseline is refused, never
     re-recorded over: losing a team's baseline silently would un-gate every case.
     """
+    from pytest_toolselect.spec.bounded import kind_of
     from pytest_toolselect.spec.sourcemap import read_text
 
     try:
@@ -83,6 +84,10 @@ def load(path: Path) -> Baseline | None:
     if stat.S_ISDIR(mode):
         raise ToolselectError("the baseline path is a folder, not a file", file=path,
                               fix="point --toolselect-baseline at a file in it")
+    kind = kind_of(mode)
+    if kind is not None:  # a FIFO or a device: nothing to read, and nothing to write over
+        raise ToolselectError(f"the baseline path is {kind}, not a file", file=path,
+                              fix="point --toolselect-baseline at a regular file")
     # the mode bits as well as access(): root reads a mode-000 file, a user cannot, and a
     # file one of them cannot read is the same file to both
     if stat.S_IMODE(mode) & 0o444 == 0 or not os.access(path, os.R_OK):

@@ -16,13 +16,13 @@ from typing import Any
 import pytest
 
 from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.case_run import DECORATED_CASE
 from pytest_toolselect.run.session import RUN_SESSION, RunSession
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.records import CaseRecord
 
 from .options import add_options
+from .shown import shown
 from .verdict import CASE, ORDER, RECORD, RUN, CaseFailed, conclude_case, record_failed_body, setup_case
 
 CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
@@ -101,9 +101,10 @@ def _declares_groups(path: Path) -> bool:
     Any version counts (``tool_preference_groups.v2``, a typo in the digit): the loader
     then refuses it with a clear error instead of the file being passed over in silence.
     """
-    try:
-        with path.open("rb") as fh:
-            return b"tool_preference_groups" in fh.read(4096)
+    from pytest_toolselect.spec.bounded import read_bounded
+
+    try:  # a FIFO or a device named *.groups.json is no groups file (and never blocks)
+        return b"tool_preference_groups" in read_bounded(path, 4096, head=True)
     except OSError:
         return False
 
@@ -234,14 +235,14 @@ class SessionHooks:
             report.toolselect = rec.to_json()
         if call.excinfo is not None and isinstance(call.excinfo.value, (CaseFailed, ToolselectError)):
             # the message is the whole story; a traceback through the plugin adds nothing
-            report.longrepr = printable(str(call.excinfo.value))
+            report.longrepr = self._shown(str(call.excinfo.value))
             # plain data, so it reaches the xdist controller with the report
             report.toolselect_shown = True
         elif report.skipped and rec is not None and rec.verdict == gate.SKIPPED:
             # point the skip at the case, not at the plugin line that skipped it
             reason = (call.excinfo.value.msg if call.excinfo is not None
                       else rec.error if isinstance(rec, CaseRecord) else None)
-            report.longrepr = (str(item.path), (item.location[1] or 0) + 1, printable(f"Skipped: {reason}"))
+            report.longrepr = (str(item.path), (item.location[1] or 0) + 1, self._shown(f"Skipped: {reason}"))
         return report
 
     @pytest.hookimpl(trylast=True)
@@ -340,6 +341,9 @@ class SessionHooks:
         if servers is not None:
             servers.clear_cache()
 
+    def _shown(self, text: str) -> str:
+        return shown(text, self.session.settings.server_secrets())
+
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         run, state = self.session, self.session.state
         if run.settings.is_worker:
@@ -347,7 +351,7 @@ class SessionHooks:
         if state.dry_run_lines:
             terminalreporter.section("toolselect dry run")
             for line in state.dry_run_lines:
-                terminalreporter.write_line(printable(line))
+                terminalreporter.write_line(self._shown(line))
             return
         if state.records or (state.baseline_written and not state.group_records):
             from pytest_toolselect.report.terminal import lines, summarize
@@ -359,15 +363,15 @@ class SessionHooks:
             if terminalreporter.config.option.tbstyle not in ("no", "line"):
                 data = dataclasses.replace(data, shown_above=frozenset(state.shown_above))
             for line in lines(summarize(data)):
-                terminalreporter.write_line(printable(line))
+                terminalreporter.write_line(self._shown(line))
         if state.group_records:
             terminalreporter.section("toolselect preference probe")
             for line in run.summary.probe_lines():
-                terminalreporter.write_line(printable(line))
+                terminalreporter.write_line(self._shown(line))
         for note in state.baseline_notes:
-            terminalreporter.write_line(printable(f"toolselect: {note}"), yellow=True)
+            terminalreporter.write_line(self._shown(f"toolselect: {note}"), yellow=True)
         for problem in state.report_problems:
-            terminalreporter.write_line(printable(f"toolselect: {problem}"), red=True)
+            terminalreporter.write_line(self._shown(f"toolselect: {problem}"), red=True)
 
 
     @pytest.hookimpl(tryfirst=True)

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.records import GroupRecord
 
+from .shown import shown
 from .verdict import ORDER, RECORD, CaseFailed, conclude_case, setup_case
 
 if TYPE_CHECKING:
@@ -85,7 +85,7 @@ class _PlainErrors:
         # an xfail's long report is thrown away by pytest: building its traceback (which
         # parses the source of the plugin's modules) only costs time
         if isinstance(excinfo.value, (CaseFailed, ToolselectError, pytest.xfail.Exception)):
-            return printable(str(excinfo.value))
+            return shown(str(excinfo.value))
         return super().repr_failure(excinfo)  # type: ignore[misc, no-any-return]
 
 

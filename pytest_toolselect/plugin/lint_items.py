@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_toolselect.lint.findings import ERROR, INFO, Finding
-from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RunSession
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.records import LintRecord
+
+from .shown import shown
 
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
@@ -83,7 +84,7 @@ class LintItem(pytest.Item):
     def repr_failure(self, excinfo: ExceptionInfo[BaseException],
                      style: Any = None) -> str | TerminalRepr:
         if isinstance(excinfo.value, (LintFailed, ToolselectError)):
-            return printable(str(excinfo.value))
+            return shown(str(excinfo.value))
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
@@ -197,6 +198,6 @@ class LintHooks:
 
         terminalreporter.section("toolselect lint")
         for server, rec in sorted(self.session.state.lint_records.items()):
-            terminalreporter.write_line(printable(
+            terminalreporter.write_line(shown(
                 f"{server}: {counts_line(rec.findings)}; {len(rec.new)} new"))
 

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.case_run import CaseRun
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.records import CaseRecord, GroupRecord
+
+from .shown import shown
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case
@@ -51,7 +52,7 @@ def warn_unoffered(item: pytest.Item, run: CaseRun) -> None:
         return
     case = run.case
     listed = ", ".join(repr(n) for n in names)
-    message = printable(
+    message = shown(
         f"case {case.id!r}: forbid_tools names {listed}, which no server of the case offers, so "
         f"the check fails only if the model calls a tool it was never offered (remove "
         f"{'it' if len(names) == 1 else 'them'}, or name an offered tool)")
@@ -121,10 +122,10 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
     if outcome == "failed":
         raise CaseFailed("\n".join(describe(rec)))
     if outcome == "xfailed":
-        pytest.xfail(printable(xfail_reason(rec)))
+        pytest.xfail(shown(xfail_reason(rec)))
     if outcome == "warned":
         text = "\n".join(describe(rec))
-        notice(ToolselectFlakyWarning(printable(f"{item.nodeid}: {text}")))
+        notice(ToolselectFlakyWarning(shown(f"{item.nodeid}: {text}")))
 
 
 def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> None:

@@ -77,9 +77,10 @@ def _read_bundled_map() -> dict[str, Any]:
     if spec is None or not spec.origin:
         return {}
     path = os.path.join(os.path.dirname(spec.origin), "model_prices_and_context_window_backup.json")
+    from pytest_toolselect.spec.bounded import read_bounded
+
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        data = json.loads(read_bounded(path, 64 * 1024 * 1024))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -155,21 +155,21 @@ def request_key(subject: Mapping[str, Any], request: TurnRequest, endpoint: str 
 
 # --- turns as stored -----------------------------------------------------------------------
 
-def _redacted(value: Any, secrets: tuple[str, ...]) -> Any:
-    """Every string in a JSON-shaped value (dict keys too) passed through redact."""
-    from pytest_toolselect.spec.secrets import redact
+def check_path(path: Path) -> None:
+    """Refuse a cache path that names a FIFO, a device or a folder (SQLite would block on a
+    FIFO, or fail obscurely on the others); a missing file is fine: it is created."""
+    from pytest_toolselect.spec.bounded import not_regular
 
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, Mapping):
-        return {_redacted(str(k), secrets): _redacted(v, secrets) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_redacted(v, secrets) for v in value]
-    return value
+    kind = not_regular(path)
+    if kind is not None:
+        raise ToolselectError(f"the cache path is {kind}, not a file", file=path,
+                              fix="point --toolselect-cache at a file (it is created if missing)")
 
 
 def _encode(turn: Turn, secrets: tuple[str, ...]) -> str:
-    return json.dumps(_redacted(turn.to_dict(), secrets), ensure_ascii=False, default=repr)
+    from pytest_toolselect.spec.secrets import redact_data
+
+    return json.dumps(redact_data(turn.to_dict(), secrets), ensure_ascii=False, default=repr)
 
 
 def _decode(text: str) -> Turn:
@@ -223,6 +223,7 @@ class ResponseCache:
         if self.mode == "replay" and not self.path.exists():
             raise ToolselectError("replay mode: the cache file does not exist", file=self.path,
                                   fix=_RECORD_FIX)
+        check_path(self.path)
         self._conn = self._open()
 
     def _open(self) -> sqlite3.Connection:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
@@ -44,8 +45,11 @@ class CaseCalls:
         return list(self.case_config(case).servers)
 
     def case_config(self, case: Case) -> Config:
-        source = Path(case.source) if case.source else None
-        return self.settings.config_for(source if source is not None and source.is_file() else None)
+        return self._config_of(case.source)
+
+    def _config_of(self, source: str | None) -> Config:
+        path = Path(source) if source else None
+        return self.settings.config_for(path if path is not None and path.is_file() else None)
 
     def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
         """The tools the case offers (its servers' union) and the system prompt it sends."""
@@ -104,7 +108,28 @@ class CaseCalls:
             upcoming = items[start:]
         fresh = [item for item in upcoming if item.nodeid not in self._prefetched]
         self._prefetched.update(item.nodeid for item in fresh)
+        self._load_sdk_for(fresh)
         self.runner.prefetch(job for job in map(self.job_for, fresh) if job is not None)
+
+    def _load_sdk_for(self, items: list[pytest.Item]) -> None:
+        """Discovery runs in worker threads, and two first imports of the MCP SDK in two
+        threads at once deadlock: when an item due here may start a server, the SDK is
+        imported now, on the main thread, before the workers start."""
+        from pytest_toolselect.discovery.servers import load_sdk
+
+        for item in items:
+            owner = getattr(item, "group", None) or case_of(item)
+            if owner is None:
+                continue
+            try:
+                servers = self._config_of(owner.source).servers.values()
+            except ToolselectError:
+                continue  # the item reports its config's error itself
+            if any(spec.kind != "tools_file" for spec in servers):
+                # a missing SDK: each discovery says so, on the items it touches
+                with contextlib.suppress(ImportError):
+                    load_sdk()
+                return
 
     def job_for(self, item: pytest.Item) -> tuple[str, Any] | None:
         """The work an item waits for (a case's reps or a group's cells), or None."""

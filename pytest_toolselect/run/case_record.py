@@ -46,6 +46,15 @@ class CaseRecords:
         #: tool texts this process already put in a record (each travels once)
         self._sent_texts: set[str] = set()
 
+    def _masked(self, error: str | None) -> str | None:
+        # a server's stderr or a provider's answer quoted in an error may hold credentials;
+        # the record is what the terminal summary, the reports and the controller get
+        if error is None:
+            return None
+        from pytest_toolselect.spec.secrets import redact
+
+        return redact(error, self.settings.server_secrets())
+
     def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
                error: str | None = None, verdict: str = gate.ERROR) -> CaseRecord:
         """The record of one case, the unit the controller gathers."""
@@ -66,7 +75,7 @@ class CaseRecords:
             allow_no_tool=case.allow_no_tool,
             case_fingerprint=case_fp,
             # not scored: the baseline keeps its entry for this case
-            status=None, verdict=verdict, error=error,
+            status=None, verdict=verdict, error=self._masked(error),
         )
         if run is None:
             return rec

@@ -94,8 +94,11 @@ def is_gone(state: RunState, key: str, where: list[Path], texts: dict[Path, str]
         return True
     if path.suffix == ".py":
         if path not in texts:
+            from pytest_toolselect.spec.bounded import read_bounded
+            from pytest_toolselect.spec.sourced import MAX_BYTES
+
             try:
-                texts[path] = path.read_text(encoding="utf-8", errors="replace")
+                texts[path] = read_bounded(path, MAX_BYTES).decode("utf-8", errors="replace")
             except OSError:
                 return False
         return not defines_function(texts[path], function_of(rest))

@@ -56,6 +56,10 @@ class RunSession:
                 from .cache import check_mode
 
                 check_mode(str(mode))
+            if settings.option("cache").value is not None:
+                from .cache import check_path
+
+                check_path(settings.resolve_path(settings.option("cache")))
             if baselines.baseline_path is not None:
                 from pytest_toolselect.run.lifecycle import check_ci
 

@@ -205,10 +205,13 @@ class SessionSummary:
         if not wanted or self.settings.is_worker or not self.state.gathered():
             return
         from pytest_toolselect.report.results import build
+        from pytest_toolselect.spec.secrets import redact_data
 
         from .report_files import write_reports
 
-        document = build(self.results_input(exitstatus, failed_items))
+        # every string of the document masked once, whatever part of the run it came from
+        document = redact_data(build(self.results_input(exitstatus, failed_items)),
+                               self.settings.server_secrets())
         self.state.report_problems += write_reports(
             document, {name: self.settings.resolve_path(r) for name, r in wanted.items()})
 

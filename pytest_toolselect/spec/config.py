@@ -104,6 +104,12 @@ def load_config(rootdir: Path, explicit: Path | None = None) -> Config:
     rootdir = Path(rootdir)
     if explicit is not None:
         path = Path(explicit)
+        from .bounded import not_regular
+
+        kind = not_regular(path)
+        if kind is not None:
+            raise ToolselectError(f"the config path is {kind}, not a file", file=path,
+                                  fix="point --toolselect-config at the config file itself")
         if not path.is_file():
             raise ToolselectError(
                 "config file not found", file=path,

@@ -33,9 +33,12 @@ class Found:
 
 
 def has_table(pyproject: Path) -> bool:
+    from .bounded import read_bounded
+    from .sourced import MAX_BYTES
+
     try:
-        return TABLE in pyproject.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return TABLE in read_bounded(pyproject, MAX_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError):  # a FIFO, a device or a huge file: not a config
         return False
 
 

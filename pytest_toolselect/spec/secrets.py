@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 #: the variables the SDKs read keys from; masked whatever their names look like
 PROVIDER_KEY_VARS = (
@@ -20,9 +21,54 @@ PROVIDER_KEY_VARS = (
 )
 #: a variable (or header) whose name ends like this holds a secret
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|KEY_ID|AUTHORIZATION)$")
-_SECRET_SHAPES = re.compile(r"\b(sk|rk|pk)-[A-Za-z0-9_\-]{6,}|(?<=Bearer )[A-Za-z0-9._\-]{8,}"
-                            # the password of a URL's user info: https://user:pw@proxy
-                            r"|(?<=://)(?=[^/@\s:]*:[^/@\s]+@)[^/@\s:]*:[^/@\s]+(?=@)")
+#: credential shapes, masked wherever they appear (a compact table after the rules of
+#: gitleaks and detect-secrets: each shape is specific enough that prose, UUIDs, hashes and
+#: numbers never match it)
+_SHAPE_TABLE = (
+    r"\b(?:sk|rk|pk)-[A-Za-z0-9_\-]{6,}",  # OpenAI, Anthropic and the like
+    r"\b(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{8,}",  # Stripe
+    r"(?<=Bearer )[A-Za-z0-9._\-~+/]{8,}=*",  # a bearer value, whatever its issuer
+    # the password of a URL's user info: https://user:pw@proxy
+    r"(?<=://)(?=[^/@\s:]*:[^/@\s]+@)[^/@\s:]*:[^/@\s]+(?=@)",
+    r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA)[A-Z0-9]{16}\b",  # AWS key ids
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}",  # GitHub: personal, OAuth, user, server, refresh tokens
+    r"\bgithub_pat_[A-Za-z0-9_]{20,}",  # GitHub fine-grained tokens
+    r"\bglpat-[A-Za-z0-9_\-]{20,}",  # GitLab personal access tokens
+    r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack
+    r"\bAIza[0-9A-Za-z_\-]{35}",  # Google API keys
+    # a password hash in the modular crypt format (/etc/shadow, htpasswd): $6$salt$hash
+    r"\$(?:1|2[abxy]?|5|6|7|y|gy|argon2(?:id|i|d)?|scrypt|pbkdf2(?:-sha\d+)?)\$[./A-Za-z0-9$=,+\-]{8,}",
+    r"\beyJ[A-Za-z0-9_\-]{6,}\.eyJ[A-Za-z0-9_\-]{6,}\.[A-Za-z0-9_\-]*",  # JWTs
+    # a private key block, to its end (or the end of the text, when it was cut off there)
+    r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+    r"(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    # and its tail, when the text starts inside the block (a log's last lines)
+    r"(?:^[ \t]*[A-Za-z0-9+/=]{16,}[ \t]*\n)+[ \t]*-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----",
+)
+_SECRET_SHAPES = re.compile("|".join(f"(?:{p})" for p in _SHAPE_TABLE), re.MULTILINE)
+#: `password=...`, `AWS_SECRET_ACCESS_KEY: ...`, `"api_key": "..."`: the value after a name
+#: that ends like a credential's (the name and its quotes stay, so the message keeps its sense)
+_ASSIGNED = re.compile(
+    r"(?P<name>(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key"
+    r"|account[_\-]?key|private[_\-]?key|credentials?|authorization)[\"']?\s*(?:=|:)\s*)"
+    r"(?:(?P<quote>[\"'])(?P<quoted>(?:\\.|(?!(?P=quote))[^\\\n]){4,})(?P=quote)"
+    r"|(?P<scheme>(?:Basic|Bearer|Token|Digest) )?(?P<bare>(?![\"'])[^\s\"'`,;&<>()\[\]{}]{4,}))",
+    re.IGNORECASE)
+#: values after such a name that hold no secret: a reference, a mask, a placeholder
+_NOT_A_VALUE = re.compile(r"\$\{\w+\}|\*+|<[^>]*>|null|none|true|false|required|optional"
+                          r"|basic|bearer|token|digest",
+                          re.IGNORECASE)
+
+
+def _mask_assigned(match: re.Match[str]) -> str:
+    value = match.group("quoted") if match.group("quote") else match.group("bare")
+    if value.startswith("***") or _NOT_A_VALUE.fullmatch(value.strip("\"'")):
+        return match.group(0)  # masked already (a shape, a query), or no value at all
+    if match.group("quote"):
+        return f"{match.group('name')}{match.group('quote')}***{match.group('quote')}"
+    return f"{match.group('name')}{match.group('scheme') or ''}***"
+
+
 #: shorter values are not masked: "***" in place of every "1" or "true" would hide the message
 _MIN_SECRET = 6
 
@@ -66,4 +112,17 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
                 known.append(value)
     for secret in sorted(set(known), key=len, reverse=True):
         text = text.replace(secret, "***")
-    return _QUERY_SECRET.sub(r"\1***", _SECRET_SHAPES.sub("***", text))
+    # the query's rule first: it knows where a URL's value ends (at & or #)
+    text = _QUERY_SECRET.sub(r"\1***", _SECRET_SHAPES.sub("***", text))
+    return _ASSIGNED.sub(_mask_assigned, text)
+
+
+def redact_data(value: Any, secrets: Iterable[str | None] = ()) -> Any:
+    """Every string in a JSON-shaped value (dict keys too) passed through redact."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, Mapping):
+        return {redact_data(str(k), secrets): redact_data(v, secrets) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_data(v, secrets) for v in value]
+    return value

@@ -52,24 +52,20 @@ def nesting_depth(value: Any) -> int:
 def read_text(path: Path, *, what: str = "file", split_hint: str | None = None,
               max_bytes: int = MAX_BYTES) -> str:
     """A file's text, refusing missing, huge, binary and non-UTF-8 files with a clear message."""
+    from .bounded import FileTooLarge, NotRegularFile, read_bounded
+
     file = str(path)
     try:
-        size = path.stat().st_size
+        raw = read_bounded(path, max_bytes)
     except FileNotFoundError:
         raise _err(file, None, f"{what} not found", "check the path") from None
-    except OSError as exc:
-        raise _err(file, None, f"cannot read {what}: {exc.strerror or exc}",
-                   "check that it is a readable file") from None
-    if size > max_bytes:
-        # checked before reading, so a huge file costs nothing
-        raise _err(
-            file, None,
-            f"{what} is {size / 1024 / 1024:.1f} MB; files over {max_bytes // 1024 // 1024} MB "
-            "are refused",
-            split_hint or "split it into smaller files",
-        )
-    try:
-        raw = path.read_bytes()
+    except NotRegularFile as exc:
+        raise _err(file, None, f"cannot read {what}: {exc.strerror}",
+                   f"point to the {what} itself") from None
+    except FileTooLarge as exc:
+        # a regular file's size is checked before it is read, so a huge file costs nothing
+        raise _err(file, None, f"{what} is {exc.strerror.removeprefix('it is ')}",
+                   split_hint or "split it into smaller files") from None
     except OSError as exc:
         raise _err(file, None, f"cannot read {what}: {exc.strerror or exc}",
                    "check that it is a readable file") from None
@@ -182,6 +178,23 @@ _TYPE_WORDS = {
 }
 
 
+#: characters of a value read from a file that an error quotes: enough to recognise it,
+#: too few to print a file that was never meant to be read (a path mistyped to /etc/passwd)
+EXCERPT = 40
+
+
+def excerpt(text: str) -> str:
+    """The start of a value read from a file, as an error quotes it: its first line, at
+    most EXCERPT characters, credentials masked (before the cut, so none is left half)."""
+    from .secrets import redact
+
+    lines = text.splitlines() or [""]
+    first = redact(lines[0])
+    if len(first) > EXCERPT:
+        return first[:EXCERPT - 3] + "..."
+    return first + ("..." if len(lines) > 1 else "")
+
+
 def describe(value: Any) -> str:
     """A value as a message names it: "the string 'find_company'", "a list", ..."""
     if value is None:
@@ -191,8 +204,10 @@ def describe(value: Any) -> str:
     if isinstance(value, (int, float)):
         return f"the number {value!r}"
     if isinstance(value, str):
-        shown = value if len(value) <= 60 else value[:57] + "..."
-        return f"the string {shown!r}"
+        shown = excerpt(value)
+        if shown == value:
+            return f"the string {shown!r}"
+        return f"the string {shown!r} ({len(value):,} characters)"
     if isinstance(value, (list, tuple)):
         return f"a list of {len(value)} item" + ("" if len(value) == 1 else "s")
     if isinstance(value, Mapping):
@@ -213,6 +228,8 @@ def _is_number(text: str) -> bool:
 
 def _scalar_text(value: Any) -> str:
     if isinstance(value, str):
+        if excerpt(value) != value:  # a long or masked value from the file: its excerpt
+            return json.dumps(excerpt(value), ensure_ascii=False)
         return value if _NAME.match(value) else json.dumps(value, ensure_ascii=False)
     return json.dumps(value)
 
@@ -270,9 +287,9 @@ def _rewrite(err: Any, src: Sourced,
         near = nearest(key, choices)
         kpath = (*path, key)
         if near:
-            return src.error(kpath, f"unknown key {key!r}; did you mean {near!r}?",
+            return src.error(kpath, f"unknown key {excerpt(key)!r}; did you mean {near!r}?",
                              f"rename it to {near}")
-        return src.error(kpath, f"unknown key {key!r}",
+        return src.error(kpath, f"unknown key {excerpt(key)!r}",
                          "remove it; the keys allowed here are " + ", ".join(props))
 
     if v == "required":
