@@ -45,6 +45,7 @@ class Baselines(Protocol):
     @property
     def baseline_path(self) -> Path | None: ...
     def reworded(self) -> dict[str, str]: ...
+    def renamed_from(self, case_fp: str) -> str | None: ...
 
 
 #: under this share of the baseline's entries found in the run, a compare is refused
@@ -125,15 +126,16 @@ def overlap_problem(run: Baselines) -> str | None:
     where = anchors(run)
     texts: dict[Path, str] = {}
     # an entry whose case was renamed in its file (same content under a new id) is this
-    # suite's too, and so is one a reworded parametrized @case replaced; one whose file
-    # moved is not: the keys of a moved config all change
+    # suite's too, and so is one a case of this run took over by its content (its file
+    # renamed or moved: lineage.renamed_from), or a reworded parametrized @case replaced
     in_file: dict[str, set[str]] = {}
     for key, fp in run.state.case_fingerprints.items():
         in_file.setdefault(split(key)[0], set()).add(fp)
+    taken = {run.renamed_from(fp) for fp in set(run.state.case_fingerprints.values())}
     paired = run.reworded()
     shared = [k for k, entry in base.cases.items()
               if entry.get("case_fingerprint") in in_file.get(split(k)[0], ())
-              or k in paired or not is_gone(run.state, k, where, texts)]
+              or k in taken or k in paired or not is_gone(run.state, k, where, texts)]
     if len(shared) >= MIN_OVERLAP * len(base.cases):
         return None
     unmatched = sorted(set(base.cases) - set(shared))
@@ -141,12 +143,12 @@ def overlap_problem(run: Baselines) -> str | None:
     return (
         f"{run.baseline_path}: this run's cases match {len(shared)} of the baseline's "
         f"{len(base.cases)} entries, too few to gate on. "
-        + _unmatched_cause(run.state, unmatched, ours, set(base.cases))
+        + _unmatched_cause(run.state, unmatched, ours, set(base.cases), where)
     )
 
 
-def _unmatched_cause(state: RunState, unmatched: list[str], ours: list[str],
-                     stored: set[str]) -> str:
+def _unmatched_cause(state: RunState, unmatched: list[str], ours: list[str], stored: set[str],
+                     where: list[Path]) -> str:
     """Why the baseline's entries were not found, as far as the run can tell, and the fix."""
     families: dict[str, list[str]] = {}
     for key in unmatched:
@@ -161,6 +163,17 @@ def _unmatched_cause(state: RunState, unmatched: list[str], ours: list[str],
                 "its values), too many at once to tell which new one replaced which. Give "
                 "parametrize ids= so that a reworded question keeps its key, or re-record "
                 "with --toolselect-update-baseline.")
+    lost = sorted({split(k)[0] for k in unmatched
+                   if split(k)[0] not in state.defined and existing_file(split(k)[0], where) is None})
+    new = sorted({split(k)[0] for k in ours} - {split(k)[0] for k in stored})
+    # a file renamed keeps its cases' ids, whatever else changed; another suite's do not match
+    ids_lost = {split(k)[1] for k in unmatched if split(k)[0] in lost}
+    if lost and new and ids_lost & {split(k)[1] for k in ours if split(k)[0] in new}:
+        return (f"The baseline's case files {', '.join(lost[:SHOWN])} no longer exist and this "
+                f"run's {', '.join(new[:SHOWN])} have no entries: a case file renamed or moved "
+                "(its cases are followed by their content, but not those whose content changed "
+                "too). Rename it back for this change, or re-record the baseline with "
+                "--toolselect-update-baseline.")
     return (
         f"Baseline keys: {', '.join(unmatched[:SHOWN])}; "
         f"this run's keys: {', '.join(ours[:SHOWN])}. Keys are case files' paths relative to the "
