@@ -120,9 +120,9 @@ def define_keys(file: pytest.File, names: Iterable[str]) -> None:
 
 def define_families(session: Any, nodes: Iterable[Any]) -> None:
     """Every parameter set of a parametrized @case function, as its module or class made
-    them, before any filtering (node ids, -k): an entry of such a function that is not among them is
-    gone (its question was reworded, or the parameter set removed), and one gone beside
-    one new is the same case reworded (run/lineage.reworded). By the function's key."""
+    them, before any filtering (node ids, -k), by the function's key: an entry of such a
+    function that is not among them is gone (its question reworded, or the parameter set
+    removed), and one gone beside one new is that case reworded (run/lineage.reworded)."""
     from pytest_toolselect.gate.keys import family_of, key_for
 
     for node in nodes:
