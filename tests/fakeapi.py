@@ -60,8 +60,14 @@ class _Server(ThreadingHTTPServer):
 class Reply:
     """One scripted reply. The defaults give a plain text answer, status 200."""
 
-    #: (name, arguments) in order; a str as arguments is sent as-is (raw, maybe not JSON)
-    tool_calls: list[tuple[str, dict[str, Any] | str]] = field(default_factory=list)
+    #: (name, arguments) in order; a str as arguments is sent as-is (raw, maybe not JSON),
+    #: and so is any other value of either (a None name is sent as null)
+    tool_calls: list[tuple[Any, Any]] = field(default_factory=list)
+    #: the wire's tool-call objects sent exactly as given, after those of `tool_calls`
+    #: (Anthropic content blocks, OpenAI tool_calls entries): shapes a broken proxy sends
+    raw_calls: list[Any] = field(default_factory=list)
+    #: OpenAI's message.refusal (a model's refusal as text)
+    refusal: str | None = None
     text: str = ""
     #: Anthropic's terms (tool_use, end_turn, max_tokens), mapped for OpenAI; default by content
     stop_reason: str | None = None
@@ -175,7 +181,8 @@ def anthropic_body(r: Reply, request: Any) -> Any:
     for i, (name, args) in enumerate(r.tool_calls):
         # Anthropic sends input as an object; a raw string stands for what a proxy might garble
         content.append({"type": "tool_use", "id": f"toolu_{i:04d}", "name": name, "input": args})
-    stop = r.stop_reason or ("tool_use" if r.tool_calls else "end_turn")
+    content += r.raw_calls
+    stop = r.stop_reason or ("tool_use" if r.tool_calls or r.raw_calls else "end_turn")
     model = request.get("model", "claude-test") if isinstance(request, dict) else "claude-test"
     return {"id": "msg_fake", "type": "message", "role": "assistant", "model": model,
             "content": content, "stop_reason": stop, "stop_sequence": None, "usage": _usage_anthropic(r)}
@@ -187,11 +194,13 @@ def openai_body(r: Reply, request: Any) -> Any:
         return {"error": {"message": r.error, "type": kind, "code": r.status if r.status != 200 else None}}
     calls = [{"id": f"call_{i:04d}", "type": "function",
               "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)}}
-             for i, (name, args) in enumerate(r.tool_calls)]
+             for i, (name, args) in enumerate(r.tool_calls)] + r.raw_calls
     message: dict[str, Any] = {"role": "assistant", "content": r.text or None}
     if calls:
         message["tool_calls"] = calls
-    stop = r.stop_reason or ("tool_use" if r.tool_calls else "end_turn")
+    if r.refusal is not None:
+        message["refusal"] = r.refusal
+    stop = r.stop_reason or ("tool_use" if calls else "end_turn")
     usage: dict[str, Any] = {
         # OpenAI counts cached tokens inside prompt_tokens and breaks them out in the details
         "prompt_tokens": r.input_tokens + r.cache_read_tokens + r.cache_write_tokens,

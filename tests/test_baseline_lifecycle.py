@@ -161,15 +161,22 @@ def recorded(project: Project, *extra: str) -> dict[str, Any]:
     return project.read_baseline()
 
 
+def foreign(base: dict[str, Any]) -> dict[str, Any]:
+    """Another suite's baseline for the same subject: other case files, other cases."""
+    return {f"other/{k}-billing": {**v, "case_fingerprint": f"sha256:{n:016x}"}
+            for n, (k, v) in enumerate(base["cases"].items())}
+
+
 def test_a_baseline_that_matches_too_little_is_a_usage_error(project: Project) -> None:
     base = recorded(project)
-    other = {f"other/{k}": v for k, v in base["cases"].items()}
+    other = foreign(base)
     (project.path / "other.json").write_text(json.dumps({**base, "cases": other}))
     result = project.pytester.runpytest("--toolselect-baseline=other.json")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     err = result.stderr.str()
     assert "match 0 of the baseline's 3 entries" in err, err
-    assert "other/registry.toolselect.yaml::find" in err and "registry.toolselect.yaml::find" in err
+    assert "other/registry.toolselect.yaml::find-billing" in err and "registry.toolselect.yaml::find" in err
+    assert "likely another suite's baseline" in err
     assert err.count("too few to gate on") == 1  # said once, at the start
     # re-recording on purpose is allowed
     result = project.pytester.runpytest("--toolselect-baseline=other.json",
@@ -179,7 +186,7 @@ def test_a_baseline_that_matches_too_little_is_a_usage_error(project: Project) -
 
 def test_under_xdist_a_foreign_baseline_is_a_usage_error_too(project: Project) -> None:
     base = recorded(project)
-    other = {f"other/{k}": v for k, v in base["cases"].items()}
+    other = foreign(base)
     (project.path / "other.json").write_text(json.dumps({**base, "cases": other}))
     result = project.pytester.runpytest_subprocess("--toolselect-baseline=other.json", "-n", "2")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str()

@@ -66,11 +66,6 @@ def call(tool: str, /, **arguments: Any) -> dict[str, Any]:
     return {"name": tool, "arguments": arguments}
 
 
-def raw_call(name: str, raw_arguments: str) -> dict[str, Any]:
-    """A call whose arguments the model sent as text that is not a JSON object."""
-    return {"name": name, "raw_arguments": raw_arguments}
-
-
 @dataclass(frozen=True)
 class Scripted:
     """One case: its question, the scripted first turn, and what the gate must say."""
@@ -358,20 +353,14 @@ ARGUMENTS = [
              [call("search_officers", name="Tesco PLC")],
              {**FIND, "expect_args": [{"path": "query", "equals": "Tesco PLC"}]},
              {"tool_choice": "first call is search_officers; expected one of: find_company"}),
-    # arguments that are not a JSON object
-    Scripted("raw_arguments", "Find the company Royal Mail, please",
-             [raw_call("find_company", '{"query": "Royal Mail"')],
-             {**FIND, "expect_args": [{"path": "query", "equals": "Royal Mail"}]},
-             {"arguments": "find_company (call 1) sent arguments that are not a JSON object: "
-                           "'{\"query\": \"Royal Mail\"'",
-              "valid_arguments": "find_company (call 1): the arguments are not a JSON object"}),
 ]
+# (arguments that are not a JSON object make the reply an error, never a score:
+# test_unreadable_replies.py)
 
 
 def test_arguments(project: Project) -> None:
     result = run_cases(project, ARGUMENTS)
     assert_verdicts(result, ARGUMENTS)
-    result.stdout.fnmatch_lines(["*called:   find_company(<not JSON: '{\"query\": \"Royal Mail\"'>)*"])
 
 
 # --- no_identifier_invented -----------------------------------------------------------------
@@ -454,9 +443,6 @@ GROUNDING = [
                [call("list_officers", company_number="04138203"),
                 call("list_filings", company_number="04138204")],
                'list_filings (call 2) company_number="04138204"'),
-    ungrounded("raw_arguments_invented", "Get the company profile of 04138203",
-               [raw_call("get_company", '{"company_number": "04138204"')],
-               'get_company (call 1) (raw arguments) contains "04138204"'),
     ungrounded("leading_zeros_off", "Directors of company 04138203, please",
                [call("list_officers", company_number="4138203")],
                'list_officers (call 1) company_number="4138203"',

@@ -53,6 +53,7 @@ CALLS = []
 
 class FirstWrong:
     model = "script/first-wrong"
+    fills_arguments = False  # it names tools only
 
     def subject(self):
         return {"provider": "script", "model": self.model}

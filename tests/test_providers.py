@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from pytest_toolselect.providers import (
     TruncatedError,
     Turn,
     TurnRequest,
+    UnreadableReplyError,
     get_provider,
     pricing,
 )
@@ -193,16 +195,19 @@ def test_parallel_tool_calls_are_all_parsed_in_order(wire: str, fake_api: FakeAP
     assert turn.truncated is False and turn.attempts == 1
 
 
-def test_arguments_that_are_not_a_json_object_are_kept_raw(wire: str, fake_api: FakeAPI) -> None:
+def test_arguments_that_are_not_a_json_object_make_the_reply_an_error(wire: str,
+                                                                     fake_api: FakeAPI) -> None:
     fake_api.queue(Reply(tool_calls=[("find_company", '{"name": "Acme"'),
                                      ("list_officers", "[1, 2]"),
                                      ("find_company", '{"name": "ok"}')]))
-    turn = ask(make(wire, fake_api))
-    assert turn.calls == (
-        ToolCall("find_company", {}, raw_arguments='{"name": "Acme"'),
-        ToolCall("list_officers", {}, raw_arguments="[1, 2]"),
-        ToolCall("find_company", {"name": "ok"}),
-    )
+    with pytest.raises(UnreadableReplyError) as info:
+        ask(make(wire, fake_api))
+    assert str(info.value) == (
+        f"{WIRES[wire][0]}: the reply cannot be read as a tool choice: tool call 1 "
+        """('find_company') sent arguments that are not a JSON object: '{"name": "Acme"'; """
+        "tool call 2 ('list_officers') sent arguments that are not a JSON object: '[1, 2]'")
+    assert len(fake_api.requests) == 1  # not retried: it was billed
+    assert info.value.turn.usage["output_tokens"] == 5
 
 
 def test_cut_before_any_tool_call_is_an_error_that_keeps_its_cost(wire: str, fake_api: FakeAPI) -> None:
@@ -216,13 +221,21 @@ def test_cut_before_any_tool_call_is_an_error_that_keeps_its_cost(wire: str, fak
 
 
 def test_cut_after_a_tool_call_is_returned_flagged(wire: str, fake_api: FakeAPI) -> None:
-    fake_api.queue(Reply(tool_calls=[("find_company", {"name": "Acme"}), ("list_officers", '{"comp')],
-                         stop_reason="max_tokens"))
+    fake_api.queue(Reply(tool_calls=[("find_company", {"name": "Acme"})], stop_reason="max_tokens"))
     turn = ask(make(wire, fake_api))
     assert turn.truncated is True
-    assert turn.calls[0] == ToolCall("find_company", {"name": "Acme"})
-    assert turn.calls[1].raw_arguments == '{"comp'
+    assert turn.calls == (ToolCall("find_company", {"name": "Acme"}),)
     assert turn.to_dict()["truncated"] is True
+
+
+def test_cut_inside_a_tool_calls_arguments_is_an_error_that_says_so(wire: str,
+                                                                    fake_api: FakeAPI) -> None:
+    fake_api.queue(Reply(tool_calls=[("find_company", {"name": "Acme"}), ("list_officers", '{"comp')],
+                         stop_reason="max_tokens"))
+    with pytest.raises(UnreadableReplyError, match=r"cut at max_tokens.*tool call 2 \('list_officers'\) "
+                                                   r"sent arguments that are not a JSON object: "
+                                                   r"'\{\"comp' \(raise max_tokens\)$"):
+        ask(make(wire, fake_api))
 
 
 def test_tool_names_a_provider_refuses_are_mapped_and_mapped_back(wire: str, fake_api: FakeAPI) -> None:
@@ -377,7 +390,7 @@ def test_a_reply_with_no_message_is_one_line_and_not_retried(route: str, said: s
     assert "Traceback" not in message and "site-packages" not in message and "\n" not in message
 
 
-def test_a_tool_call_with_no_name_is_an_empty_name(wire: str, fake_api: FakeAPI) -> None:
+def test_a_tool_call_with_no_name_is_an_error_not_a_call(wire: str, fake_api: FakeAPI) -> None:
     if wire == "anthropic":
         body = {"id": "m", "type": "message", "role": "assistant", "model": "claude-haiku-4-5",
                 "content": [{"type": "tool_use", "id": "t", "name": "", "input": {}}],
@@ -390,8 +403,9 @@ def test_a_tool_call_with_no_name_is_an_empty_name(wire: str, fake_api: FakeAPI)
                         {"id": "x", "type": "function", "function": {"name": None, "arguments": "{}"}}]}}],
                 "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}
     fake_api.handler = lambda request: Reply(body=body)
-    (call,) = ask(make(wire, fake_api)).calls
-    assert call.name == "" and call.arguments == {}  # scored as a call to no offered tool
+    fault = "an empty tool name" if wire == "anthropic" else "no tool name (null or missing)"
+    with pytest.raises(UnreadableReplyError, match=rf"tool call 1 has {re.escape(fault)}$"):
+        ask(make(wire, fake_api))
 
 
 def test_a_slow_reply_times_out_and_is_retried(wire: str, fake_api: FakeAPI) -> None:

@@ -40,10 +40,11 @@ def test_no_control_character_reaches_any_output(project: Project) -> None:
         "-vv", "-rA", "--color=no", "-p", "no:randomly", "--toolselect-json=out.json",
         "--toolselect-markdown=comment.md", "--toolselect-html=report.html", "--junitxml=junit.xml")
     terminal = result.stdout.str() + result.stderr.str()
-    result.assert_outcomes(failed=2)
-    # the question, the made-up name and the argument are in the failure, visible for what they are
+    # a tool name holding control characters is no name: that reply is its item's error
+    result.assert_outcomes(failed=1, errors=1)
+    # the question, the odd name and the argument are shown, visible for what they are
     assert "<U+001B>[8mhidden" in terminal
-    assert "<U+001B>]8;;https://evil.example<U+0007>find_company" in terminal
+    assert r"the tool name '\x1b]8;;https://evil.example\x07find_company\x1b]8;;\x07'" in terminal
     assert "<U+000D>all checks passed <U+202E>evil<U+202C>" in terminal
     outputs = {"terminal": terminal}
     for name in ("comment.md", "report.html", "junit.xml"):
@@ -53,9 +54,9 @@ def test_no_control_character_reaches_any_output(project: Project) -> None:
             assert char not in text, f"{char!r} reached the {where}"
     # the results file is data: it keeps what the model sent, exactly
     doc = json.loads((project.path / "out.json").read_text())
-    calls = {c["case_id"]: c["calls"] for c in doc["cases"]}
-    assert calls["find"][0][0]["name"] == LINK
-    assert calls["officers"][0][0]["arguments"]["company_number"] == ARGUMENT
+    cases = {c["case_id"]: c for c in doc["cases"]}
+    assert repr(LINK) in cases["find"]["error"]
+    assert cases["officers"]["calls"][0][0]["arguments"]["company_number"] == ARGUMENT
 
 
 def test_reports_render_controls_visibly() -> None:

@@ -105,6 +105,13 @@ def function_of(rest: str) -> str:
     return _PARAMS.sub("", rest.rsplit(SEP, 1)[-1])
 
 
+def family_of(key: str) -> str:
+    """The test function a decorated case's key belongs to, parameters taken off:
+    ``f.py::Class::test_x[p]`` -> ``f.py::Class::test_x`` (every parameter set of one
+    parametrized function is one family)."""
+    return _PARAMS.sub("", key)
+
+
 def defines_function(text: str, name: str) -> bool:
     """Whether a Python file's text still defines the test function ``name``."""
     return re.search(rf"^\s*(?:async\s+)?def\s+{re.escape(name)}\s*\(", text, re.MULTILINE) is not None

@@ -187,6 +187,16 @@ class SessionHooks:
             if problem is not None:
                 raise pytest.UsageError(problem)
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_pycollect_makeitem(self) -> Generator[None, Any, Any]:
+        from .collect import define_families
+
+        # every parameter set of a function, before node ids or -k keep some
+        made = yield
+        if isinstance(made, list):
+            define_families(self.session, made)
+        return made
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         from .shard import GLOBAL_ORDER

@@ -118,6 +118,20 @@ def define_keys(file: pytest.File, names: Iterable[str]) -> None:
 
 
 
+def define_families(session: Any, nodes: Iterable[Any]) -> None:
+    """Every parameter set of a parametrized @case function, as its module or class made
+    them, before any filtering (node ids, -k), by the function's key: an entry of such a
+    function that is not among them is gone (its question reworded, or the parameter set
+    removed), and one gone beside one new is that case reworded (run/lineage.reworded)."""
+    from pytest_toolselect.gate.keys import family_of, key_for
+
+    for node in nodes:
+        if (isinstance(node, pytest.Function) and hasattr(node, "callspec")
+                and node.get_closest_marker("toolselect_case") is not None):
+            key = key_for(node.path, node.nodeid, session.settings.config_for(node.path).root)
+            session.state.defined.setdefault(family_of(key), set()).add(key)
+
+
 class CaseItem(_PlainErrors, pytest.Item):
     def __init__(self, *, case: Case, **kwargs: Any) -> None:
         super().__init__(**kwargs)

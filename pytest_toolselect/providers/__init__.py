@@ -21,6 +21,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from pytest_toolselect.spec.errors import ProviderError, ToolselectError
+from pytest_toolselect.spec.replies import read_faults, unreadable_message
 from pytest_toolselect.spec.turns import Turn as Turn  # re-exported: the providers' result
 from pytest_toolselect.spec.turns import TurnRequest as TurnRequest
 
@@ -121,12 +122,24 @@ class TruncatedError(ProviderCallError):
         self.turn = turn
 
 
+class UnreadableReplyError(ProviderCallError):
+    """The reply cannot be read as a tool choice (spec.replies): an error, never a score."""
+
+    def __init__(self, model: str, turn: Turn, faults: list[str]) -> None:
+        fix = "raise max_tokens" if turn.truncated else None
+        super().__init__(unreadable_message(model, faults, truncated=turn.truncated),
+                         attempts=turn.attempts, fix=fix)
+        #: the reply, with its usage and cost (a cost cap must count it)
+        self.turn = turn
+
+
 def finish_turn(turn: Turn, *, model: str, settings: ProviderSettings, dropped: tuple[str, ...],
                 attempts: int, cut: frozenset[str], reason: str) -> Turn:
     """A parsed reply with its cost, dropped schema keys and attempts filled in.
 
     Raises TruncatedError when the reply stopped for a reason in `cut` (named
-    `reason` in the message) before any tool call.
+    `reason` in the message) before any tool call, UnreadableReplyError when it cannot be
+    read as a tool choice (what the wire sent is checked here, so it is never cached).
     """
     turn = replace(turn, cost_usd=cost_usd(model, turn.usage, settings.prices),
                    dropped_schema_keys=dropped, attempts=attempts)
@@ -136,4 +149,7 @@ def finish_turn(turn: Turn, *, model: str, settings: ProviderSettings, dropped: 
             f"tool call ({reason} {turn.stop_reason})",
             turn=turn, fix="raise max_tokens",
         )
+    faults = read_faults(turn)
+    if faults:
+        raise UnreadableReplyError(model, turn, faults)
     return turn

@@ -27,7 +27,7 @@ from .retry import (
 )
 from .sdk import SDKProvider
 from .secrets import key_from_env
-from .wire import NameMap, as_int, make_usage, parse_arguments, wire_tools
+from .wire import NameMap, as_int, make_usage, read_call, wire_tools
 
 _API_FIX = "check that api_base points at an Anthropic Messages API"
 #: stop reasons that mean the reply was cut short, not finished
@@ -118,6 +118,7 @@ def _reply_json(http: Any) -> dict[str, Any]:
 def parse_reply(data: dict[str, Any], names: NameMap) -> Turn:
     """A Messages API reply as a Turn (calls under their real names; no cost or attempts yet)."""
     calls: list[ToolCall] = []
+    faults: list[str] = []
     texts: list[str] = []
     for block in data.get("content") or []:
         if not isinstance(block, dict):
@@ -126,8 +127,9 @@ def parse_reply(data: dict[str, Any], names: NameMap) -> Turn:
         if kind == "text":
             texts.append(str(block.get("text") or ""))
         elif kind == "tool_use":
-            args, raw = parse_arguments(block.get("input"))
-            calls.append(ToolCall(names.real(str(block.get("name"))), args, raw_arguments=raw))
+            call, wrong = read_call(len(calls) + 1, block.get("name"), block.get("input"), names)
+            calls.append(call)
+            faults += wrong
     usage: dict[str, Any] = data["usage"] if isinstance(data.get("usage"), dict) else {}
     stop = data.get("stop_reason")
     stop = stop if isinstance(stop, str) else None
@@ -140,6 +142,7 @@ def parse_reply(data: dict[str, Any], names: NameMap) -> Turn:
                          as_int(usage.get("cache_read_input_tokens")),
                          as_int(usage.get("cache_creation_input_tokens"))),
         truncated=stop in _CUT and bool(calls),
+        faults=tuple(faults),
     )
 
 

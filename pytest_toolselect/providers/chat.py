@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from pytest_toolselect.spec.clip import clip_text
+from pytest_toolselect.spec.replies import shown
 from pytest_toolselect.spec.tools import ToolCall
 
 from . import ProviderSettings, Turn, TurnRequest
 from .retry import Fault, FaultError
-from .wire import NameMap, as_int, make_usage, parse_arguments, wire_tools
+from .wire import NameMap, as_int, make_usage, read_call, wire_tools
 
 #: finish reasons that mean the reply was cut short (litellm maps Anthropic's max_tokens to length)
 CUT = frozenset({"length", "max_tokens"})
@@ -52,12 +54,20 @@ def parse_reply(resp: Any, names: NameMap) -> Turn:
     choice = choices[0]
     message = _get(choice, "message")
     calls: list[ToolCall] = []
-    for tc in _get(message, "tool_calls") or []:
+    faults: list[str] = []
+    for i, tc in enumerate(_get(message, "tool_calls") or [], 1):
         fn = _get(tc, "function")
-        args, raw = parse_arguments(_get(fn, "arguments"))
-        name = _get(fn, "name")
-        # a broken proxy may send no name: an empty one, not the tool "None"
-        calls.append(ToolCall(names.real("" if name is None else str(name)), args, raw_arguments=raw))
+        if not (isinstance(fn, dict) or hasattr(fn, "name")):
+            # a broken proxy's call: nothing names a tool
+            calls.append(ToolCall(""))
+            faults.append(f"tool call {i} has no function object: {clip_text(repr(tc))}")
+            continue
+        call, wrong = read_call(i, _get(fn, "name"), _get(fn, "arguments"), names)
+        calls.append(call)
+        faults += wrong
+    refusal = _get(message, "refusal")
+    if isinstance(refusal, str) and refusal:
+        faults.append(f"the model refused: {shown(refusal)}")
     content = _get(message, "content")
     if isinstance(content, list):  # content parts, from some providers
         content = "".join(str(_get(p, "text") or "") for p in content)
@@ -76,6 +86,7 @@ def parse_reply(resp: Any, names: NameMap) -> Turn:
         usage=make_usage(as_int(_get(usage, "prompt_tokens")) - read - write,
                          as_int(_get(usage, "completion_tokens")), read, write),
         truncated=finish in CUT and bool(calls),
+        faults=tuple(faults),
     )
 
 

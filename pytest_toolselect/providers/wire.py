@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from pytest_toolselect.spec.clip import clip_text
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.spec.replies import call_faults
+from pytest_toolselect.spec.tools import Tool, ToolCall
 
 #: Anthropic's and OpenAI's rule for tool names
 SAFE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -87,6 +88,16 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
             return {}, raw
         return (value, None) if isinstance(value, dict) else ({}, raw)
     return {}, json.dumps(raw, default=str)
+
+
+def read_call(index: int, name: Any, arguments: Any, names: NameMap) -> tuple[ToolCall, list[str]]:
+    """The reply's tool call number `index` (1-based) under its real name, and what is wrong
+    with it as the wire sent it (a name that is null, empty or odd, arguments not an object):
+    checked before the name is mapped or clipped, so nothing odd hides past the clip."""
+    args, raw = parse_arguments(arguments)
+    faults = call_faults(index, name, raw)
+    real = names.real(name) if isinstance(name, str) else ""
+    return ToolCall(real, args, raw_arguments=raw), faults
 
 
 def wire_tools(

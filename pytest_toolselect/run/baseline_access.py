@@ -25,6 +25,7 @@ class BaselineAccess:
         self.wiring = wiring
         #: writes keys, anchor_of and replaced_subject; reads collected, defined, records
         self.state = state
+        self._reworded: tuple[tuple[int, int, int], dict[str, str]] | None = None
 
     # baseline ---------------------------------------------------------------------
     @cached_property
@@ -82,7 +83,9 @@ class BaselineAccess:
         if base is not None or self.baseline is None:
             return base, None
         renamed = self.renamed_from(fingerprint(case.fingerprint_data()))
-        return (self.baseline_entry(renamed), renamed) if renamed is not None else (None, None)
+        if renamed is None:
+            renamed = self.reworded_from(self.key_of(nodeid))
+        return (self.baseline.cases.get(renamed), renamed) if renamed is not None else (None, None)
 
     def key_of(self, nodeid: str) -> str:
         """The baseline key of an item of this process (its node id if not collected here)."""
@@ -111,6 +114,22 @@ class BaselineAccess:
 
         # keys of cases that still exist, filtered out of this run or not
         return renamed_from(self._by_case_fingerprint, case_fp, known_keys(self.state))
+
+    def reworded(self) -> dict[str, str]:
+        """Gone entries of parametrized @case functions and the parameter set that replaced
+        each, where one is gone and one is new: {old key: new key} (lineage.reworded)."""
+        from .lineage import reworded
+
+        cases = self.baseline.cases if self.baseline is not None else {}
+        # asked once per case: computed again only when collection added to what it reads
+        seen = (id(cases), len(cases), sum(len(keys) for keys in self.state.defined.values()))
+        if self._reworded is None or self._reworded[0] != seen:
+            self._reworded = (seen, reworded(cases, self.state.defined))
+        return self._reworded[1]
+
+    def reworded_from(self, key: str) -> str | None:
+        """The gone entry this parameter set of a parametrized @case function replaced."""
+        return next((old for old, new in self.reworded().items() if new == key), None)
 
     def baseline_group(self, nodeid: str) -> dict[str, Any] | None:
         base = self.baseline

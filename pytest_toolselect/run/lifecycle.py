@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pytest_toolselect.gate.keys import (
     defines_function,
     existing_file,
+    family_of,
     function_of,
     legacy_renames,
     renamed,
@@ -43,6 +44,8 @@ class Baselines(Protocol):
     def baseline(self) -> Baseline | None: ...
     @property
     def baseline_path(self) -> Path | None: ...
+    def reworded(self) -> dict[str, str]: ...
+    def renamed_from(self, case_fp: str) -> str | None: ...
 
 
 #: under this share of the baseline's entries found in the run, a compare is refused
@@ -89,6 +92,10 @@ def is_gone(state: RunState, key: str, where: list[Path], texts: dict[Path, str]
     if defined is not None:
         # the file was read in this run: its content decides, not pytest's filtering
         return key not in defined
+    family = state.defined.get(family_of(key)) if file.endswith(".py") else None
+    if family is not None:
+        # a parametrized @case function collected in this run: its parameter sets decide
+        return key not in family
     path = existing_file(file, where)
     if path is None:
         return True
@@ -122,21 +129,57 @@ def overlap_problem(run: Baselines) -> str | None:
     where = anchors(run)
     texts: dict[Path, str] = {}
     # an entry whose case was renamed in its file (same content under a new id) is this
-    # suite's too; one whose file moved is not: the keys of a moved config all change
+    # suite's too, and so is one a case of this run took over by its content (its file
+    # renamed or moved: lineage.renamed_from), or a reworded parametrized @case replaced
     in_file: dict[str, set[str]] = {}
     for key, fp in run.state.case_fingerprints.items():
         in_file.setdefault(split(key)[0], set()).add(fp)
+    taken = {run.renamed_from(fp) for fp in set(run.state.case_fingerprints.values())}
+    paired = run.reworded()
     shared = [k for k, entry in base.cases.items()
               if entry.get("case_fingerprint") in in_file.get(split(k)[0], ())
-              or not is_gone(run.state, k, where, texts)]
+              or k in taken or k in paired or not is_gone(run.state, k, where, texts)]
     if len(shared) >= MIN_OVERLAP * len(base.cases):
         return None
-    theirs = sorted(set(base.cases) - set(shared))[:SHOWN]
-    ours = sorted(known_keys(run.state))[:SHOWN]
+    unmatched = sorted(set(base.cases) - set(shared))
+    ours = sorted(known_keys(run.state))
     return (
         f"{run.baseline_path}: this run's cases match {len(shared)} of the baseline's "
-        f"{len(base.cases)} entries, too few to gate on. Baseline keys: {', '.join(theirs)}; "
-        f"this run's keys: {', '.join(ours)}. Keys are case files' paths relative to the "
+        f"{len(base.cases)} entries, too few to gate on. "
+        + _unmatched_cause(run.state, unmatched, ours, set(base.cases), where)
+    )
+
+
+def _unmatched_cause(state: RunState, unmatched: list[str], ours: list[str], stored: set[str],
+                     where: list[Path]) -> str:
+    """Why the baseline's entries were not found, as far as the run can tell, and the fix."""
+    families: dict[str, list[str]] = {}
+    for key in unmatched:
+        if split(key)[0].endswith(".py") and family_of(key) in state.defined:
+            families.setdefault(family_of(key), []).append(key)
+    if families and sum(map(len, families.values())) == len(unmatched):
+        said = "; ".join(
+            f"{len(olds)} entries of {family} are gone and it has "
+            f"{len([k for k in state.defined[family] if k not in stored])} new parameter sets"
+            for family, olds in sorted(families.items()))
+        return (f"{said}: questions reworded (a parameter set with no ids takes its id from "
+                "its values), too many at once to tell which new one replaced which. Give "
+                "parametrize ids= so that a reworded question keeps its key, or re-record "
+                "with --toolselect-update-baseline.")
+    lost = sorted({split(k)[0] for k in unmatched
+                   if split(k)[0] not in state.defined and existing_file(split(k)[0], where) is None})
+    new = sorted({split(k)[0] for k in ours} - {split(k)[0] for k in stored})
+    # a file renamed keeps its cases' ids, whatever else changed; another suite's do not match
+    ids_lost = {split(k)[1] for k in unmatched if split(k)[0] in lost}
+    if lost and new and ids_lost & {split(k)[1] for k in ours if split(k)[0] in new}:
+        return (f"The baseline's case files {', '.join(lost[:SHOWN])} no longer exist and this "
+                f"run's {', '.join(new[:SHOWN])} have no entries: a case file renamed or moved "
+                "(its cases are followed by their content, but not those whose content changed "
+                "too). Rename it back for this change, or re-record the baseline with "
+                "--toolselect-update-baseline.")
+    return (
+        f"Baseline keys: {', '.join(unmatched[:SHOWN])}; "
+        f"this run's keys: {', '.join(ours[:SHOWN])}. Keys are case files' paths relative to the "
         "folder of their toolselect config: likely another suite's baseline, or a config "
         "moved to another folder. Point --toolselect-baseline at this suite's baseline, or "
         "re-record it with --toolselect-update-baseline."

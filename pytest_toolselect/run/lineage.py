@@ -38,6 +38,31 @@ def renamed_from(index: Mapping[str, list[str]], case_fp: str,
     return gone[0] if len(gone) == 1 else None
 
 
+def reworded(stored: Collection[str], families: Mapping[str, Collection[str]]) -> dict[str, str]:
+    """Gone entries of a parametrized decorated case, each paired with the parameter set
+    that replaced it: {old key: new key}.
+
+    A parameter set with no ``ids`` takes its id from its values, so rewording its
+    question renames it. `families` holds, for each parametrized function collected in
+    this run, the keys of all its parameter sets. Where exactly one of its stored keys is
+    gone and exactly one of its keys is not stored, that is one case reworded; any other
+    count names no pairing, and the old entries are gone.
+    """
+    from pytest_toolselect.gate.keys import family_of
+
+    gone: dict[str, list[str]] = {}
+    for old in stored:
+        members = families.get(family_of(old))
+        if members is not None and old not in members:
+            gone.setdefault(family_of(old), []).append(old)
+    pairs: dict[str, str] = {}
+    for family, olds in gone.items():
+        new = [k for k in families[family] if k not in stored]
+        if len(olds) == 1 and len(new) == 1:
+            pairs[olds[0]] = new[0]
+    return pairs
+
+
 def tool_fields(run: CaseRun, tools_fp: str, base: Mapping[str, Any] | None,
                 baseline: Baseline | None, sent: set[str],
                 secrets: Sequence[str] = ()) -> dict[str, Any]:

@@ -128,6 +128,7 @@ class CaseRunner:
             # charged first, released after: the spend and holds never read less than the truth
             for amount in held:
                 budget.release(amount)
+        _check_readable(provider.model, turn, request)
         return turn
 
     def stop(self) -> None:
@@ -137,6 +138,17 @@ class CaseRunner:
     def close(self) -> None:
         if self._scheduler is not None:
             self._scheduler.close()
+
+
+def _check_readable(model: str, turn: Turn, request: TurnRequest) -> None:
+    """A reply that cannot be read as a tool choice is the item's error, whoever made it (a
+    hook's provider, a cache entry from before): the HTTP providers raise it themselves."""
+    from pytest_toolselect.providers import UnreadableReplyError
+    from pytest_toolselect.spec.replies import reply_faults
+
+    faults = reply_faults(turn, offered={t.name for t in request.tools})
+    if faults:
+        raise UnreadableReplyError(model, turn, faults)
 
 
 def queued_items(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.Item] | None:

@@ -33,7 +33,9 @@ class RunState:
     #: with one of them was renamed, not lost (the plugin's collection hooks)
     case_fingerprints: dict[str, str] = field(default_factory=dict)
     #: every key a case or groups file read in this run defines, by the file part of its key
-    #: (the file's content, whatever filtering pytest did afterwards; the plugin's collectors)
+    #: (the file's content, whatever filtering pytest did afterwards; the plugin's collectors);
+    #: and every parameter set of a parametrized @case function, by the function's key
+    #: (``test_x.py::test_f``: it holds ``::``, a file part never does; plugin.collect)
     defined: dict[str, set[str]] = field(default_factory=dict)
     #: node id -> baseline key, for the items of this process (BaselineAccess.add_item_key)
     keys: dict[str, str] = field(default_factory=dict)

@@ -40,6 +40,9 @@ class Turn:
     dropped_schema_keys: tuple[str, ...] = ()
     #: HTTP attempts this turn took (1 = no retry)
     attempts: int = 1
+    #: why the reply cannot be read as a tool choice, as its provider found reading the wire
+    #: (spec.replies): such a turn is an error, never scored, cached or recorded
+    faults: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
