@@ -69,7 +69,7 @@ def http_mcp_server(tools: list[dict[str, Any]], *args: str) -> Iterator[str]:
          "--require-token", HTTP_TOKEN, *args],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120
         while True:
             if proc.poll() is not None:
                 pytest.fail(f"the HTTP MCP server exited: {proc.stderr.read()!r}")  # type: ignore[union-attr]
@@ -78,7 +78,7 @@ def http_mcp_server(tools: list[dict[str, Any]], *args: str) -> Iterator[str]:
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    pytest.fail("the HTTP MCP server did not come up in 20 s")
+                    pytest.fail("the HTTP MCP server did not come up in 120 s")
                 time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:

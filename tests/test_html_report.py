@@ -19,7 +19,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from html.parser import HTMLParser
@@ -499,7 +498,6 @@ def test_example_report_in_a_browser(browser: Any, example_report: tuple[Path, d
     total = len(doc["cases"])
     assert total > 10 and doc["preference"] is not None
     assert path.read_text(encoding="utf-8") == render(doc)
-    started = time.perf_counter()
     page, watch = open_page(browser, path)
     try:
         assert page.eval_on_selector_all("#cases tbody tr.case", "rows => rows.length") == total
@@ -550,7 +548,6 @@ def test_example_report_in_a_browser(browser: Any, example_report: tuple[Path, d
     assert watch.dialogs == []
     # nothing but the file itself was asked for
     assert watch.requests == [path.as_uri()]
-    assert time.perf_counter() - started < 30
 
 
 def test_hostile_report_in_a_browser(browser: Any, tmp_path: Path) -> None:

@@ -33,7 +33,7 @@ def registry(project: Project, tools: list[dict[str, Any]]) -> None:
 
 
 def lint(pytester: pytest.Pytester, *args: str | Path) -> pytest.RunResult:
-    return pytester.run(TOOLSELECT, "lint", *args, timeout=120)
+    return pytester.run(TOOLSELECT, "lint", *args, timeout=300)
 
 
 # -- the command -----------------------------------------------------------------------------
@@ -97,7 +97,7 @@ def test_servers_are_discovered_as_the_gate_does_from_another_folder(project: Pr
     config = project.config({"live": project.stdio_server([*DISTINCT, TWIN])})
     elsewhere = pytester.mkdir("elsewhere")
     done = subprocess.run([str(TOOLSELECT), "lint", "--config", str(config), "--json", "out.json"],
-                          cwd=elsewhere, capture_output=True, text=True, timeout=120)
+                          cwd=elsewhere, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr
     doc = json.loads((elsewhere / "out.json").read_text())
     assert [f["tools"] for f in doc["findings"] if f["rule"] == "confusable-pair"] == [

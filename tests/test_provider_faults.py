@@ -159,8 +159,8 @@ def test_a_reply_that_never_ends_is_cut_at_the_timeout(
         f"{model}: no complete reply within 0.5 s (timeout) (gave up after 1 attempt)"])
     [attempt] = [r for r in fake_api.requests if _asks_officers(r.body)]
     # the server learns of the hang-up at its next write (a trickle's next byte, a stall's
-    # next poll): that can come just after the run returns
-    waited = time.monotonic() + 5.0
+    # next poll): that can come just after the run returns, or later on a loaded machine
+    waited = time.monotonic() + 60.0
     while attempt.ended is None and time.monotonic() < waited:
         time.sleep(0.02)
     # the client hung up at the deadline (which also covers the time before the request went
