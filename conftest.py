@@ -49,6 +49,12 @@ REGISTRY_TOOLS = [
 ]
 
 
+#: a test that runs pytest with xdist workers of its own. Under the suite's `-n 2` two such
+#: tests at once would be six interpreters on two cores: with `--dist loadgroup` (pyproject's
+#: addopts) the group runs on one worker, one test after another, beside the other worker
+NESTED_XDIST = pytest.mark.xdist_group("nested-xdist")
+
+
 #: the bearer token the streamable HTTP test server requires
 HTTP_TOKEN = "t0k-" + "h" * 8
 

@@ -18,7 +18,7 @@ import anthropic  # noqa: F401
 import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 
-from conftest import FIND, OFFICERS, Project, case
+from conftest import FIND, NESTED_XDIST, OFFICERS, Project, case
 
 KEY = "sk-ant-" + "api03-concurrency-" + "0" * 16  # built: no key-shaped literal
 MODEL = "anthropic/claude-test"
@@ -125,6 +125,7 @@ def test_items_report_in_pytest_order_when_later_calls_answer_first(
     assert reported == ids
 
 
+@NESTED_XDIST
 def test_two_workers_share_one_response_cache(api_project: Project, fake_api: FakeAPI) -> None:
     fake_api.handler = lambda body: _right(body, delay=0.05)
     cases = []
@@ -150,6 +151,7 @@ def test_two_workers_share_one_response_cache(api_project: Project, fake_api: Fa
     assert fake_api.requests == []
 
 
+@NESTED_XDIST
 def test_each_xdist_worker_gets_enough_items_to_fill_its_calls(api_project: Project,
                                                               fake_api: FakeAPI) -> None:
     # xdist's own scheduler would hand each worker 2 of these 20 items at first, and

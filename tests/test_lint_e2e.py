@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from lint_data import DISTINCT, TWIN, tool
 
-from conftest import Project
+from conftest import NESTED_XDIST, Project
 
 TOOLSELECT = Path(sys.executable).with_name("toolselect")
 #: a second deliberate near-duplicate, of send_email
@@ -252,6 +252,7 @@ def test_a_clean_server_passes_and_the_reports_gain_a_lint_section(project: Proj
     pytester.runpytest("--toolselect-lint").assert_outcomes(passed=1)
 
 
+@NESTED_XDIST
 def test_under_xdist_the_controller_records_every_servers_findings(project: Project,
                                                                     pytester: pytest.Pytester) -> None:
     project.config({"clean": {"tools_file": project.tools_file("clean", DISTINCT)},

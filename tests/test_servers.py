@@ -296,8 +296,9 @@ def test_example_servers_offered_together() -> None:
 # --- streamable HTTP ---------------------------------------------------------------------
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def http_server() -> Iterator[str]:
+    # one server for the module's tests (it keeps no state between them): a start is seconds
     with http_mcp_server([SEARCH, FETCH], "--instructions", "Over HTTP.", "--page-size", "1") as url:
         yield url
 
