@@ -427,6 +427,11 @@ def test_a_missing_browser_skips_unless_required(monkeypatch: pytest.MonkeyPatch
         _no_browser("no Chromium at /nowhere")
 
 
+#: the module's browser is shared: these tests run on one worker (--dist loadgroup), so it
+#: is started once
+SHARES_BROWSER = pytest.mark.xdist_group("test_html_report.browser")
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     executable = os.environ.get("CHROMIUM") or "/usr/bin/chromium"
@@ -493,6 +498,7 @@ def visible_rows(page: Any) -> list[str]:
         ".map(r => r.querySelector('.nodecase').textContent)")
 
 
+@SHARES_BROWSER
 def test_example_report_in_a_browser(browser: Any, example_report: tuple[Path, dict[str, Any]]) -> None:
     path, doc = example_report
     total = len(doc["cases"])
@@ -550,6 +556,7 @@ def test_example_report_in_a_browser(browser: Any, example_report: tuple[Path, d
     assert watch.requests == [path.as_uri()]
 
 
+@SHARES_BROWSER
 def test_hostile_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
     path = tmp_path / "hostile.html"
     path.write_text(render(hostile_document()), encoding="utf-8")

@@ -296,6 +296,11 @@ def test_example_servers_offered_together() -> None:
 # --- streamable HTTP ---------------------------------------------------------------------
 
 
+#: the module's HTTP MCP server is shared: these tests run on one worker (--dist loadgroup),
+#: so it is started once
+SHARES_HTTP_SERVER = pytest.mark.xdist_group("test_servers.http_server")
+
+
 @pytest.fixture(scope="module")
 def http_server() -> Iterator[str]:
     # one server for the module's tests (it keeps no state between them): a start is seconds
@@ -306,6 +311,7 @@ def http_server() -> Iterator[str]:
 AUTH = (("Authorization", f"Bearer {HTTP_TOKEN}"),)
 
 
+@SHARES_HTTP_SERVER
 def test_streamable_http(http_server: str) -> None:
     spec = ServerSpec(name="remote", url=http_server, headers=AUTH)
     found = discover(spec, ROOT)
@@ -318,6 +324,7 @@ def test_streamable_http(http_server: str) -> None:
         discover(wrong_path, ROOT)
 
 
+@SHARES_HTTP_SERVER
 @pytest.mark.parametrize("headers", [(), (("Authorization", "Bearer expired-token-123"),)])
 def test_a_refused_token_is_a_401_that_points_at_the_headers(http_server: str,
                                                               headers: tuple[tuple[str, str], ...]) -> None:
@@ -341,6 +348,7 @@ _ANSWERS: dict[str, tuple[int, str, bytes]] = {
 }
 
 
+@SHARES_HTTP_SERVER
 def test_a_header_reads_its_token_from_the_environment(http_server: str,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("REMOTE_MCP_BEARER", HTTP_TOKEN)
