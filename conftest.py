@@ -23,9 +23,15 @@ import mcp.client.stdio  # noqa: F401  (pytester's in-process runs restore sys.m
 import pytest  # SDK would be imported again in every run that starts a server)
 import yaml
 from fakeapi import fake_api_fixture, refused_url_fixture  # noqa: F401  (the fixtures)
+from hypothesis import HealthCheck, settings
 
 HERE = Path(__file__).parent / "tests"
 TOOLS_SERVER = HERE / "servers" / "tools_server.py"
+
+# a property's outcome never depends on the machine's load: no per-example deadline and no
+# health check on how fast inputs are generated (a loaded machine failed both)
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 #: the bad-input corpus is data for test_bad_input.py: collected, each of its case and
 #: groups files would be a collection error in every run of the suite

@@ -183,11 +183,28 @@ def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.glob(".base.json*"))
 
 
+#: each started run's output file, by pid
+_OUTPUT: dict[int, Path] = {}
+
+
 def start(folder: Path, answer: str, **env: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "pytest", *LEAN, *ARGS, "--toolselect-update-baseline"],
-        cwd=folder, env={**os.environ, "ANSWER": answer, **env},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # output to a file, not a pipe: a killed run's end is its exit, not the pipe's end-of-file
+    # (which waits for every process that holds the pipe; on a loaded machine one did, for
+    # minutes, after the SIGKILL)
+    path = folder / f"output-{answer}.txt"
+    with path.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *LEAN, *ARGS, "--toolselect-update-baseline"],
+            cwd=folder, env={**os.environ, "ANSWER": answer, **env},
+            stdout=out, stderr=subprocess.STDOUT)
+    _OUTPUT[proc.pid] = path
+    return proc
+
+
+def finish(proc: subprocess.Popen[bytes], timeout: float) -> str:
+    """Wait for the run to end; its output."""
+    proc.wait(timeout=timeout)
+    return _OUTPUT[proc.pid].read_text(errors="replace")
 
 
 #: for a subprocess run to reach its stage or to end: only a hang takes this long
@@ -198,7 +215,7 @@ def wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = DEADLIN
     deadline = time.monotonic() + timeout
     while not path.exists():
         if proc.poll() is not None:
-            out = proc.stdout.read().decode() if proc.stdout else ""
+            out = _OUTPUT[proc.pid].read_text(errors="replace")
             pytest.fail(f"the run ended (status {proc.returncode}) before reaching its stage:\n{out}")
         if time.monotonic() > deadline:
             proc.kill()
@@ -211,7 +228,7 @@ def stop_all(procs: Iterable[subprocess.Popen[bytes]]) -> None:
     for proc in procs:
         if proc.poll() is None:
             proc.kill()
-            proc.communicate()
+            proc.wait()
 
 
 # -- killed or interrupted mid-run --------------------------------------------------------------
@@ -249,7 +266,7 @@ def test_killed_or_interrupted_anywhere_the_baseline_is_old_or_new(
         for (sig, stage, expected, leaves_temp), (folder, proc) in zip(KILLS, runs, strict=True):
             wait_for(folder / "paused", proc)
             proc.send_signal(sig)
-            out = proc.communicate(timeout=DEADLINE)[0].decode()
+            out = finish(proc, DEADLINE)
             what = f"{sig.name} at {stage}"
             doc = document(folder / "base.json")
             assert doc == (new if expected == "new" else old), \
@@ -321,7 +338,7 @@ def test_two_update_runs_at_once_both_land(project: Project, monkeypatch: pytest
         procs = [start(project.path, answer, PEERS="2") for answer in ("list_officers", "lookup_vat")]
         try:
             for proc in procs:
-                out = proc.communicate(timeout=DEADLINE)[0].decode()
+                out = finish(proc, DEADLINE)
                 assert proc.returncode == 0, out
                 assert "baseline: updated at" in out, out
         finally:
