@@ -23,9 +23,15 @@ import mcp.client.stdio  # noqa: F401  (pytester's in-process runs restore sys.m
 import pytest  # SDK would be imported again in every run that starts a server)
 import yaml
 from fakeapi import fake_api_fixture, refused_url_fixture  # noqa: F401  (the fixtures)
+from hypothesis import HealthCheck, settings
 
 HERE = Path(__file__).parent / "tests"
 TOOLS_SERVER = HERE / "servers" / "tools_server.py"
+
+# a property's outcome never depends on the machine's load: no per-example deadline and no
+# health check on how fast inputs are generated (a loaded machine failed both)
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
 
 #: the bad-input corpus is data for test_bad_input.py: collected, each of its case and
 #: groups files would be a collection error in every run of the suite
@@ -49,6 +55,12 @@ REGISTRY_TOOLS = [
 ]
 
 
+#: a test that runs pytest with xdist workers of its own. Under the suite's `-n 2` two such
+#: tests at once would be six interpreters on two cores: with `--dist loadgroup` (pyproject's
+#: addopts) the group runs on one worker, one test after another, beside the other worker
+NESTED_XDIST = pytest.mark.xdist_group("nested-xdist")
+
+
 #: the bearer token the streamable HTTP test server requires
 HTTP_TOKEN = "t0k-" + "h" * 8
 
@@ -69,7 +81,7 @@ def http_mcp_server(tools: list[dict[str, Any]], *args: str) -> Iterator[str]:
          "--require-token", HTTP_TOKEN, *args],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120
         while True:
             if proc.poll() is not None:
                 pytest.fail(f"the HTTP MCP server exited: {proc.stderr.read()!r}")  # type: ignore[union-attr]
@@ -78,7 +90,7 @@ def http_mcp_server(tools: list[dict[str, Any]], *args: str) -> Iterator[str]:
                 break
             except OSError:
                 if time.monotonic() > deadline:
-                    pytest.fail("the HTTP MCP server did not come up in 20 s")
+                    pytest.fail("the HTTP MCP server did not come up in 120 s")
                 time.sleep(0.05)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:

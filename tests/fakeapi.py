@@ -12,8 +12,8 @@ Scripted per test: a queue of `Reply`s is served in order, then `handler`
 number of calls in flight is tracked so a test can assert on concurrency.
 
 Faults below HTTP: `drop` (closed before any reply), `cut` (reset mid-body),
-`trickle` and `stall` (a reply that never ends); `refused_url` is a base URL
-where nothing listens.
+`trickle` and `stall` (a reply that never ends), `hang` (no reply at all until
+the server stops); `refused_url` is a base URL where nothing listens.
 
     from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401  (the `fake_api` fixture)
 
@@ -77,6 +77,8 @@ class Reply:
     cache_write_tokens: int = 0
     #: seconds to wait before answering (the call counts as in flight meanwhile)
     delay: float = 0.0
+    #: never answer until the server stops: the client's own timeout has to end the call
+    hang: bool = False
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     #: an error message: the body becomes the wire format's error body (even at status 200)
@@ -118,6 +120,8 @@ class FakeAPI:
         self.in_flight = 0
         self.max_in_flight = 0
         self._lock = threading.Lock()
+        #: notified as each call comes in (wait_in_flight)
+        self._arrived = threading.Condition(self._lock)
         #: set at stop(): replies that never end (trickle, stall) end then
         self.stopping = threading.Event()
         self._server = _Server(("127.0.0.1", 0), _make_handler(self))
@@ -147,6 +151,14 @@ class FakeAPI:
             self.requests.append(rec)
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            self._arrived.notify_all()
+
+    def wait_in_flight(self, n: int, timeout: float = 60.0) -> bool:
+        """Wait until `n` calls have been in flight at once; False if that did not happen
+        within `timeout`. A handler that waits here holds its reply until the client's
+        concurrency shows, however slowly a loaded machine sends the calls."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: self.max_in_flight >= n, timeout)
 
     def _leave(self) -> None:
         with self._lock:
@@ -240,8 +252,12 @@ def _make_handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 api._leave()
 
         def _answer(self, r: Reply, request: Any) -> None:
+            if r.hang:
+                api.stopping.wait()
+                self.close_connection = True
+                return
             if r.delay:
-                time.sleep(r.delay)
+                api.stopping.wait(r.delay)
             if r.drop:
                 self.close_connection = True
                 return

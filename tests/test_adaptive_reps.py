@@ -8,7 +8,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import FIND, OFFICERS, PLANNED, Project, case
+from conftest import FIND, NESTED_XDIST, OFFICERS, PLANNED, Project, case
 from pytest_toolselect.spec.sourcemap import load_schema
 
 RIGHT, WRONG = "find_company", "list_officers"
@@ -166,6 +166,7 @@ def test_a_bad_adaptive_value_is_a_usage_error(project: Project) -> None:
     result.stderr.fnmatch_lines(["*--toolselect-adaptive*'sometimes' must be on or off*"])
 
 
+@NESTED_XDIST
 def test_workers_ask_again_and_the_controller_reports_it(project: Project) -> None:
     setup(project, {FIND[1]: [WRONG], OFFICERS[1]: ["list_officers"]},
           {FIND_ID: ONE_MISS, OFFICERS_ID: HELD_5}, cases=(FIND, OFFICERS))

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIND, OFFICERS, WRONG, Project, case, dump
+from conftest import FIND, NESTED_XDIST, OFFICERS, WRONG, Project, case, dump
 
 SUITE = "suite"
 CASES = [case(*FIND), case(*OFFICERS), case(*WRONG)]
@@ -184,6 +184,7 @@ def test_a_baseline_that_matches_too_little_is_a_usage_error(project: Project) -
     assert result.ret == 0, result.stdout.str()
 
 
+@NESTED_XDIST
 def test_under_xdist_a_foreign_baseline_is_a_usage_error_too(project: Project) -> None:
     base = recorded(project)
     other = foreign(base)
@@ -193,7 +194,7 @@ def test_under_xdist_a_foreign_baseline_is_a_usage_error_too(project: Project) -
     assert "match 0 of the baseline's 3 entries" in result.stdout.str()
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", [[], pytest.param(["-n", "2"], marks=NESTED_XDIST)])
 def test_renaming_every_case_of_a_file_is_not_taken_for_a_foreign_baseline(
         project: Project, workers: list[str]) -> None:
     recorded(project)

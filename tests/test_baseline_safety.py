@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,8 @@ HERE = Path(__file__).parent
 STAGE = os.environ.get("PAUSE_AT", "")
 #: race runs: wait for each other before writing (both have read the old baseline)
 PEERS = int(os.environ.get("PEERS", "0"))
+#: the deadlines here only catch a hang: a loaded machine may start a run minutes late
+HANG = 600
 
 
 class Answer:
@@ -65,7 +68,7 @@ def pytest_toolselect_provider(model, config):
 def pause(stage):
     if stage == STAGE:
         (HERE / "paused").write_text(stage)
-        time.sleep(60)
+        time.sleep(HANG)  # until the test's signal, however late a loaded machine sends it
     if stage == os.environ.get("INTERRUPT_AT"):
         raise KeyboardInterrupt  # what Ctrl-C raises in the main thread, for in-process runs
 
@@ -81,9 +84,9 @@ def pytest_runtest_logreport(report):
 
 
 def barrier(kind):
-    """Wait until every peer run got here (at most 30 s; a run left alone says so)."""
+    """Wait until every peer run got here (at most HANG s; a run left alone says so)."""
     (HERE / f"{kind}-{os.getpid()}").write_text("")
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + HANG
     while len(list(HERE.glob(f"{kind}-*"))) < PEERS:
         if time.monotonic() > deadline:
             (HERE / f"alone-{os.getpid()}").write_text("")
@@ -182,23 +185,52 @@ def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.glob(".base.json*"))
 
 
+#: each started run's output file, by pid
+_OUTPUT: dict[int, Path] = {}
+
+
 def start(folder: Path, answer: str, **env: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "pytest", *LEAN, *ARGS, "--toolselect-update-baseline"],
-        cwd=folder, env={**os.environ, "ANSWER": answer, **env},
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # output to a file, not a pipe: a killed run's end is its exit, not the pipe's end-of-file
+    # (which waits for every process that holds the pipe; on a loaded machine one did, for
+    # minutes, after the SIGKILL)
+    path = folder / f"output-{answer}.txt"
+    with path.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", *LEAN, *ARGS, "--toolselect-update-baseline"],
+            cwd=folder, env={**os.environ, "ANSWER": answer, **env},
+            stdout=out, stderr=subprocess.STDOUT)
+    _OUTPUT[proc.pid] = path
+    return proc
 
 
-def wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+def finish(proc: subprocess.Popen[bytes], timeout: float) -> str:
+    """Wait for the run to end; its output."""
+    proc.wait(timeout=timeout)
+    return _OUTPUT[proc.pid].read_text(errors="replace")
+
+
+#: for a subprocess run to reach its stage or to end: only a hang takes this long
+DEADLINE = 300.0
+
+
+def wait_for(path: Path, proc: subprocess.Popen[bytes], timeout: float = DEADLINE) -> None:
     deadline = time.monotonic() + timeout
     while not path.exists():
         if proc.poll() is not None:
-            out = proc.stdout.read().decode() if proc.stdout else ""
+            out = _OUTPUT[proc.pid].read_text(errors="replace")
             pytest.fail(f"the run ended (status {proc.returncode}) before reaching its stage:\n{out}")
         if time.monotonic() > deadline:
             proc.kill()
             pytest.fail(f"the run never reached its stage within {timeout:g} s")
         time.sleep(0.02)
+
+
+def stop_all(procs: Iterable[subprocess.Popen[bytes]]) -> None:
+    """Kill the runs a failed test left paused (they would sleep on for HANG seconds)."""
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 # -- killed or interrupted mid-run --------------------------------------------------------------
@@ -232,27 +264,31 @@ def test_killed_or_interrupted_anywhere_the_baseline_is_old_or_new(
         shutil.copytree(project.path, folder, dirs_exist_ok=True)
         runs.append((folder, start(folder, "list_officers", PAUSE_AT=stage)))
     left_by_kill: list[Path] = []
-    for (sig, stage, expected, leaves_temp), (folder, proc) in zip(KILLS, runs, strict=True):
-        wait_for(folder / "paused", proc)
-        proc.send_signal(sig)
-        out = proc.communicate(timeout=60)[0].decode()
-        what = f"{sig.name} at {stage}"
-        doc = document(folder / "base.json")
-        assert doc == (new if expected == "new" else old), f"{what}: the baseline is not the {expected} one"
-        # the write keeps the file's permissions (mkstemp alone would leave it 0600)
-        assert (folder / "base.json").stat().st_mode & 0o777 == 0o640, what
-        temps = leftovers(folder)
-        if leaves_temp:
-            # only SIGKILL inside the write leaves one: hidden, beside the baseline, named after it
-            assert len(temps) == 1 and temps[0].startswith(".base.json.unfinished-"), (what, temps)
-            assert temps[0].endswith(".tmp")
-            left_by_kill.append(folder / temps[0])
-        else:
-            assert temps == [], (what, temps)
-        if sig == signal.SIGINT and stage == "running":
-            # pytest's own interrupted run; the summary says the baseline was not written
-            assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
-            assert "KeyboardInterrupt" in out and "baseline: not updated at" in out, out
+    try:
+        for (sig, stage, expected, leaves_temp), (folder, proc) in zip(KILLS, runs, strict=True):
+            wait_for(folder / "paused", proc)
+            proc.send_signal(sig)
+            out = finish(proc, DEADLINE)
+            what = f"{sig.name} at {stage}"
+            doc = document(folder / "base.json")
+            assert doc == (new if expected == "new" else old), \
+                f"{what}: the baseline is not the {expected} one"
+            # the write keeps the file's permissions (mkstemp alone would leave it 0600)
+            assert (folder / "base.json").stat().st_mode & 0o777 == 0o640, what
+            temps = leftovers(folder)
+            if leaves_temp:
+                # only SIGKILL inside the write leaves one: hidden, beside the baseline, named after it
+                assert len(temps) == 1 and temps[0].startswith(".base.json.unfinished-"), (what, temps)
+                assert temps[0].endswith(".tmp")
+                left_by_kill.append(folder / temps[0])
+            else:
+                assert temps == [], (what, temps)
+            if sig == signal.SIGINT and stage == "running":
+                # pytest's own interrupted run; the summary says the baseline was not written
+                assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+                assert "KeyboardInterrupt" in out and "baseline: not updated at" in out, out
+    finally:
+        stop_all(proc for _, proc in runs)
 
     # a later run in the folder of the killed write: the leftover is not read, not collected,
     # and is cleared by the next write once no live write can own it
@@ -302,10 +338,13 @@ def test_two_update_runs_at_once_both_land(project: Project, monkeypatch: pytest
         # both read the old baseline at start and meet before writing: each write starts
         # from a baseline the other run has not seen
         procs = [start(project.path, answer, PEERS="2") for answer in ("list_officers", "lookup_vat")]
-        for proc in procs:
-            out = proc.communicate(timeout=90)[0].decode()
-            assert proc.returncode == 0, out
-            assert "baseline: updated at" in out, out
+        try:
+            for proc in procs:
+                out = finish(proc, DEADLINE)
+                assert proc.returncode == 0, out
+                assert "baseline: updated at" in out, out
+        finally:
+            stop_all(procs)
         assert not list(project.path.glob("alone-*")), "the two runs did not meet"
         doc = document(project.path / "base.json")
         # the second write merged under the lock with the first: both runs are in every history

@@ -503,6 +503,7 @@ WRITER = textwrap.dedent("""
     from pytest_toolselect.spec.tools import ToolCall
 
     path, worker, count, go = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+    (go.parent / f"ready-{worker}").touch()
     while not go.exists():  # all writers start together, so their writes overlap
         time.sleep(0.005)
     cache = ResponseCache(path, "read-write")
@@ -518,9 +519,14 @@ def test_two_processes_write_one_file_at_once(tmp_path: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(db), name, str(count), str(go)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for name in ("gw0", "gw1", "gw2")]
-    time.sleep(0.3)  # let the interpreters start, then release them at once
+    # once every interpreter has started (however slowly), release them at once
+    deadline = time.monotonic() + 300
+    while len(list(tmp_path.glob("ready-*"))) < len(procs) and time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            break  # a writer died: its error is reported below
+        time.sleep(0.01)
     go.touch()
-    outputs = [p.communicate(timeout=60) for p in procs]
+    outputs = [p.communicate(timeout=300) for p in procs]
     for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
         assert out.strip() == str(count)

@@ -31,7 +31,7 @@ PLAN = {FIND[1]: ["find_company"], OFFICERS[1]: ["find_company"], OUT_OF_SCOPE[1
 def toolselect(*args: str | Path, cwd: Path, module: bool = False) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "pytest_toolselect.cli"] if module else [str(TOOLSELECT)]
     return subprocess.run([*command, *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                           timeout=60)
+                           timeout=300)
 
 
 def run_main(*args: str | Path, cwd: Path, capsys: pytest.CaptureFixture[str],
@@ -396,6 +396,6 @@ def test_the_command_imports_nothing_heavy(results: Path) -> None:
             f"             main(['report', {results.name!r}])]\n"
             f"print(json.dumps([codes, [m for m in {HEAVY!r} if m in sys.modules]]))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=results.parent,
-                          timeout=60)
+                          timeout=300)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [[0, 0], []]

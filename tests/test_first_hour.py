@@ -16,7 +16,7 @@ from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
+from conftest import FIND, NESTED_XDIST, OFFICERS, OUT_OF_SCOPE, Project, case
 from pytest_toolselect.providers import ProviderSettings
 from pytest_toolselect.providers.preflight import (
     LITELLM_KEY_VARS,
@@ -355,7 +355,7 @@ ONCE_BASE = {"registry.toolselect.yaml::a": {"status": "held"},
              "registry.toolselect.yaml::find": {"status": "held"}}
 
 
-@pytest.mark.parametrize("run", ["in process", "xdist"])
+@pytest.mark.parametrize("run", ["in process", pytest.param("xdist", marks=NESTED_XDIST)])
 def test_a_failing_case_is_printed_once(project: Project, run: str) -> None:
     project.config()
     project.cases(ONCE_CASES)
@@ -388,7 +388,7 @@ def test_with_tracebacks_off_the_summary_keeps_the_failing_case(project: Project
                                  f"    question: {FIND[1]}"])
 
 
-@pytest.mark.parametrize("run", ["in process", "xdist"])
+@pytest.mark.parametrize("run", ["in process", pytest.param("xdist", marks=NESTED_XDIST)])
 def test_an_error_s_message_is_printed_once(project: Project, run: str) -> None:
     # a server that cannot give its tools: every case of it errors with the same long message
     project.config({"registry": {"tools_file": "missing.tools.json"}})

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from lint_data import DISTINCT, TWIN, tool
 
-from conftest import Project
+from conftest import NESTED_XDIST, Project
 
 TOOLSELECT = Path(sys.executable).with_name("toolselect")
 #: a second deliberate near-duplicate, of send_email
@@ -33,7 +33,7 @@ def registry(project: Project, tools: list[dict[str, Any]]) -> None:
 
 
 def lint(pytester: pytest.Pytester, *args: str | Path) -> pytest.RunResult:
-    return pytester.run(TOOLSELECT, "lint", *args, timeout=120)
+    return pytester.run(TOOLSELECT, "lint", *args, timeout=300)
 
 
 # -- the command -----------------------------------------------------------------------------
@@ -97,7 +97,7 @@ def test_servers_are_discovered_as_the_gate_does_from_another_folder(project: Pr
     config = project.config({"live": project.stdio_server([*DISTINCT, TWIN])})
     elsewhere = pytester.mkdir("elsewhere")
     done = subprocess.run([str(TOOLSELECT), "lint", "--config", str(config), "--json", "out.json"],
-                          cwd=elsewhere, capture_output=True, text=True, timeout=120)
+                          cwd=elsewhere, capture_output=True, text=True, timeout=300)
     assert done.returncode == 1, done.stderr
     doc = json.loads((elsewhere / "out.json").read_text())
     assert [f["tools"] for f in doc["findings"] if f["rule"] == "confusable-pair"] == [
@@ -252,6 +252,7 @@ def test_a_clean_server_passes_and_the_reports_gain_a_lint_section(project: Proj
     pytester.runpytest("--toolselect-lint").assert_outcomes(passed=1)
 
 
+@NESTED_XDIST
 def test_under_xdist_the_controller_records_every_servers_findings(project: Project,
                                                                     pytester: pytest.Pytester) -> None:
     project.config({"clean": {"tools_file": project.tools_file("clean", DISTINCT)},

@@ -84,6 +84,11 @@ def _pytest(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           env=env, capture_output=True, text=True, timeout=300, check=False)
 
 
+#: the module's run of every outcome (a subprocess with a real MCP server) is shared: these
+#: tests run on one worker (--dist loadgroup), so it is made once
+SHARES_EVERY_OUTCOME = pytest.mark.xdist_group("test_reports.every_outcome")
+
+
 @pytest.fixture(scope="module")
 def every_outcome(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, str, int]:
     """Record a baseline, then run the second round with --toolselect-json and -markdown.
@@ -113,6 +118,7 @@ def every_outcome(tmp_path_factory: pytest.TempPathFactory) -> tuple[Project, st
     return project, second.stdout, second.returncode
 
 
+@SHARES_EVERY_OUTCOME
 def test_a_run_with_every_outcome_gives_a_valid_document(every_outcome: tuple[Project, str, int]) -> None:
     project, stdout, status = every_outcome
     assert "1 failed, 4 passed, 1 skipped, 2 xfailed, 1 warning, 1 error" in stdout, stdout
@@ -154,6 +160,7 @@ def _stable(doc: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+@SHARES_EVERY_OUTCOME
 def test_the_comment_is_golden(every_outcome: tuple[Project, str, int]) -> None:
     project = every_outcome[0]
     doc = json.loads((project.path / "out.json").read_text())
@@ -167,6 +174,7 @@ def test_the_comment_is_golden(every_outcome: tuple[Project, str, int]) -> None:
     assert text == GOLDEN.read_text(), f"the comment changed; if on purpose, delete {GOLDEN} and rerun"
 
 
+@SHARES_EVERY_OUTCOME
 def test_the_comment_says_blocking_first_and_what_blocks(every_outcome: tuple[Project, str, int]) -> None:
     project = every_outcome[0]
     text = (project.path / "comment.md").read_text()
@@ -197,6 +205,7 @@ def _inert(markdown: str) -> None:
     assert "`" not in markdown.replace("\\`", "")
 
 
+@SHARES_EVERY_OUTCOME
 def test_hostile_text_renders_inert(every_outcome: tuple[Project, str, int]) -> None:
     project = every_outcome[0]
     text = (project.path / "comment.md").read_text()
@@ -205,6 +214,7 @@ def test_hostile_text_renders_inert(every_outcome: tuple[Project, str, int]) -> 
     assert "\\`\\`\\`" in text and "\\|" in text
 
 
+@SHARES_EVERY_OUTCOME
 def test_the_comment_is_deterministic_and_capped(every_outcome: tuple[Project, str, int]) -> None:
     project = every_outcome[0]
     doc = json.loads((project.path / "out.json").read_text())

@@ -6,6 +6,7 @@ import asyncio
 import concurrent.futures
 import itertools
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -62,17 +63,28 @@ def test_a_pause_after_a_429_holds_every_new_call() -> None:
     assert clock.sleeps == [pytest.approx(7.0)]
 
 
+async def until(condition: Callable[[], bool]) -> None:
+    """Wait on the scheduler's loop until condition() holds (a minute at most: a hang)."""
+    async def poll() -> None:
+        while not condition():
+            await asyncio.sleep(0.001)
+    await asyncio.wait_for(poll(), 60)
+
+
 def test_never_more_than_n_calls_in_flight() -> None:
     scheduler = Scheduler(concurrency=3)
     try:
         async def job() -> int:
             async def call() -> int:
+                # held until the bound is reached, however slowly the jobs were submitted,
+                # then a while more: time for a call beyond the bound to start and be counted
+                await until(lambda: scheduler.max_in_flight >= 3)
                 await asyncio.sleep(0.01)
                 return 1
             return await scheduler.call(call)
 
         futures = [scheduler.submit(job) for _ in range(20)]
-        assert sum(f.result(10) for f in futures) == 20
+        assert sum(f.result(60) for f in futures) == 20
         assert scheduler.max_in_flight == 3
         assert scheduler.started_calls == 20
     finally:
@@ -98,7 +110,7 @@ def test_stop_cancels_the_waiting_and_starts_nothing_new() -> None:
         release.set()
         for future in rest:
             with pytest.raises((Stopped, concurrent.futures.CancelledError)):
-                future.result(5)
+                future.result(60)
         assert scheduler.started_calls == 1
         assert first.cancelled() or first.done()
     finally:
@@ -118,7 +130,7 @@ def test_a_cap_check_that_refuses_stops_the_call_before_it_starts() -> None:
             await scheduler.call(never, before=refuse)
 
         with pytest.raises(RuntimeError, match="cap"):
-            scheduler.submit(job).result(5)
+            scheduler.submit(job).result(60)
     finally:
         scheduler.close()
 
@@ -126,6 +138,7 @@ def test_a_cap_check_that_refuses_stops_the_call_before_it_starts() -> None:
 def test_calls_take_slots_in_submission_order_whatever_finishes_preparing_first() -> None:
     scheduler = Scheduler(concurrency=1)
     started: list[int] = []
+    prepared: list[int] = []
     try:
         async def job(n: int) -> None:
             # later jobs finish their preparation first (as tool discovery may)
@@ -134,16 +147,18 @@ def test_calls_take_slots_in_submission_order_whatever_finishes_preparing_first(
             async def call() -> None:
                 started.append(n)
                 await asyncio.sleep(0.01)
+            prepared.append(n)  # and queues for a slot before the loop runs anything else
             await scheduler.call(call)
 
         async def hold() -> None:
-            await scheduler.call(lambda: asyncio.sleep(0.1))  # every job queues behind this
+            # every job queues behind this: it holds the only slot until all ten wait for it
+            await scheduler.call(lambda: until(lambda: len(prepared) == 10))
 
         first = scheduler.submit(hold)
         futures = [scheduler.submit(lambda n=n: job(n)) for n in range(10)]
-        first.result(5)
+        first.result(60)
         for future in futures:
-            future.result(5)
+            future.result(60)
         assert started == list(range(10))
     finally:
         scheduler.close()

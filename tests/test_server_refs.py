@@ -35,7 +35,7 @@ def _fresh() -> None:
 
 def stdio(name: str, *args: str) -> ServerSpec:
     return ServerSpec(name=name, command="python",
-                      args=(TOOLS_SERVER, "--tools", json.dumps([SEARCH]), *args), timeout=30.0)
+                      args=(TOOLS_SERVER, "--tools", json.dumps([SEARCH]), *args), timeout=300.0)
 
 
 def test_an_argument_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,13 +8,14 @@ import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 from test_models_e2e import CALL_COST, _config, models  # noqa: F401  (a fixture)
 
-from conftest import FIND, Project, case
+from conftest import FIND, NESTED_XDIST, Project, case
 
 WORKERS = 3
 # the end-to-end tests' `models`: the keys set, and a fake API that answers right
 pytestmark = pytest.mark.usefixtures("models")
 
 
+@NESTED_XDIST
 @pytest.mark.parametrize("concurrency", [2])
 def test_the_cap_holds_for_the_whole_run_under_xdist(project: Project, fake_api: FakeAPI,
                                                       concurrency: int) -> None:

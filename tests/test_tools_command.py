@@ -29,7 +29,7 @@ def two_servers(project: Project) -> Project:
 
 
 def test_tools_lists_every_server_with_parameters_types_and_required(two_servers: Project) -> None:
-    result = two_servers.pytester.run(TOOLSELECT, "tools", timeout=120)
+    result = two_servers.pytester.run(TOOLSELECT, "tools", timeout=300)
     assert result.ret == 0, result.stderr.str()
     result.stdout.fnmatch_lines([
         "registry: 3 tools",
@@ -53,29 +53,29 @@ def test_tools_json_is_the_full_list_as_offered_and_server_picks_one(two_servers
     # from another folder, with --config
     config = two_servers.path / "toolselect.yaml"
     result = two_servers.pytester.run(TOOLSELECT, "tools", "--config", config, "--json", "-",
-                                      timeout=120)
+                                      timeout=300)
     assert result.ret == 0, result.stderr.str()
     listed = json.loads(result.stdout.str())
     assert [(t["server"], t["name"]) for t in listed] == [
         *(("registry", t["name"]) for t in REGISTRY_TOOLS), ("billing", "refund_invoice")]
     assert listed[-1]["description"] == BILLING[0]["description"]
     assert listed[-1]["input_schema"]["required"] == ["invoice_id"]
-    one = two_servers.pytester.run(TOOLSELECT, "tools", "--server", "billing", timeout=120)
+    one = two_servers.pytester.run(TOOLSELECT, "tools", "--server", "billing", timeout=300)
     assert "refund_invoice" in one.stdout.str() and "find_company" not in one.stdout.str()
-    wrong = two_servers.pytester.run(TOOLSELECT, "tools", "--server", "biling", timeout=120)
+    wrong = two_servers.pytester.run(TOOLSELECT, "tools", "--server", "biling", timeout=300)
     assert wrong.ret == 2
     assert "no server named 'biling'" in wrong.stderr.str() and "did you mean billing?" in wrong.stderr.str()
 
 
 def test_init_writes_one_commented_case_per_tool_and_never_overwrites(two_servers: Project) -> None:
-    result = two_servers.pytester.run(TOOLSELECT, "init", timeout=120)
+    result = two_servers.pytester.run(TOOLSELECT, "init", timeout=300)
     assert result.ret == 0, result.stderr.str()
     starter = two_servers.path / "starter.toolselect.yaml"
     text = starter.read_text()
     for name in ("find_company", "list_officers", "lookup_vat", "refund_invoice"):
         assert f"  #   expect_tool: [{name}]" in text
     assert "  #   expect_args: [{path: invoice_id, equals: <string>}]" in text
-    again = two_servers.pytester.run(TOOLSELECT, "init", timeout=120)
+    again = two_servers.pytester.run(TOOLSELECT, "init", timeout=300)
     assert again.ret == 2 and "never overwrites" in again.stderr.str()
     assert starter.read_text() == text
     # uncomment the first case and fill it in: pytest runs it

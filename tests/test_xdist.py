@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import FIND, OFFICERS, OUT_OF_SCOPE, WRONG, Project, case
+from conftest import FIND, NESTED_XDIST, OFFICERS, OUT_OF_SCOPE, WRONG, Project, case
 
 
 def _summary(text: str) -> str:
@@ -14,6 +14,7 @@ def _summary(text: str) -> str:
     return match.group(1).strip("\n")
 
 
+@NESTED_XDIST
 def test_two_workers_match_a_serial_run(project: Project) -> None:
     project.config()
     cases = []

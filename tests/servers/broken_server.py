@@ -14,6 +14,9 @@ import os
 import sys
 import time
 
+#: how long the slow server sleeps: far past any bound a test sets on a run that must not wait
+HANG = 600
+
 
 def main() -> None:
     log = os.environ.get("START_LOG")
@@ -34,7 +37,7 @@ def main() -> None:
     if mode == "slow":
         with open(os.environ["PID_FILE"], "w", encoding="utf-8") as f:
             f.write(str(os.getpid()))
-        time.sleep(120)
+        time.sleep(HANG)
         return
     raise SystemExit(f"unknown mode {mode!r}")
 

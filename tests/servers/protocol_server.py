@@ -72,6 +72,8 @@ BAD_SCHEMAS: dict[str, Any] = {
     "bad-nested": {"type": "object", "properties": {"name": {"type": 12}}},
 }
 PAGE_SIZE = 500
+#: how long a hung server sleeps: far past any bound a test sets on a run that must not wait
+HANG = 600
 #: the messages sent so far
 SENT: list[dict[str, Any]] = []
 
@@ -126,14 +128,14 @@ def main() -> None:
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     pids = [os.getpid()]
     if mode == "hang-child":
-        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
+        child = subprocess.Popen([sys.executable, "-c", f"import time; time.sleep({HANG})"])
         pids.append(child.pid)
     pid_file = os.environ.get("PID_FILE")
     if pid_file:
         with open(pid_file, "a", encoding="utf-8") as f:
             f.write("\n".join(map(str, pids)) + "\n")
     if mode.startswith("hang"):  # stuck before reading anything, as a server waiting on a lock
-        time.sleep(120)
+        time.sleep(HANG)
         return
     if mode == "noise-before":
         print("companies server v1.2 listening on stdio", flush=True)
