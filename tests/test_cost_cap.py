@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_models_e2e import models  # noqa: F401  (a fixture: the keys set, the SDKs imported)
 
-from conftest import FIND, Project, case
+from conftest import FIND, NESTED_XDIST, Project, case
 from pytest_toolselect.providers.pricing import FRAMING_TOKENS, request_bytes, reservation_usd
 from pytest_toolselect.run.budget import Budget, CostCapReached
 from pytest_toolselect.run.spend import _SCHEMA, SharedBudget, _connect
@@ -156,7 +156,7 @@ RESERVATION = 1.5
 
 
 @pytest.mark.usefixtures("models")
-@pytest.mark.parametrize("how", ["serial", "concurrency 1", "-n 2"])
+@pytest.mark.parametrize("how", ["serial", "concurrency 1", pytest.param("-n 2", marks=NESTED_XDIST)])
 def test_a_dollar_a_call_under_a_cap_of_one_fifty(project: Project, fake_api: FakeAPI, how: str) -> None:
     model = "openai/gpt-test"
     project.config(model=model, api_base=fake_api.url + "/v1", retry_backoff=0, max_tokens=150,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from conftest import PLANNED, Project
+from conftest import NESTED_XDIST, PLANNED, Project
 
 ACME = "Find the company called Acme Widgets in the company register"
 ACME_REWORDED = "Look up the company Acme Widgets in the register"
@@ -62,7 +62,7 @@ def recorded(project: Project, questions: list[str]) -> dict[str, Any]:
     return project.read_baseline()["cases"]
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", [[], pytest.param(["-n", "2"], marks=NESTED_XDIST)])
 def test_a_reworded_question_that_regresses_blocks(project: Project, workers: list[str]) -> None:
     recorded(project, [ACME, INITECH])
     # the pull request rewords one question, and the model now gets it wrong

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, Project, case
+from conftest import FIND, NESTED_XDIST, OFFICERS, OUT_OF_SCOPE, PLANNED, Project, case
 
 CASES = [case(*FIND), case(*OFFICERS), case(*OUT_OF_SCOPE)]
 RIGHT = {FIND[1]: "find_company", OFFICERS[1]: "list_officers", OUT_OF_SCOPE[1]: None}
@@ -42,7 +42,7 @@ def results(project: Project) -> dict[str, Any]:
     return json.loads((project.path / "out.json").read_text())
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+@pytest.mark.parametrize("workers", [[], pytest.param(["-n", "2"], marks=NESTED_XDIST)])
 def test_a_regression_in_the_renamed_only_case_file_blocks(project: Project,
                                                            workers: list[str]) -> None:
     recorded(project)

@@ -18,7 +18,7 @@ import litellm  # noqa: F401
 import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 
-from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
+from conftest import FIND, NESTED_XDIST, OFFICERS, OUT_OF_SCOPE, Project, case
 
 KEY = "sk-ant-" + "api03-e2e-secret-" + "0" * 16  # built: no key-shaped literal
 OPENAI_KEY = "sk-proj-e2e-secret-1111111111111111111111"
@@ -271,6 +271,7 @@ def test_answers_recorded_against_one_server_are_not_replayed_for_another(
         other.stop()
 
 
+@NESTED_XDIST
 def test_replay_misses_are_counted_under_xdist(models: Project, fake_api: FakeAPI) -> None:
     _config(models, fake_api, "openai/gpt-test")
     models.cases([case(*FIND), case(*OFFICERS)])

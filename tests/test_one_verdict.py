@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, Project, case
+from conftest import FIND, NESTED_XDIST, OFFICERS, OUT_OF_SCOPE, PLANNED, Project, case
 
 FIND_AGAIN = FIND[1] + " (the one in Leeds)"
 VAT = "Check the VAT registration number GB123456789"
@@ -153,7 +153,8 @@ def _agree(where: Path, result: subprocess.CompletedProcess[str]) -> dict[str, A
     return doc
 
 
-@pytest.mark.parametrize(("files", "args", "status"), [r[1:] for r in ROWS], ids=[r[0] for r in ROWS])
+@pytest.mark.parametrize(("files", "args", "status"), [
+    pytest.param(*r[1:], id=r[0], marks=NESTED_XDIST if "-n" in r[2] else ()) for r in ROWS])
 def test_no_mechanism_turns_a_regressed_run_green(recorded: Path, tmp_path: Path, files: dict[str, str],
                                                   args: tuple[str, ...], status: int) -> None:
     where = _copy(recorded, tmp_path / "p")

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conftest import FIND, HTTP_TOKEN, OFFICERS, REGISTRY_TOOLS, Project, case, http_mcp_server
+from conftest import FIND, HTTP_TOKEN, NESTED_XDIST, OFFICERS, REGISTRY_TOOLS, Project, case, http_mcp_server
 from pytest_toolselect.discovery.errors import _fail, _Probe
 from pytest_toolselect.spec.config import ServerSpec
 from pytest_toolselect.spec.errors import ServerError
@@ -50,6 +50,7 @@ def test_a_stdio_and_an_http_server_every_run(project: Project, http_server: str
     _every_run_passes(project, RUNS, 2)
 
 
+@NESTED_XDIST
 def test_a_stdio_and_an_http_server_under_xdist(project: Project, http_server: str) -> None:
     # two cases per server, so each worker process discovers both servers
     _two_transports(project, http_server, per_server=2)
