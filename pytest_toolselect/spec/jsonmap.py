@@ -18,7 +18,7 @@ import re
 from typing import Any
 
 from .errors import ToolselectError
-from .sourced import MAX_DEPTH, PathT, Sourced, _err, too_deep
+from .sourced import MAX_DEPTH, PathT, Sourced, _err, shown_key, too_deep
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
@@ -72,7 +72,7 @@ def _parse_json(text: str, file: str) -> Sourced:
         if key in container:
             raise _err(
                 file, line_at(pos),
-                f"duplicate key {key!r} (first on line {lines.get((*path, key))})",
+                f"duplicate key {shown_key(key)!r} (first on line {lines.get((*path, key))})",
                 "keep one of them", place=(*path, key),
             )
         lines[(*path, key)] = line_at(pos)

@@ -18,6 +18,16 @@ PathT = tuple[str | int, ...]
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
+#: a key read from a file is shown this far at most: a file that was never one of ours (a
+#: path mistyped to /etc/passwd) has its lines as keys, and a path must not print them
+KEY_SHOWN = 37
+
+
+def shown_key(key: str) -> str:
+    """A key from a file as a message shows it: clipped, so no file is printed through it."""
+    return key if len(key) <= KEY_SHOWN else key[:KEY_SHOWN] + "..."
+
+
 def format_path(path: PathT) -> str:
     """A JSON path as users read it: ``cases[3].expect_args[0]`` (the top is ``(top level)``)."""
     out = ""
@@ -27,7 +37,7 @@ def format_path(path: PathT) -> str:
         elif _NAME.match(part):
             out += f".{part}" if out else part
         else:
-            out += '["' + part.replace("\\", "\\\\").replace('"', '\\"') + '"]'
+            out += '["' + shown_key(part).replace("\\", "\\\\").replace('"', '\\"') + '"]'
     return out or "(top level)"
 
 

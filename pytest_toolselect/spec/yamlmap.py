@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 from .errors import ToolselectError
-from .sourced import MAX_DEPTH, PathT, Sourced, _err, too_deep
+from .sourced import MAX_DEPTH, PathT, Sourced, _err, shown_key, too_deep
 
 _Y_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _Y_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
@@ -140,7 +140,8 @@ def _parse_yaml(text: str, file: str) -> Sourced:
                         first = lines.get((*top.path, key))
                         raise _err(
                             file, line,
-                            f"duplicate key {key!r}" + (f" (first on line {first})" if first else ""),
+                            f"duplicate key {shown_key(key)!r}"
+                            + (f" (first on line {first})" if first else ""),
                             "keep one of them", place=(*top.path, key),
                         )
                     top.key = key
