@@ -132,12 +132,8 @@ def test_cost_cap_skips_the_rest_and_exits_2(models: Project, fake_api: FakeAPI)
 def test_calls_wait_for_reservations_and_none_starts_past_the_cap(models: Project,
                                                                    fake_api: FakeAPI) -> None:
     _config(models, fake_api, "anthropic/claude-test")
-    def answer(body: Any) -> Reply:
-        fake_api.wait_in_flight(4)  # no call is priced before four are in flight, however slow
-        return Reply(tool_calls=[("find_company", {"name": "Acme"})],
-                     input_tokens=1000, output_tokens=100, delay=0.3)
-
-    fake_api.handler = answer
+    fake_api.handler = lambda body: Reply(tool_calls=[("find_company", {"name": "Acme"})],
+                                          input_tokens=1000, output_tokens=100, delay=0.3)
     models.cases([case(f"c{n}", FIND[1], FIND[2]) for n in range(8)])
     result = models.pytester.runpytest("--toolselect-max-cost-usd=0.001",
                                        "--toolselect-concurrency=4")
