@@ -94,6 +94,42 @@ def _late(request):
     {body}
 '''
 
+#: a conftest hook that has the last word on what pytest reports, unless the plugin keeps it
+SESSION_PASSES = '''
+import pytest
+
+@pytest.hookimpl({opts})
+def pytest_sessionfinish(session):
+    {before}session.exitstatus = 0
+'''
+REPORT_PASSES = '''
+import pytest
+
+@pytest.hookimpl(hookwrapper=True{opts})
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    report.outcome, report.longrepr = "passed", None
+'''
+STATUS_PASSES = '''
+def pytest_report_teststatus(report):
+    return "passed", ".", "PASSED"
+'''
+CALL_XFAILS = '''
+import pytest
+
+def pytest_runtest_call(item):
+    pytest.xfail("the conftest says so")
+'''
+#: a conftest that runs the tests itself and leaves every one out
+RUNS_NOTHING = '''
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item):
+    return True
+'''
+
 # (row id, extra files, pytest args, expected exit status)
 ROWS: list[tuple[str, dict[str, str], tuple[str, ...], int]] = [
     ("plain", {}, (), 1),
@@ -116,6 +152,27 @@ ROWS: list[tuple[str, dict[str, str], tuple[str, ...], int]] = [
     ("no-randomly", {}, ("-p", "no:randomly"), 1),
     ("no-own-dependencies", {}, ("-p", "no:xdist", "-p", "no:rerunfailures"), 1),
     ("exitfirst", {}, ("-x",), 1),
+    ("maxfail", {}, ("--maxfail=1",), 1),
+    ("exitfirst-xdist", {}, ("-x", "-n", "2"), 1),
+    ("xfail-strict-and-runxfail", {}, ("-o", "xfail_strict=true", "--runxfail"), 1),
+    ("no-warnings-plugin", {}, ("-p", "no:warnings", "--strict-markers"), 1),
+    ("xfail-mark-by-subfolder-conftest-trylast", {
+        "sub/conftest.py": MARK_ALL.replace(
+            "def ", "@pytest.hookimpl(trylast=True)\ndef ").format(mark="xfail"),
+        "sub/test_sub.py": DECORATED.replace("def test_", "def test_sub_")}, (), 4),
+    ("xfail-in-the-body", {"test_dec.py": DECORATED.replace(
+        "    pass\n", "    pytest.xfail('late')\n").replace(
+        "from pytest_toolselect", "import pytest\nfrom pytest_toolselect")}, (), 1),
+    ("xfail-by-runtest-call-hook", {"conftest_extra": CALL_XFAILS}, (), 1),
+    ("makereport-hookwrapper-passes", {"conftest_extra": REPORT_PASSES.format(opts="")}, (), 1),
+    ("makereport-hookwrapper-tryfirst-passes",
+     {"conftest_extra": REPORT_PASSES.format(opts=", tryfirst=True")}, (), 1),
+    ("teststatus-says-passed", {"conftest_extra": STATUS_PASSES}, (), 1),
+    ("sessionfinish-sets-0", {"conftest_extra": SESSION_PASSES.format(opts="", before="")}, (), 1),
+    ("sessionfinish-trylast-sets-0",
+     {"conftest_extra": SESSION_PASSES.format(opts="trylast=True", before="")}, (), 1),
+    ("sessionfinish-wrapper-sets-0", {"conftest_extra": SESSION_PASSES.format(
+        opts="wrapper=True, tryfirst=True", before="yield\n    ")}, (), 1),
     *[(f"xdist-{mode}", {}, ("-n", "2", "--dist", mode), 1)
       for mode in ("load", "loadscope", "loadfile", "loadgroup", "worksteal", "no")],
 ]
@@ -126,6 +183,7 @@ def _write(where: Path, files: dict[str, str]) -> None:
         if name == "conftest_extra":
             (where / "conftest.py").write_text((where / "conftest.py").read_text() + text)
         else:
+            (where / name).parent.mkdir(exist_ok=True)
             (where / name).write_text(text)
 
 
@@ -170,7 +228,7 @@ def test_no_mechanism_turns_a_regressed_run_green(recorded: Path, tmp_path: Path
         return
     doc = _agree(where, result)
     by_key = {c["key"]: c for c in doc["cases"]}
-    if "-x" in args:
+    if "-x" in args or "--maxfail=1" in args:
         # stopped at the first failure: blocking, and the verdict says the run was partial
         assert set(doc["verdict"]["blocking_cases"]) & BLOCKING, doc["verdict"]
         assert any("stopped before every item ran" in r for r in doc["verdict"]["reasons"])
@@ -181,6 +239,10 @@ def test_no_mechanism_turns_a_regressed_run_green(recorded: Path, tmp_path: Path
         assert by_key["registry.toolselect.yaml::vat"]["outcome"] == "warned"
         assert by_key["registry.toolselect.yaml::weather"]["outcome"] == "xfailed"
         assert "registry.toolselect.yaml::vat" not in doc["verdict"]["blocking_cases"]
+    if files.get("conftest_extra") == CALL_XFAILS or "pytest.xfail(" in files.get("test_dec.py", ""):
+        # an xfail once the model was asked is no failure of the test's own: a held case passes
+        officers = by_key["test_dec.py::test_officers"]
+        assert officers["outcome"] == "passed", officers
     if args == ("--reruns", "1"):
         # the rerun's reps add to the evidence: 0 of 4, never the last attempt alone
         for key in BLOCKING:
@@ -199,3 +261,54 @@ def test_runs_over_the_last_runs_cache_still_block(recorded: Path, tmp_path: Pat
         assert set(doc["verdict"]["blocking_cases"]) & BLOCKING, select
         # nothing the filter left out is taken out of the baseline
         assert len(json.loads((where / "base.json").read_text())["cases"]) == 6
+
+
+#: the model's provider fails on every call
+PROVIDER_DOWN = '''
+
+async def _down(self, request):
+    raise RuntimeError("the provider is down")
+
+Planned.first_turn = _down
+'''
+SETUP_SKIPS = '''
+import pytest
+
+def pytest_runtest_setup(item):
+    pytest.skip("the conftest says so")
+'''
+
+
+@pytest.mark.parametrize(("files", "args"), [
+    ({"conftest_extra": PROVIDER_DOWN}, ()),
+    ({"conftest_extra": PROVIDER_DOWN}, ("--toolselect-update-baseline",)),
+    ({"conftest_extra": SETUP_SKIPS}, ()),
+    ({"conftest_extra": RUNS_NOTHING}, ()),
+], ids=["provider-down", "provider-down-update", "setup-skips", "protocol-runs-nothing"])
+def test_a_run_where_no_case_ran_fails_and_keeps_the_baseline(
+        recorded: Path, tmp_path: Path, files: dict[str, str], args: tuple[str, ...]) -> None:
+    # every case item is an error, shown as one everywhere; the baseline is left as it was
+    where = _copy(recorded, tmp_path / "p")
+    _write(where, files)
+    before = (where / "base.json").read_bytes()
+    result = _pytest(where, *ARGS, *args)
+    assert result.returncode == 1, result.stdout + result.stderr
+    doc = _agree(where, result)
+    assert {c["outcome"] for c in doc["cases"]} == {"error"}, doc["cases"]
+    assert len(doc["verdict"]["blocking_cases"]) == 6
+    assert (where / "base.json").read_bytes() == before
+
+
+def test_an_update_stopped_by_x_keeps_every_case_it_did_not_reach(recorded: Path, tmp_path: Path) -> None:
+    # a plain test fails after the case file's items and -x stops the run before test_dec.py
+    where = _copy(recorded, tmp_path / "p")
+    (where / "test_a_plain.py").write_text("def test_plain():\n    assert False\n")
+    result = _pytest(where, *ARGS, "--toolselect-update-baseline", "-x", "-p", "no:randomly")
+    assert result.returncode == 1, result.stdout + result.stderr
+    doc = json.loads((where / "out.json").read_text())
+    assert doc["verdict"]["exit_status"] == 1 and doc["verdict"]["blocking"], doc["verdict"]
+    assert any("stopped before every item ran" in r for r in doc["verdict"]["reasons"])
+    assert not {c["key"] for c in doc["cases"]} & {"test_dec.py::test_find", "test_dec.py::test_officers"}
+    kept = json.loads((where / "base.json").read_text())["cases"]
+    assert {"test_dec.py::test_find", "test_dec.py::test_officers"} <= set(kept), sorted(kept)
+    assert len(kept) == 6

@@ -66,6 +66,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUN_SESSION] = session
     config.pluginmanager.register(SessionHooks(session), "toolselect-session")
     config.pluginmanager.register(StartRefusals(session), "toolselect-start-refusals")
+    from .ownership import NotRunCases
+
+    config.pluginmanager.register(NotRunCases(session, _is_case), "toolselect-not-run")
+    # registered first, so it runs last (after every hook and every later cleanup)
+    config.add_cleanup(lambda: _keep_exit_status(session))
     config.addinivalue_line("markers", "toolselect_lint: a --toolselect-lint item (one per server)")
     from pytest_toolselect.run.log_masking import install
 
@@ -122,6 +127,15 @@ def toolselect_result(request: pytest.FixtureRequest) -> Any:
         raise refusals[0]  # a label that names a mark some code acts on
     item.stash[CASE] = case
     return setup_case(item, case)
+
+
+def _keep_exit_status(session: RunSession) -> None:
+    """Put back the failing exit status the plugin decided if something that ran after its
+    pytest_sessionfinish (another plugin's or a conftest's) made the run pass: pytest returns
+    session.exitstatus as it is after the configuration's cleanups."""
+    decided, pytest_session = session.state.exit_status, session.state.pytest_session
+    if decided and pytest_session is not None and pytest_session.exitstatus == 0:
+        pytest_session.exitstatus = decided
 
 
 def _is_case(item: pytest.Item) -> bool:
@@ -255,6 +269,12 @@ class SessionHooks:
             report.longrepr = (str(item.path), (item.location[1] or 0) + 1, self._shown(f"Skipped: {reason}"))
         return report
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
+        from .ownership import shown_status
+
+        return shown_status(report)
+
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = getattr(report, "toolselect", None)
@@ -325,6 +345,7 @@ class SessionHooks:
             # refused on the workers at their start (nothing ran): said once, a usage error
             self.session.state.report_problems.extend(self.session.state.start_problems)
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
+            self.session.state.exit_status = int(session.exitstatus)
             return
         if self.session.state.collected and getattr(session.config.option, "dist", "no") != "no":
             # under xdist the controller learns the cases only now: refuse the gate here
@@ -341,6 +362,8 @@ class SessionHooks:
         self.session.summary.write_reports(int(session.exitstatus), session.testsfailed)
         if self.session.state.report_problems and session.exitstatus == 0:
             session.exitstatus = 1  # a report CI expects is missing
+        if self.session.state.gathered() or self.session.state.report_problems:
+            self.session.state.exit_status = int(session.exitstatus)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if "pytest_toolselect.run.spend" in sys.modules:

@@ -137,8 +137,11 @@ def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> Non
     from pytest_toolselect.spec.clip import clip_text
 
     run = item.stash.get(RUN, None)
-    if run is None or not isinstance(exc, (Exception, pytest.fail.Exception)):
-        return  # not scored (its setup failed), or the body skipped or xfailed itself
+    if run is None or isinstance(exc, pytest.xfail.Exception) or not isinstance(
+            exc, (Exception, pytest.fail.Exception)):
+        # not scored (its setup failed), or the body skipped or xfailed itself (pytest's
+        # xfail is a kind of its fail): the case is scored with its verdict's outcome
+        return
     session = item.config.stash[RUN_SESSION]
     rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
