@@ -6,7 +6,7 @@ import json
 import os
 import stat
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +21,10 @@ from .rules import DEFAULT_HISTORY
 SCHEMA_VERSION = "toolselect_baseline.v1"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Baseline:
+    """A stored baseline as read: a value (a migrated one is a new value, see ``with_keys``)."""
+
     path: Path
     subject: dict[str, Any]
     cases: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -41,6 +43,13 @@ class Baseline:
     def empty(self) -> bool:
         """No entry of any kind: such a file gates nothing and counts as absent."""
         return not (self.cases or self.groups or self.lint)
+
+    def with_keys(self, cases: Mapping[str, str], groups: Mapping[str, str]) -> Baseline:
+        """The same baseline with entries moved to new keys ({old: new}, order kept)."""
+        if not cases and not groups:
+            return self
+        return replace(self, cases={cases.get(k, k): v for k, v in self.cases.items()},
+                       groups={groups.get(k, k): v for k, v in self.groups.items()})
 
 
 #: a baseline is written by the plugin, so it may be far larger than a hand-written file

@@ -92,11 +92,6 @@ def legacy_renames(stored: Iterable[str], current: Iterable[str],
     return {old: new for old, new in found.items() if claims[new] == 1}
 
 
-def renamed(entries: Mapping[str, dict], renames: Mapping[str, str]) -> dict[str, dict]:
-    """The entries under their current keys (order kept)."""
-    return {renames.get(k, k): v for k, v in entries.items()}
-
-
 _PARAMS = re.compile(r"\[.*\]$", re.DOTALL)
 
 

@@ -193,9 +193,8 @@ class SessionHooks:
                    key=lambda item: keys.get(item.nodeid, item.nodeid))
         if not (cases or groups):
             return  # a run of ordinary tests: no config or baseline is read
-        from pytest_toolselect.run.lifecycle import migrate, overlap_problem
+        from pytest_toolselect.run.lifecycle import overlap_problem
 
-        migrate(self.session.state, self.session.baselines.baseline)
         if not self.session.settings.is_worker:
             problem = overlap_problem(self.session.baselines)
             if problem is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,10 @@ class BaselineAccess:
         self.wiring = wiring
         #: writes keys, anchor_of and replaced_subject; reads collected, defined, records
         self.state = state
-        self._reworded: tuple[tuple[int, int, int], dict[str, str]] | None = None
+        self._reworded: tuple[tuple[Mapping[str, Any], int], dict[str, str]] | None = None
+        self._migrated: tuple[tuple[int, int, int], Baseline] | None = None
+        # memos hold the mapping they were computed from (an id alone could be reused)
+        self._fingerprints: tuple[Mapping[str, Any], dict[str, list[str]]] | None = None
 
     # baseline ---------------------------------------------------------------------
     @cached_property
@@ -36,8 +40,11 @@ class BaselineAccess:
         return self.settings.resolve_path(resolved)
 
     @cached_property
-    def baseline(self) -> Baseline | None:
-        """The stored baseline to compare with (None: none yet, or no baseline asked for)."""
+    def stored(self) -> Baseline | None:
+        """The baseline file as read, checked for this run's subject: None when there is
+        none yet, none is asked for, it is empty, or an update replaces another subject's.
+
+        Read once, by the check at the start (a foreign one is a usage error there)."""
         from pytest_toolselect.gate.baseline import load, subject_mismatch
 
         if self.baseline_path is None:
@@ -63,6 +70,24 @@ class BaselineAccess:
                 "or point --toolselect-baseline at another file."
             )
         return stored
+
+    @property
+    def baseline(self) -> Baseline | None:
+        """The stored baseline to compare with, its old node-id keys under this run's keys.
+
+        A value computed from the stored one and the keys collected so far, again only when
+        collection (or, under xdist, a worker's report) added keys; never changed in place."""
+        from pytest_toolselect.run.lifecycle import migrate
+
+        stored = self.stored
+        if stored is None:
+            return None
+        state = self.state
+        seen = (len(state.collected), sum(len(keys) for keys in state.defined.values()),
+                len(state.anchor_of))
+        if self._migrated is None or self._migrated[0] != seen:
+            self._migrated = (seen, migrate(state, stored))
+        return self._migrated[1]
 
     @property
     def have_baseline(self) -> bool:
@@ -100,11 +125,13 @@ class BaselineAccess:
         self.state.anchor_of[key.partition("::")[0]] = anchor
         return key
 
-    @cached_property
     def _by_case_fingerprint(self) -> dict[str, list[str]]:
         from .lineage import by_case_fingerprint
 
-        return by_case_fingerprint(self.baseline.cases if self.baseline is not None else {})
+        cases = self.baseline.cases if self.baseline is not None else {}
+        if self._fingerprints is None or self._fingerprints[0] is not cases:
+            self._fingerprints = (cases, by_case_fingerprint(cases))
+        return self._fingerprints[1]
 
     def renamed_from(self, case_fp: str) -> str | None:
         """The gone baseline entry a new case with this content was renamed from, if one."""
@@ -113,7 +140,7 @@ class BaselineAccess:
         from .lineage import renamed_from
 
         # keys of cases that still exist, filtered out of this run or not
-        return renamed_from(self._by_case_fingerprint, case_fp, known_keys(self.state))
+        return renamed_from(self._by_case_fingerprint(), case_fp, known_keys(self.state))
 
     def reworded(self) -> dict[str, str]:
         """Gone entries of parametrized @case functions and the parameter set that replaced
@@ -122,9 +149,10 @@ class BaselineAccess:
 
         cases = self.baseline.cases if self.baseline is not None else {}
         # asked once per case: computed again only when collection added to what it reads
-        seen = (id(cases), len(cases), sum(len(keys) for keys in self.state.defined.values()))
-        if self._reworded is None or self._reworded[0] != seen:
-            self._reworded = (seen, reworded(cases, self.state.defined))
+        defined = sum(len(keys) for keys in self.state.defined.values())
+        memo = self._reworded
+        if memo is None or memo[0][0] is not cases or memo[0][1] != defined:
+            self._reworded = ((cases, defined), reworded(cases, self.state.defined))
         return self._reworded[1]
 
     def reworded_from(self, key: str) -> str | None:
@@ -137,12 +165,11 @@ class BaselineAccess:
 
     def gone_cases(self) -> list[str]:
         """Baseline keys whose case was removed from its file (or whose file is gone)."""
-        from pytest_toolselect.run.lifecycle import gone, migrate
+        from pytest_toolselect.run.lifecycle import gone
 
         base = self.baseline
         if base is None:
             return []
-        migrate(self.state, base)
         return gone(self, base.cases)
 
     def shown_gone(self) -> list[str]:

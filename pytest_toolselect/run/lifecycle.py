@@ -18,7 +18,6 @@ from pytest_toolselect.gate.keys import (
     family_of,
     function_of,
     legacy_renames,
-    renamed,
     split,
 )
 from pytest_toolselect.spec.errors import ToolselectError
@@ -67,16 +66,12 @@ def known_keys(state: RunState) -> set[str]:
     return keys
 
 
-def migrate(state: RunState, base: Baseline | None) -> None:
-    """Rename a baseline's node-id keys (written before keys existed) to this run's keys."""
-    if base is None:
-        return
+def migrate(state: RunState, base: Baseline) -> Baseline:
+    """The baseline with its node-id keys (written before keys existed) under this run's
+    keys: a new value, the one given is left as it was read."""
     current = known_keys(state)
-    for field in ("cases", "groups"):
-        entries = getattr(base, field)
-        renames = legacy_renames(entries, current, state.anchor_of)
-        if renames:
-            setattr(base, field, renamed(entries, renames))
+    return base.with_keys(legacy_renames(base.cases, current, state.anchor_of),
+                          legacy_renames(base.groups, current, state.anchor_of))
 
 
 def anchors(run: Baselines) -> list[Path]:
@@ -125,7 +120,6 @@ def overlap_problem(run: Baselines) -> str | None:
     if (base is None or not base.cases or run.settings.flag("update_baseline")
             or not known_keys(run.state)):
         return None
-    migrate(run.state, base)
     where = anchors(run)
     texts: dict[Path, str] = {}
     # an entry whose case was renamed in its file (same content under a new id) is this
@@ -237,8 +231,7 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
                 on_disk = None  # an empty baseline counts as absent
             if on_disk is not None and not subject_mismatch(on_disk.subject, run.wiring.subject):
                 # another run may have written it since this one started: merge with that
-                migrate(run.state, on_disk)
-                old = on_disk
+                old = migrate(run.state, on_disk)
             document = build(run.wiring.subject, records, old,
                              gone(run, old.cases) if old is not None else (),
                              history=int(run.settings.option("history").value),

@@ -64,7 +64,7 @@ class RunSession:
                 from pytest_toolselect.run.lifecycle import check_ci
 
                 check_ci(baselines)
-                _ = baselines.baseline
+                _ = baselines.stored  # read once, here: a foreign baseline is refused now
             # every option is checked here, once: a bad value (a misspelled gate rule, a
             # negative cost cap) is one usage error before any call, not one per item
             from pytest_toolselect.spec.options import OPTIONS
