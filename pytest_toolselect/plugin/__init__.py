@@ -184,7 +184,7 @@ class SessionHooks:
         groups = [i for i in items if getattr(i, "group", None) is not None]
         for item in groups:
             self.session.baselines.add_item_key(item)
-        shard = self.session.settings.option("shard").value if self.session.settings.in_use() else None
+        shard = self.session.settings.options.shard if self.session.settings.in_use() else None
         if shard is not None:
             from .shard import select
 
@@ -303,7 +303,7 @@ class SessionHooks:
             return None
         from .xdist_schedule import DeepLoadScheduling
 
-        concurrency = int(self.session.settings.option("concurrency").value)
+        concurrency = self.session.settings.options.concurrency
         return DeepLoadScheduling(config, log, depth=2 * concurrency)
 
     @pytest.hookimpl(optionalhook=True)

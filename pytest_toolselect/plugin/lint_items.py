@@ -149,7 +149,7 @@ class LintHooks:
         from pytest_toolselect.lint.run import discover_all, lint, toolset_of
 
         config = self.session.settings.config
-        timeout = float(self.session.settings.option("discovery_timeout").value)
+        timeout = self.session.settings.options.discovery_timeout
         tools: dict[str, tuple[Any, ...]] = {}
         for name in config.servers:
             try:

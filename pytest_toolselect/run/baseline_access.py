@@ -13,8 +13,9 @@ if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
     from pytest_toolselect.spec.cases import Case
 
+    from .settings import Settings
     from .state import RunState
-    from .wiring import Settings, Wiring
+    from .wiring import Wiring
 
 
 class BaselineAccess:
@@ -34,10 +35,7 @@ class BaselineAccess:
     # baseline ---------------------------------------------------------------------
     @cached_property
     def baseline_path(self) -> Path | None:
-        resolved = self.settings.option("baseline")
-        if resolved.value is None:
-            return None
-        return self.settings.resolve_path(resolved)
+        return self.settings.path("baseline")
 
     @cached_property
     def stored(self) -> Baseline | None:

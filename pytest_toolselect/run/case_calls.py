@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from .baseline_access import BaselineAccess
     from .case_run import CaseRun
     from .runner import CaseRunner
-    from .wiring import Settings, Wiring
+    from .settings import Settings
+    from .wiring import Wiring
 
 
 class CaseCalls:
@@ -71,7 +72,7 @@ class CaseCalls:
                 raise unknown_server(self.settings.configs, config, name, case)
             specs.append(spec)
         # a server's own `timeout:` wins; the option sets it for the others
-        timeout = float(self.settings.option("discovery_timeout").value)
+        timeout = self.settings.options.discovery_timeout
         specs = [s if s.timeout is not None else replace(s, timeout=timeout) for s in specs]
         tools, instructions = offered_tools(specs, config.root, config.tool_name_format)
         from pytest_toolselect.spec.cases import check_offered

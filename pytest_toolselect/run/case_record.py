@@ -18,8 +18,9 @@ if TYPE_CHECKING:
     from .baseline_access import BaselineAccess
     from .case_calls import CaseCalls
     from .case_run import CaseRun
+    from .settings import Settings
     from .state import RunState
-    from .wiring import Settings, Wiring
+    from .wiring import Wiring
 
 
 def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
@@ -92,7 +93,7 @@ class CaseRecords:
 
         status = run.status
         base, renamed = self.baselines.entry_following_rename(nodeid, case)
-        rule: str | gate.Rule = str(self.settings.option("rule").value)
+        rule: str | gate.Rule = self.settings.options.rule
         if run.escalation is not None:
             from .escalation import verdict_rule
 

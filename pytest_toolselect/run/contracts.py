@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from pytest_toolselect.providers import Turn, TurnRequest
 
     from .baseline_access import BaselineAccess
-    from .wiring import Settings, Wiring
+    from .settings import Settings
+    from .wiring import Wiring
 
 
 class CallParts(Protocol):

@@ -59,12 +59,12 @@ def plan_for(parts: CallParts, nodeid: str, case: Case) -> Plan | None:
     """The case's plan, or None: adaptive reps are off, the model is deterministic, the
     rule has no test, or there is nothing to compare with and nothing being recorded."""
     settings, baselines = parts.settings, parts.baselines
-    if settings.option("adaptive").value != "on" or baselines.baseline_path is None:
+    if settings.options.adaptive != "on" or baselines.baseline_path is None:
         return None
     if getattr(parts.wiring.provider, "deterministic", False):
         return None  # asked again, it would answer the same
-    found = sequential.design_for(str(settings.option("rule").value), settings.reps,
-                                  int(settings.option("max_extra_reps").value))
+    found = sequential.design_for(settings.options.rule, settings.reps,
+                                  settings.options.max_extra_reps)
     if found is None:
         return None
     design, test = found
@@ -89,7 +89,7 @@ def verdict_rule(parts: CallParts, nodeid: str, case: Case, escalation: Escalati
     design, test = plan.design, plan.test
     if escalation.stopped:
         design = replace(design, max_extra=max(0, reps - design.base_reps))
-    base = gate.get_rule(str(parts.settings.option("rule").value))
+    base = gate.get_rule(parts.settings.options.rule)
     # every rule of the family also blocks a clean break (always held, every rep fails
     # now), however short the history: extra reps that all fail keep it one
     return gate.Rule(base.name, base.summary,

@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
     from pytest_toolselect.spec.records import CaseRecord
 
+    from .settings import Settings
     from .state import RunState
-    from .wiring import Settings, Wiring
+    from .wiring import Wiring
 
 
 class Baselines(Protocol):
@@ -234,7 +235,7 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
                 old = migrate(run.state, on_disk)
             document = build(run.wiring.subject, records, old,
                              gone(run, old.cases) if old is not None else (),
-                             history=int(run.settings.option("history").value),
+                             history=run.settings.options.history,
                              group_entries=group_entries, lint_entries=lint_entries)
             write(path, document)
     except ToolselectError as e:

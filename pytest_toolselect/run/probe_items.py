@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.spec.groups import Group
 
     from .runner import CaseRunner
-    from .wiring import Settings
+    from .settings import Settings
 
 def resolve(settings: Settings, group: Group) -> Group:
     """Replace a group's {server, tool} references with the servers' real tools."""

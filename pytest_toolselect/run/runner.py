@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from pytest_toolselect.spec.tools import Tool
 
     from .baseline_access import BaselineAccess
-    from .wiring import Settings, Wiring
+    from .settings import Settings
+    from .wiring import Wiring
 
 
 

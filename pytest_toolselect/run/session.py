@@ -21,9 +21,10 @@ from pytest_toolselect.spec.errors import ToolselectError
 from .baseline_access import BaselineAccess
 from .case_calls import CaseCalls
 from .case_record import CaseRecords
+from .settings import Settings
 from .state import RunState
 from .summary import SessionSummary
-from .wiring import Settings, Wiring
+from .wiring import Wiring
 
 RUN_SESSION = pytest.StashKey["RunSession"]()
 
@@ -51,26 +52,23 @@ class RunSession:
                 from pytest_toolselect.providers.preflight import check
 
                 check(str(settings.model.value), settings.provider_settings())
-            mode = settings.option("cache_mode").value
-            if mode is not None:
+            # every option is read here, once: a bad value (a misspelled gate rule, a
+            # negative cost cap) is one usage error before any call, not one per item
+            options = settings.options
+            if options.cache_mode is not None:
                 from .cache import check_mode
 
-                check_mode(str(mode))
-            if settings.option("cache").value is not None:
+                check_mode(options.cache_mode)
+            cache = settings.path("cache")
+            if cache is not None:
                 from .cache import check_path
 
-                check_path(settings.resolve_path(settings.option("cache")))
+                check_path(cache)
             if baselines.baseline_path is not None:
                 from pytest_toolselect.run.lifecycle import check_ci
 
                 check_ci(baselines)
                 _ = baselines.stored  # read once, here: a foreign baseline is refused now
-            # every option is checked here, once: a bad value (a misspelled gate rule, a
-            # negative cost cap) is one usage error before any call, not one per item
-            from pytest_toolselect.spec.options import OPTIONS
-
-            for opt in OPTIONS:
-                _ = settings.option(opt.name)
         except ToolselectError as e:
             raise pytest.UsageError(str(e)) from None
 

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
     from .baseline_access import BaselineAccess
     from .case_record import CaseRecords
+    from .settings import Settings
     from .state import RunState
-    from .wiring import Settings, Wiring
+    from .wiring import Wiring
 
 
 class SessionSummary:
@@ -77,9 +78,9 @@ class SessionSummary:
             from .probe_items import summary_lines
 
             stored = self.stored_groups()
-            mec = self.settings.option("min_effect_change").value
+            mec = self.settings.options.min_effect_change
             self._probe = summary_lines(
-                self.recorder.ordered_group_records(), stored, seed=int(self.settings.option("seed").value),
+                self.recorder.ordered_group_records(), stored, seed=self.settings.options.seed,
                 model=str(self.settings.model.value), min_effect_change=mec,
                 verbose=self.settings.pytest_config.get_verbosity() > 0,
             )
@@ -114,13 +115,13 @@ class SessionSummary:
         rows = {r.group_id: {"key": r.key, "order": r.order, "entry": r.entry,
                              "baseline": stored.get(r.key)} for r in records}
         return build_document(calls, self.probe()[1], load_groups(records),
-                              max_tokens=int(self.settings.option("max_tokens").value),
+                              max_tokens=self.settings.options.max_tokens,
                               reps=self.settings.reps, subject=self.wiring.subject,
                               gate=rows, comparison=self.probe()[2])
 
     def gate_settings(self) -> dict[str, Any]:
         """The settings the one verdict reads (gate.decision), as the results document holds them."""
-        return {name: self.settings.option(name).value for name in (
+        return {name: getattr(self.settings.options, name) for name in (
             "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline")}
 
     def decision(self) -> Decision:
@@ -148,7 +149,7 @@ class SessionSummary:
 
     def shard(self) -> dict[str, Any] | None:
         """A --toolselect-shard run's K/N and the whole suite's case keys (merge checks them)."""
-        spec = self.settings.option("shard").value
+        spec = self.settings.options.shard
         if spec is None:
             return None
         from pytest_toolselect.spec.shards import parse_shard
@@ -162,7 +163,7 @@ class SessionSummary:
         from .provenance import provenance
 
         summary = self.summary_input()
-        settings = {name: self.settings.option(name).value for name in (
+        settings = {name: getattr(self.settings.options, name) for name in (
             "reps", "rule", "history", "adaptive", "max_extra_reps", "max_tokens", "temperature",
             "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
             "min_effect_change", "lint")}
@@ -264,10 +265,9 @@ class SessionSummary:
         return SummaryInput(
             model_line=self.wiring.model_line(),
             cache_savings=self.cache_savings(),
-            cost_cap=self.settings.option("max_cost_usd").value,
+            cost_cap=self.settings.options.max_cost_usd,
             verbose=self.settings.pytest_config.get_verbosity() > 0,
-            cache=(str(self.settings.resolve_path(self.settings.option("cache")))
-                   if self.settings.option("cache").value is not None else None),
+            cache=(str(cache) if (cache := self.settings.path("cache")) is not None else None),
             baseline_path=(str(self.baselines.baseline_path)
                            if self.baselines.baseline_path else None),
             baseline_mode=mode,

@@ -1,145 +1,18 @@
-"""The run session's settings and wiring: options, config files, model, provider, cache, budget.
-
-Two of the session's parts (``run/session.py`` composes them): ``Settings``, what a run
-resolves once from pytest's config and the toolselect config files, and ``Wiring``, what it
-builds from them to make calls (the provider, the response cache, the cost budget).
-"""
+"""The run session's wiring: what a run builds from its settings (``run/settings.py``) to
+make calls: the provider, the response cache, the cost budget, the baseline's subject."""
 
 from __future__ import annotations
 
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import pytest
 
 from pytest_toolselect.spec.options import DEFAULT_MODEL
 
-from .settings import Resolved, resolve
-
 if TYPE_CHECKING:
-    from pytest_toolselect.providers import Provider, ProviderSettings
-    from pytest_toolselect.spec.config import Config
-    from pytest_toolselect.spec.discover import Configs
+    from pytest_toolselect.providers import Provider
 
     from .budget import Budget
-
-
-class Settings:
-    """Options (flag, ini, config file, default), config files, the model, paths."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.pytest_config = config
-        self.rootdir = Path(str(config.rootpath))
-        self.is_worker = hasattr(config, "workerinput")
-        self._server_secrets: tuple[str, ...] | None = None
-
-    # settings -----------------------------------------------------------------
-    def option(self, name: str) -> Resolved:
-        cfg = self.config
-        label = cfg.path.name if cfg.path is not None else "config file"
-        return resolve(self.pytest_config, name, cfg.options, label)
-
-    @cached_property
-    def configs(self) -> Configs:
-        from pytest_toolselect.spec.discover import Configs
-
-        explicit = resolve(self.pytest_config, "config").value
-        path = Path(str(explicit)) if explicit else None
-        invoked = Path(str(self.pytest_config.invocation_params.dir))
-        if path is not None and not path.is_absolute():
-            path = invoked / path
-        return Configs(self.rootdir, path, invoked, [str(a) for a in self.pytest_config.args])
-
-    @property
-    def config(self) -> Config:
-        """The run's config: explicit, at the rootdir, or the nearest to the paths given."""
-        return self.configs.main
-
-    def config_for(self, path: Path | None) -> Config:
-        """The config that governs the case file at path."""
-        return self.configs.for_file(path)
-
-    def server_secrets(self) -> tuple[str, ...]:
-        """The values the run's servers declare as secrets (none while the config cannot be
-        read: its error is said at the start)."""
-        if self._server_secrets is None:
-            from pytest_toolselect.spec.errors import ToolselectError
-
-            try:
-                servers = self.config.servers.values()
-                self._server_secrets = tuple(v for spec in servers for v in spec.secrets)
-            except ToolselectError:
-                return ()
-        return self._server_secrets
-
-    def has_config_file(self) -> bool:
-        """Cheap: is there a toolselect config at the rootdir (so the header has something to say)."""
-        return self.configs.at_rootdir
-
-    def option_given(self, name: str) -> bool:
-        """Set on the command line or in pytest's ini (cheap: no config file read)."""
-        from pytest_toolselect.spec.options import BY_NAME
-
-        opt = BY_NAME[name]
-        return (self.pytest_config.getoption(opt.ini, default=None) is not None
-                or self.pytest_config.getini(opt.ini) not in (None, "", []))
-
-    def in_use(self) -> bool:
-        """Whether this run concerns toolselect at all (for the header line)."""
-        from pytest_toolselect.spec.options import OPTIONS
-
-        return self.has_config_file() or any(self.option_given(o.name) for o in OPTIONS)
-
-    @cached_property
-    def model(self) -> Resolved:
-        return self.option("model")
-
-    @cached_property
-    def reps(self) -> int:
-        return int(self.option("reps").value)
-
-    def flag(self, name: str) -> bool:
-        return bool(self.option(name).value)
-
-    def provider_settings(self) -> ProviderSettings:
-        from pytest_toolselect.providers import ProviderSettings
-
-        def value(name: str) -> Any:
-            return self.option(name).value
-
-        return ProviderSettings(
-            bm25_threshold=float(value("bm25_threshold")),
-            api_base=value("api_base"),
-            api_key_env=value("api_key_env"),
-            max_tokens=int(value("max_tokens")),
-            temperature=value("temperature"),
-            timeout=float(value("timeout")),
-            retries=int(value("retries")),
-            backoff_base=float(value("retry_backoff")),
-            prompt_caching=not value("no_prompt_caching"),
-            prices=self.config.prices,
-        )
-
-    def resolve_path(self, resolved: Resolved) -> Path:
-        """A path option, relative to where it was written: the command line's working
-        folder, the ini file's folder, or the toolselect config file's folder."""
-        path = Path(str(resolved.value))
-        if path.is_absolute():
-            return path
-        if resolved.source.startswith("--"):
-            base = Path(str(self.pytest_config.invocation_params.dir))
-        elif resolved.source.startswith("ini"):
-            inipath = self.pytest_config.inipath
-            base = inipath.parent if inipath is not None else self.rootdir
-        else:
-            base = self.config.root
-        return base / path
-
-    @property
-    def cost_cap(self) -> float | None:
-        cap = self.option("max_cost_usd").value
-        return float(cap) if cap is not None else None
+    from .settings import Settings
 
 
 class Wiring:
@@ -190,11 +63,11 @@ class Wiring:
         """The SQLite response cache, when --toolselect-cache names a file."""
         from .cache import ResponseCache, check_mode
 
-        resolved = self.settings.option("cache")
-        mode = check_mode(str(self.settings.option("cache_mode").value or "read-write"))
-        if resolved.value is None or mode == "off":
+        path = self.settings.path("cache")
+        mode = check_mode(self.settings.options.cache_mode or "read-write")
+        if path is None or mode == "off":
             return None
-        return ResponseCache(self.settings.resolve_path(resolved), mode)
+        return ResponseCache(path, mode)
 
     @cached_property
     def subject(self) -> dict[str, Any]:
@@ -214,7 +87,7 @@ class Wiring:
         replay from the cache, or the xdist controller (its workers make the calls)."""
         config = self.settings.pytest_config
         if (config.getoption("collectonly", False) or self.settings.flag("dry_run")
-                or self.settings.option("cache_mode").value == "replay"
+                or self.settings.options.cache_mode == "replay"
                 or (not self.settings.is_worker and config.getoption("dist", "no") != "no")
                 or self.custom_provider is not None):
             return False
