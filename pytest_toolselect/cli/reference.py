@@ -79,6 +79,10 @@ env = { COMPANIES_API_KEY = "placeholder" }
 _KEY_NOTES = {
     "servers": "where the tools come from. A case is offered the tools of the servers it (or its "
                "file) names, in that order, or of every server listed here when it names none",
+    "servers_from": "servers declared for an MCP client, taken as they are: see "
+                    "[servers from a client's file](#servers-from-a-clients-file). When the "
+                    "config has neither `servers` nor `servers_from`, `.mcp.json`, "
+                    "`.vscode/mcp.json` and `.cursor/mcp.json` in its folder are read",
     "tool_name_format": "renames every offered tool, e.g. to tell apart two servers that offer the "
                         "same tool name (an error otherwise); `expect_tool` and `forbid_tools` use "
                         "the new names",
@@ -245,6 +249,23 @@ def render() -> str:
         "",
         *_key_rows(list(server["properties"]), server["properties"], schema, _SERVER_NOTES,
                    server.get("dependentRequired", {})),
+        "",
+        "### Servers from a client's file",
+        "",
+        "`servers_from: .mcp.json` (or a list of files) takes the servers a team already "
+        "declared for its MCP client, so they are written once. Four shapes are read: Claude "
+        "Code's `.mcp.json` and Cursor's `.cursor/mcp.json` (`mcpServers`: `command`, `args`, "
+        "`env`, or `type: http` with `url` and `headers`), VS Code's `.vscode/mcp.json` "
+        "(`servers`, each with `type` `stdio` or `http`; comments and trailing commas allowed), "
+        "and Claude Desktop's `claude_desktop_config.json` (stdio only). Variables are read as "
+        "the client reads them: `${VAR}` and `${VAR:-default}` in Claude Code's file, "
+        "`${env:VAR}`, `${workspaceFolder}` and `${userHome}` in VS Code's and Cursor's, none in "
+        "Claude Desktop's. An environment variable stays a reference, read when the server "
+        "starts and masked in its messages. A stdio server starts in the project folder (the "
+        "one holding `.vscode/` or `.cursor/`), as its client starts it. A server declared both "
+        "here and in a client's file, or in two files, is refused naming both places; an SSE "
+        "server, a VS Code `${input:...}` prompt or an `envFile` is refused with its line. "
+        "`toolselect tools` names the file and line each server came from.",
         "",
         "### `identifiers`",
         "",

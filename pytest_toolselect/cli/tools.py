@@ -89,11 +89,15 @@ def first_line(text: str, width: int = 100) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def text_lines(found: dict[str, tuple[Tool, ...]]) -> list[str]:
-    """Server by server, each tool with its description's first line and its parameters."""
+def text_lines(found: dict[str, tuple[Tool, ...]],
+               sources: dict[str, str | None] | None = None) -> list[str]:
+    """Server by server (with the MCP client file it was declared in, if not the config),
+    each tool with its description's first line and its parameters."""
     lines: list[str] = []
     for server, tools in found.items():
-        lines.append(f"{server}: {len(tools)} tool{'s' if len(tools) != 1 else ''}")
+        source = (sources or {}).get(server)
+        lines.append(f"{server}: {len(tools)} tool{'s' if len(tools) != 1 else ''}"
+                     + (f" (from {source})" if source else ""))
         for tool in tools:
             params = ", ".join(f"{n}{'*' if req else ''}: {t}" for n, t, req in parameters(tool))
             lines.append(f"  {tool.name}({params})")
@@ -111,10 +115,11 @@ def as_json(found: dict[str, tuple[Tool, ...]]) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     from .results import OK, emit
 
-    _, found = discovered(args.config, args.server)
+    config, found = discovered(args.config, args.server)
     if args.json is not None:
         emit(json.dumps(as_json(found), indent=2, ensure_ascii=False) + "\n", args.json, [])
         if args.json == "-":
             return OK
-    emit("\n".join(text_lines(found)) + "\n", "-", [])
+    sources = {name: spec.source for name, spec in config.servers.items()}
+    emit("\n".join(text_lines(found, sources)) + "\n", "-", [])
     return OK

@@ -41,6 +41,9 @@ class ServerSpec:
     tools_file: str | None = None
     #: seconds for start + initialize + tools/list (None: --toolselect-discovery-timeout's)
     timeout: float | None = None
+    #: where it was declared when not in the toolselect config: an MCP client's file and
+    #: line (servers_from), e.g. ".mcp.json:4"
+    source: str | None = None
 
     @property
     def limit(self) -> float:
@@ -207,6 +210,7 @@ def _build_config(src: Sourced, path: Path) -> Config:
     validate(_config_validator(), src)
 
     servers = {name: _server(name, spec) for name, spec in data.get("servers", {}).items()}
+    servers.update(_servers_from(src, path.absolute().parent, servers))
     fmt = data.get("tool_name_format")
     if fmt is not None:
         _check_tool_name_format(fmt, src)
@@ -229,6 +233,41 @@ def _build_config(src: Sourced, path: Path) -> Config:
         prices={m: {k: float(v) for k, v in p.items()} for m, p in data.get("prices", {}).items()},
         options=options,
     )
+
+
+def _servers_from(src: Sourced, root: Path, declared: dict[str, ServerSpec]) -> dict[str, ServerSpec]:
+    """The servers of the MCP client files ``servers_from`` names, or, when the config names
+    no servers at all, of the client files found in its folder (client_servers)."""
+    from .client_servers import FOUND_WITHOUT_NAMING, client_servers
+
+    named = src.data.get("servers_from")
+    if named is None and "servers" not in src.data:
+        files = [(Path(p), None) for p in FOUND_WITHOUT_NAMING if (root / p).is_file()]
+    else:
+        listed = [named] if isinstance(named, str) else list(named or [])
+        files = [(Path(p), i if not isinstance(named, str) else None) for i, p in enumerate(listed)]
+    found: dict[str, ServerSpec] = {}
+    for written, index in files:
+        path = written if written.is_absolute() else root / written
+        place: PathT = ("servers_from",) if index is None else ("servers_from", index)
+        if "servers_from" in src.data and not path.is_file():
+            raise src.error(place, f"{str(written)!r} is not a file",
+                            "name an MCP client's config file, relative to this config's folder "
+                            "(e.g. .mcp.json, .vscode/mcp.json, .cursor/mcp.json)")
+        # the project a client file belongs to: .vscode/ and .cursor/ sit inside it
+        workspace = path.parent.parent if path.parent.name in (".vscode", ".cursor") else path.parent
+        for name, fields in client_servers(path, str(written), workspace).items():
+            spec = ServerSpec(name=name, **fields)
+            if name in declared:
+                raise src.error(("servers", name), f"the server {name!r} is declared here and in "
+                                f"{spec.source}", "keep one of the two")
+            if name in found:
+                raise ToolselectError(f"the server {name!r} is declared in {found[name].source} "
+                                      f"and in {spec.source}", file=src.file,
+                                      line=src.line_of(("servers_from",)),
+                                      fix="keep one of the two, or name one file in servers_from")
+            found[name] = spec
+    return found
 
 
 def _typed(kind: str, value: Any) -> Any:
