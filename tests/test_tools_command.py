@@ -67,25 +67,27 @@ def test_tools_json_is_the_full_list_as_offered_and_server_picks_one(two_servers
     assert "no server named 'biling'" in wrong.stderr.str() and "did you mean billing?" in wrong.stderr.str()
 
 
-def test_init_writes_one_commented_case_per_tool_and_never_overwrites(two_servers: Project) -> None:
+def test_init_writes_a_starter_that_runs_lints_and_gates_as_written(two_servers: Project) -> None:
     result = two_servers.pytester.run(TOOLSELECT, "init", timeout=300)
     assert result.ret == 0, result.stderr.str()
+    assert "4 cases, one per tool" in result.stdout.str()
     starter = two_servers.path / "starter.toolselect.yaml"
     text = starter.read_text()
+    assert text.startswith("# Written by toolselect init") and "edit each question" in text
     for name in ("find_company", "list_officers", "lookup_vat", "refund_invoice"):
-        assert f"  #   expect_tool: [{name}]" in text
-    assert "  #   expect_args: [{path: invoice_id, equals: <string>}]" in text
+        assert f"    expect_tool: [{name}]" in text
+    assert '    question: "Refund an invoice in full or in part"' in text
+    assert "    # expect_args: [{path: invoice_id, equals: <string>}]" in text
     again = two_servers.pytester.run(TOOLSELECT, "init", timeout=300)
     assert again.ret == 2 and "never overwrites" in again.stderr.str()
     assert starter.read_text() == text
-    # uncomment the first case and fill it in: pytest runs it
-    lines = text.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("  # - id: find-company"))
-    case = [line.replace("  # ", "  ", 1) for line in lines[start:start + 6]]
-    case = [line for line in case if "expect_args" not in line]
-    case[1] = "    question: Find the company called Acme Widgets in the company register"
-    case[-2] = "    category: search"
-    case[-1] = "    why: a name, not a number"
-    starter.write_text("\n".join(lines[:start] + case) + "\n")
-    run = two_servers.pytester.runpytest("starter.toolselect.yaml")
-    run.assert_outcomes(passed=1)
+    # as written: the lint finds no error, pytest runs every case and records a baseline,
+    # and the next run gates against it
+    lint = two_servers.pytester.run(TOOLSELECT, "lint", timeout=300)
+    assert lint.ret == 0, lint.stdout.str() + lint.stderr.str()
+    first = two_servers.pytester.runpytest("starter.toolselect.yaml", "--toolselect-baseline=b.json")
+    first.assert_outcomes(passed=4)
+    assert len(two_servers.read_baseline("b.json")["cases"]) == 4
+    gate = two_servers.pytester.runpytest("starter.toolselect.yaml", "--toolselect-baseline=b.json")
+    gate.assert_outcomes(passed=4)
+    assert "4 held" in gate.stdout.str()

@@ -1,4 +1,4 @@
-"""``toolselect init``: a starter case file from the discovered tools, one commented case each."""
+"""``toolselect init``: a starter case file from the discovered tools, one case each, valid as written."""
 
 from __future__ import annotations
 
@@ -26,34 +26,52 @@ def add_parser(commands: Any, formatter: Any) -> None:
         "init", formatter_class=formatter, epilog=EPILOG,
         help="write a starter case file from the discovered tools",
         description="Discover the servers as `toolselect tools` does and write a case file with "
-                    "one commented case per tool: uncomment a case, write the question a user "
-                    "would ask, and say why the case exists. Never overwrites a file.")
+                    "one case per tool, its question the tool's own description: it runs, lints "
+                    "and gates as written; edit each question into what a user would ask, and "
+                    "say why the case exists. Never overwrites a file.")
     add_common(init)
     init.add_argument("-o", "--output", metavar="PATH", default=DEFAULT_OUT,
                       help=f"the case file to write (default: {DEFAULT_OUT}, beside the config)")
     init.set_defaults(run=run)
 
 
+def question_of(tool: Tool, width: int = 200) -> str:
+    """A question the case can run as written: the first sentence of the tool's description
+    (what the tool says it is for), or its name in words when it has none."""
+    import re
+
+    text = " ".join((tool.description or "").split())
+    sentence = re.split(r"(?<=[.;!?])\s", text, maxsplit=1)[0].rstrip(".;!? ")
+    if len(sentence) > width:
+        sentence = sentence[:width].rsplit(" ", 1)[0]
+    return sentence or tool.name.replace("_", " ").replace("-", " ")
+
+
 def _case(tool: Tool) -> list[str]:
+    import json
+
     args = [f"{{path: {name}, equals: <{kind}>}}" for name, kind, required in parameters(tool)
             if required]
-    lines = [f"  # - id: {tool.name.replace('_', '-')}",
-             f"  #   question: <a question a user would ask that needs {tool.name}>",
-             f"  #   expect_tool: [{tool.name}]"]
+    # JSON strings are YAML strings: any description reads back as the same text
+    lines = [f"  - id: {tool.name.replace('_', '-')}",
+             f"    question: {json.dumps(question_of(tool), ensure_ascii=False)}",
+             f"    expect_tool: [{tool.name}]"]
     if args:
-        lines.append(f"  #   expect_args: [{', '.join(args)}]")
-    lines += ["  #   category: <a label: the summary groups held/scored by it>",
-              f"  #   why: <why the model must pick {tool.name} here>"]
+        lines.append(f"    # expect_args: [{', '.join(args)}]")
+    lines += ["    category: starter",
+              f"    why: {json.dumps(f'starter: {tool.name} is the tool for this; say why a user asks it')}"]
     return lines
 
 
 def starter(found: dict[str, tuple[Tool, ...]]) -> str:
-    """The case file's text: one commented case per tool, under an empty ``cases:``.
+    """The case file's text: one case per tool, valid as written.
 
-    Until one case is uncommented pytest refuses the file (a case file holds at least one
-    case): a placeholder question must never run as a case and enter a baseline.
+    It runs, lints and gates at once; each question is the tool's own description, so the
+    header and every case say what to edit (the question, as a user asks it, and the why).
     """
-    out = ["# A starter case file: uncomment at least one case, write its question and its why.",
+    out = ["# Written by toolselect init: one case per tool, each question taken from the tool's",
+           "# own description. It runs as it is; edit each question into what your users ask,",
+           "# its why into the reason the case exists, and add expect_args where it matters.",
            "# The fields are described in docs/writing-cases.md.",
            "schema_version: toolselect_cases.v1",
            f"servers: [{', '.join(found)}]",
@@ -61,9 +79,6 @@ def starter(found: dict[str, tuple[Tool, ...]]) -> str:
     for server, tools in found.items():
         out.append(f"  # --- {server} " + "-" * max(3, 60 - len(server)))
         for tool in tools:
-            desc = first_line(tool.description, 80)
-            if desc:
-                out.append(f"  # {tool.name}: {desc}")
             out += _case(tool)
             out.append("")
     return "\n".join(out).rstrip() + "\n"
@@ -82,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
         raise ToolselectError(f"{out} exists: init never overwrites a file",
                               fix="give another name with -o, or remove the file")
     write_text(out, starter(found))
-    print(f"wrote {out}: {sum(len(t) for t in found.values())} commented cases, one per tool; "
-          "uncomment at least one before the next pytest run")
+    count = sum(len(t) for t in found.values())
+    print(f"wrote {out}: {count} case{'s' if count != 1 else ''}, one per tool, each asking its "
+          "tool's description; edit the questions into what your users ask")
     return OK
