@@ -60,6 +60,12 @@ def test_tools_json_is_the_full_list_as_offered_and_server_picks_one(two_servers
         *(("registry", t["name"]) for t in REGISTRY_TOOLS), ("billing", "refund_invoice")]
     assert listed[-1]["description"] == BILLING[0]["description"]
     assert listed[-1]["input_schema"]["required"] == ["invoice_id"]
+    # to a file: the file holds the list, and stdout only says where it went
+    to_file = two_servers.pytester.run(TOOLSELECT, "tools", "--json", tmp_path / "t.json",
+                                       timeout=300)
+    assert to_file.ret == 0, to_file.stderr.str()
+    assert json.loads((tmp_path / "t.json").read_text()) == listed
+    assert to_file.stdout.str() == f"wrote 4 tools of 2 servers to {tmp_path / 't.json'}"
     one = two_servers.pytester.run(TOOLSELECT, "tools", "--server", "billing", timeout=300)
     assert "refund_invoice" in one.stdout.str() and "find_company" not in one.stdout.str()
     wrong = two_servers.pytester.run(TOOLSELECT, "tools", "--server", "biling", timeout=300)

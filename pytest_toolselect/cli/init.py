@@ -9,7 +9,7 @@ from typing import Any
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.tools import Tool
 
-from .tools import add_common, discovered, first_line, parameters
+from .tools import add_common, discovered, parameters
 
 DEFAULT_OUT = "starter.toolselect.yaml"
 EPILOG = """\

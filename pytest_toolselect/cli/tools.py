@@ -118,8 +118,12 @@ def run(args: argparse.Namespace) -> int:
     config, found = discovered(args.config, args.server)
     if args.json is not None:
         emit(json.dumps(as_json(found), indent=2, ensure_ascii=False) + "\n", args.json, [])
-        if args.json == "-":
-            return OK
+        if args.json != "-":
+            # the file is what was asked for: one line says where it went, not the listing
+            count = sum(len(tools) for tools in found.values())
+            print(f"wrote {count} tool{'s' if count != 1 else ''} of {len(found)} "
+                  f"server{'s' if len(found) != 1 else ''} to {args.json}")
+        return OK
     sources = {name: spec.source for name, spec in config.servers.items()}
     emit("\n".join(text_lines(found, sources)) + "\n", "-", [])
     return OK
