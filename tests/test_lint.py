@@ -261,3 +261,34 @@ def test_only_error_findings_the_baseline_does_not_hold_are_new() -> None:
     assert new_errors([err, warn, info], None) == [err]
     assert new_errors([err, warn, info], [err.id]) == []
     assert stored_ids([err, warn, info]) == sorted([err.id, warn.id])
+
+
+def test_a_fix_shows_the_words_as_the_descriptions_write_them() -> None:
+    a = as_tool({"name": "list_branches", "description": "List the branches of a bank, with "
+                 "their addresses and opening hours.", "inputSchema": {"type": "object"}})
+    b = as_tool({"name": "bank_branches", "description": "Lists a bank's branches, with their "
+                 "addresses, opening hours and companies nearby.", "inputSchema": {"type": "object"}})
+    (pair,) = [f for f in lint(toolset(a, b), IdentifierSettings()).findings
+               if f.rule == "confusable-pair"]
+    assert "branches" in pair.message and "branche," not in pair.message + pair.fix
+    assert "companies" in pair.fix and "companie" not in pair.fix.replace("companies", "")
+
+
+word = st.sampled_from("branches companies addresses queries boxes series status buses "
+                       "invoices parties classes ledgers".split())
+
+
+@given(st.lists(word, min_size=3, max_size=8), st.lists(word, min_size=1, max_size=4),
+       st.lists(word, min_size=1, max_size=4))
+def test_every_word_a_confusable_finding_shows_is_written_in_a_description(
+        common: list[str], only_a: list[str], only_b: list[str]) -> None:
+    a = as_tool({"name": "tool_a", "description": " ".join(common + only_a),
+                 "inputSchema": {"type": "object"}})
+    b = as_tool({"name": "tool_b", "description": " ".join(common + only_b),
+                 "inputSchema": {"type": "object"}})
+    for f in lint(toolset(a, b), IdentifierSettings()).findings:
+        if f.rule != "confusable-pair":
+            continue
+        written = {"tool", "a", "b", *common, *only_a, *only_b}
+        shown = [*f.data["shared_terms"], *(w for ws in f.data["apart"].values() for w in ws)]
+        assert set(shown) <= written, shown

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .decorated import DecoratedCase
     from .similarity import Similarity
 
-from .similarity import terms
+from .similarity import as_written, param_names, terms
 
 #: what Anthropic, OpenAI and Gemini all accept as a tool name (fullmatch: no trailing newline)
 VALID_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
@@ -98,8 +98,11 @@ def confusable_pairs(toolset: ToolSet, sim: Similarity, threshold: float) -> lis
             same = _same_words(a.description, b.description)
             if score < threshold and not same:
                 continue
-            shared = sim.shared_terms(i, j)
-            apart = {a.name: sim.own_terms(a, b), b.name: sim.own_terms(b, a)}
+            # the words as the descriptions write them, not their stems
+            text = {t.name: f"{t.name} {t.description} {' '.join(param_names(t))}" for t in (a, b)}
+            shared = as_written(sim.shared_terms(i, j), text[a.name])
+            apart = {a.name: as_written(sim.own_terms(a, b), text[a.name]),
+                     b.name: as_written(sim.own_terms(b, a), text[b.name])}
             tell = "; ".join(f"{name}: {', '.join(t) or 'nothing of its own'}" for name, t in apart.items())
             found.append(Finding(
                 "confusable-pair", ERROR, tuple(dict.fromkeys((si, sj))), (a.name, b.name),

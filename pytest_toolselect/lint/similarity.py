@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..providers.local import tokenize
+from ..providers.local import tokenize, words
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.tools import Tool
@@ -46,6 +46,16 @@ def sentences(text: str) -> list[str]:
 def terms(text: str) -> list[str]:
     folded = (SYNONYMS.get(t, t) for t in tokenize(text))
     return [t for t in folded if t]
+
+
+def as_written(found: Sequence[str], text: str) -> list[str]:
+    """Terms (stemmed, synonyms folded) shown as the text first writes them: "branches", not
+    the stem "branche"; a term the text does not write stays as it is."""
+    written: dict[str, str] = {}
+    for word in words(text):
+        for term in terms(word):
+            written.setdefault(term, word)
+    return [written.get(t, t) for t in found]
 
 
 def _names_other(sentence: str, others: frozenset[str]) -> bool:

@@ -42,10 +42,14 @@ def _stem(word: str) -> str:
     return word
 
 
+def words(text: str) -> list[str]:
+    """The text's words as written (lower case), split at _, camelCase and punctuation."""
+    return [w.lower() for w in _WORD.findall(_CAMEL.sub(" ", text.replace("_", " ")))]
+
+
 def tokenize(text: str) -> list[str]:
-    words = _WORD.findall(_CAMEL.sub(" ", text.replace("_", " ")))
     # one-letter tokens (the s of what's, the i of i.e.) say nothing either
-    return [_stem(w) for w in (w.lower() for w in words) if len(w) > 1 and w not in _STOP]
+    return [_stem(w) for w in words(text) if len(w) > 1 and w not in _STOP]
 
 
 def tool_text(tool: Tool) -> str:
