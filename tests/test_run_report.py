@@ -179,6 +179,9 @@ def test_every_report_and_any_merge_agree_on_every_count(
     assert cats == {k: v for k, v in json_cats.items() if v[1]}
     assert confusions == [f"{c['expected']} -> {c['chosen']} x{c['count']}" for c in wrong[:10]]
     assert term_cost == json_cost
+    # a blocking case is listed in a section of its own (keys are node ids here)
+    listed = [li.strip().split(" ")[0] for li in _terminal(records) if li.startswith("  cases.")]
+    assert set(doc["verdict"]["blocking_cases"]) <= set(listed)
 
     # the markdown comment
     md = markdown.render(doc)
@@ -208,6 +211,8 @@ def test_every_report_and_any_merge_agree_on_every_count(
                 f"({'acceptable' if c['correct'] else 'off target'})") in page
     for model, (calls, unpriced) in json_cost.items():
         assert f"{model}: {calls} calls" + (f", {unpriced} unpriced" if unpriced else "") in page
+    for key in doc["verdict"]["blocking_cases"]:
+        assert key in page
 
     # toolselect merge of any split into two shards
     keys = sorted(r["key"] for r in records)

@@ -79,7 +79,7 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
     records = [case_record(c) for c in cases]
     decision = results.verdict(records, settings, suite, probe_blocks, capped, lint,
                                other_failed(shards), stopped(shards))
-    report = build_report(records, decision, {
+    report = build_report(records, {
         c["nodeid"]: c["baseline"]["status"] for c in cases if c.get("baseline")})
     document = {
         "schema_version": results.SCHEMA_VERSION,

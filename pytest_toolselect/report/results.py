@@ -105,7 +105,7 @@ def build(data: ResultsInput | Mapping[str, Any]) -> dict[str, Any]:
         probe_cost = sum(r["cost_usd"] or 0.0 for r in preference["results"])
     decision = verdict(records, settings, suite, data.probe_blocks, data.capped, data.lint,
                        data.other_failed, data.provenance.get("stopped"))
-    report = build_report(records, decision, {
+    report = build_report(records, {
         c["nodeid"]: c["baseline"]["status"] for c in cases if c["baseline"]})
     document = {
         "schema_version": SCHEMA_VERSION,

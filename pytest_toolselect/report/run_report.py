@@ -1,9 +1,10 @@
 """The run report: every count a reader of a run sees, made once from the typed records.
 
 The terminal summary, the results document (and so the markdown comment and the HTML
-report, which render it) and ``toolselect merge`` all read their categories, confusions,
-cost and blocking cases from one ``RunReport``, so no two of them can count a case
-differently. Pure: records and the verdict in, a frozen value out.
+report, which render it) and ``toolselect merge`` all read their categories, confusions and
+cost from one ``RunReport``, so no two of them can count a case differently; whether the
+run blocks, and which cases, is the one verdict's (``gate.decision``). Pure: records in, a
+frozen value out.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.gate.decision import Decision
 from pytest_toolselect.spec.records import CaseRecord
 
 #: the label of a rep that called no tool
@@ -85,8 +85,6 @@ class RunReport:
     intents: int
     intent_disagreements: Mapping[str, Mapping[str, int]]
     costs: Mapping[str, ModelCost]
-    #: the keys of the cases whose outcome fails the run (the verdict's)
-    blocking_cases: tuple[str, ...]
 
     @property
     def wrong_choices(self) -> list[Confusion]:
@@ -127,11 +125,10 @@ def expected_label(expect: Sequence[str] | None, allow_no_tool: bool = False) ->
     return " | ".join(dict.fromkeys(names))
 
 
-def build_report(records: Sequence[CaseRecord], decision: Decision | None = None,
+def build_report(records: Sequence[CaseRecord],
                  baseline_status: Mapping[str, str | None] | None = None) -> RunReport:
     """The report of these records. ``baseline_status``: each case's baseline status by node
-    id (absent or None: no scored entry); ``decision``: the run's verdict (None: no blocking
-    cases are known, as in a terminal summary made by hand)."""
+    id (absent or None: no scored entry)."""
     verdicts = Counter(r.verdict for r in records)
     by_intent = first_tools_by_intent(records)
     return RunReport(
@@ -143,7 +140,6 @@ def build_report(records: Sequence[CaseRecord], decision: Decision | None = None
         intent_disagreements={k: dict(sorted(v.items())) for k, v in sorted(by_intent.items())
                               if len(v) > 1},
         costs=_costs(records),
-        blocking_cases=tuple(decision.blocking_cases) if decision is not None else (),
     )
 
 
