@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .printable import printable
-from .results import NOTHING
+from .run_report import NOTHING
 
 #: characters of a category or factor name drawn in a chart (the full name is its tooltip)
 LABEL_CLIP = 30

@@ -14,7 +14,7 @@ from .charts import esc as _e
 from .charts import short
 from .html_base import _NONE, _OUTCOMES, CALL_CLIP, ERROR_CLIP, INDEX_CLIP, _chip, _clip
 from .notes import note_lines
-from .results import NOTHING, expected_label
+from .run_report import NOTHING, expected_label
 
 
 def _rep_calls(rep: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -22,7 +22,7 @@ from pytest_toolselect.spec.clip import clip_middle
 
 from .notes import notes
 from .printable import printable
-from .results import NOTHING, expected_label
+from .run_report import NOTHING, expected_label
 from .words import counted, escalation_line, verdict_counts
 
 #: GitHub refuses comments over 65,536 characters; leave room for a wrapper's own text

@@ -9,6 +9,7 @@ in, a document out.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections import Counter
 from collections.abc import Mapping, Sequence
@@ -17,10 +18,12 @@ from typing import Any
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES
 from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.records import CaseRecord
 
 from . import results
 from .merge_lint import merge_lint
 from .merge_probe import merge_preference
+from .run_report import build_report
 
 #: settings every shard must share for their cases to be one run's
 _SAME = ("subject", "settings")
@@ -63,7 +66,6 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
     savings: Counter[str] = Counter()
     for _, doc in documents:
         savings.update(doc["cost"]["cache_savings_usd"])
-    verdicts = Counter(c["verdict"] for c in cases)
     shards = [d for _, d in documents]
     preference = merge_preference([(path, doc["preference"]) for path, doc in documents
                                    if doc.get("preference") is not None],
@@ -73,6 +75,12 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
     probe_blocks = bool(preference and (preference["comparison"] or {}).get("blocking")
                         and not settings.get("update_baseline"))
     lint = merge_lint([(path, doc["lint"]) for path, doc in documents if doc.get("lint")])
+    # the saved cases typed once, here: the verdict and every count read these
+    records = [case_record(c) for c in cases]
+    decision = results.verdict(records, settings, suite, probe_blocks, capped, lint,
+                               other_failed(shards), stopped(shards))
+    report = build_report(records, {
+        c["nodeid"]: c["baseline"]["status"] for c in cases if c.get("baseline")})
     document = {
         "schema_version": results.SCHEMA_VERSION,
         "provenance": {**first["provenance"],
@@ -84,24 +92,16 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
             "written": any(doc["baseline"]["written"] for _, doc in documents),
             "gone": sorted({g for _, doc in documents for g in doc["baseline"]["gone"]}),
         },
-        "verdict": results.verdict(cases, settings, suite, probe_blocks, capped, lint,
-                                   other_failed(shards), stopped(shards)).to_json(),
-        "summary": {
-            "total": len(cases),
-            "verdicts": {v: verdicts[v] for v in gate.VERDICT_ORDER if verdicts.get(v)},
-            "categories": results.categories(cases),
-            "confusion": results.confusion(cases),
-            "intent_disagreements": results.intent_disagreements(results.first_tools_by_intent(cases)),
-            "suite": suite,
-        },
-        "cost": results.cost(cases, dict(savings), first["cost"]["cap_usd"], capped, probe_cost),
+        "verdict": decision.to_json(),
+        "summary": {**report.summary_json(), "suite": suite},
+        "cost": report.cost_json(dict(savings), first["cost"]["cap_usd"], capped, probe_cost),
         "cases": cases,
         "preference": preference,
         "tool_texts": dict(sorted({k: v for _, doc in documents
                                    for k, v in (doc.get("tool_texts") or {}).items()}.items())),
         **({"lint": lint} if lint else {}),
     }
-    escalated = results.escalations(cases)
+    escalated = results.escalations(records)
     if escalated:
         document["summary"]["escalations"] = escalated.to_json()
     if missing:
@@ -116,6 +116,19 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
     if all("failed_items" in s["provenance"] for s in shards):
         document["provenance"]["failed_items"] = sum(s["provenance"]["failed_items"] for s in shards)
     return document
+
+
+def case_record(case: Mapping[str, Any]) -> CaseRecord:
+    """A saved document's case as the run's record. An older document keeps one cost per
+    case, not per rep: its reps read as unpriced when it had no price, else the sum on the
+    first."""
+    record = CaseRecord.read(case)
+    if "costs" in case or not record.first_tools:
+        return record
+    reps = len(record.first_tools)
+    costs: list[float | None] = ([None] * reps if case.get("cost_usd") is None
+                                 else [float(case["cost_usd"]), *[0.0] * (reps - 1)])
+    return dataclasses.replace(record, costs=costs)
 
 
 def other_failed(shards: Sequence[Mapping[str, Any]]) -> int:

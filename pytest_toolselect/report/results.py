@@ -18,6 +18,8 @@ from pytest_toolselect.gate.decision import Decision, case_outcome, decide
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
 from pytest_toolselect.spec.report_input import Escalations, ResultsInput
 
+from .run_report import build_report
+
 SCHEMA_VERSION = "tool_selection.v1"
 
 def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] | None,
@@ -55,6 +57,8 @@ def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] |
         "model": rec.model,
         "usage": dict(rec.usage),
         "cost_usd": sum(priced) if priced else (None if rec.costs else 0.0),
+        # per rep (None: no known price), so a merge counts the unpriced calls as the run did
+        "costs": list(rec.costs),
         "cached": list(rec.cached),
         "renamed_from": rec.renamed_from,
         "dropped_from": rec.dropped_from,
@@ -73,101 +77,6 @@ def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] |
         # a decorated test whose own assertion failed: scored, and failed by its body
         entry["test_failure"] = rec.test_failure
     return entry
-
-
-def categories(cases: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
-    """Held now and on the baseline, per category (baseline: over the cases it holds)."""
-    out: dict[str, dict[str, int]] = {}
-    for c in cases:
-        row = out.setdefault(c["category"] or "(none)",
-                             {"held": 0, "scored": 0, "baseline_held": 0, "baseline_scored": 0})
-        if c["status"] is not None:
-            row["scored"] += 1
-            row["held"] += c["status"] == gate.HELD
-        base = c["baseline"]
-        if base is not None and base.get("status") is not None:
-            row["baseline_scored"] += 1
-            row["baseline_held"] += base["status"] == gate.HELD
-    return dict(sorted(out.items()))
-
-
-NOTHING = "(nothing)"
-
-
-def expected_label(expect: Sequence[str] | None, allow_no_tool: bool = False) -> str:
-    """A case's acceptable first tools as one label: alternatives joined, no call as (nothing)."""
-    if expect is None:
-        return "(any tool)"
-    names = list(expect) + ([NOTHING] if allow_no_tool or not expect else [])
-    return " | ".join(dict.fromkeys(names))
-
-
-def confusion(cases: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Expected first tool against the one chosen, one count per rep, most frequent first.
-
-    Off-diagonal mass (``correct`` false) is where descriptions overlap.
-    """
-    counts: Counter[tuple[str, str]] = Counter()
-    correct: dict[tuple[str, str], bool] = {}
-    for c in cases:
-        expect = c["expect_tool"]
-        if expect is None or c["status"] is None:
-            continue
-        # the label holds every acceptable answer, so a (label, chosen) pair is right or
-        # wrong whichever case it came from
-        want = expected_label(expect, bool(c["allow_no_tool"]))
-        # judged against the names themselves, not the label split at " | ": a tool's name
-        # may hold that separator
-        accepted = set(expect) | ({NOTHING} if c["allow_no_tool"] or not expect else set())
-        for first in c["first_tools"]:
-            got = first if first is not None else NOTHING
-            counts[(want, got)] += 1
-            correct[(want, got)] = got in accepted
-    return [{"expected": w, "chosen": g, "count": n, "correct": correct[(w, g)]}
-            for (w, g), n in sorted(counts.items(), key=lambda p: (-p[1], p[0]))]
-
-
-def first_tools_by_intent(cases: Iterable[CaseRecord | Mapping[str, Any]]
-                          ) -> dict[str, Counter[str]]:
-    """The first tools each intent's scored phrasings and reps chose (cases or run records)."""
-    by_intent: dict[str, Counter[str]] = {}
-    for c in map(as_case_record, cases):
-        if c.intent and c.status is not None:
-            by_intent.setdefault(c.intent, Counter()).update(
-                f if f is not None else NOTHING for f in c.first_tools)
-    return by_intent
-
-
-def intent_disagreements(by_intent: Mapping[str, Counter[str]]) -> dict[str, dict[str, int]]:
-    """Intents whose phrasings or reps chose different first tools."""
-    return {k: dict(sorted(v.items())) for k, v in sorted(by_intent.items()) if len(v) > 1}
-
-
-def cost(cases: Sequence[Mapping[str, Any]], cache_savings: Mapping[str, float],
-         cap: float | None, capped: bool, probe_cost: float | None) -> dict[str, Any]:
-    by_model: dict[str, dict[str, Any]] = {}
-    for c in cases:
-        if not c["model"]:
-            continue
-        row = by_model.setdefault(c["model"], {"calls": 0, "priced_usd": 0.0, "unpriced_calls": 0,
-                                               "usage": Counter()})
-        row["calls"] += len(c["first_tools"])
-        row["usage"].update(c["usage"])
-        if c["cost_usd"] is None:
-            row["unpriced_calls"] += len(c["first_tools"])
-        else:
-            row["priced_usd"] += c["cost_usd"]
-    total = sum(r["priced_usd"] for r in by_model.values()) + (probe_cost or 0.0)
-    return {
-        "total_usd": total,
-        "cases_usd": total - (probe_cost or 0.0),
-        "probe_usd": probe_cost or 0.0,
-        "by_model": {m: {**r, "usage": dict(sorted(r["usage"].items()))}
-                     for m, r in sorted(by_model.items())},
-        "cache_savings_usd": dict(sorted(cache_savings.items())),
-        "cap_usd": cap,
-        "capped": capped,
-    }
 
 
 def verdict(cases: Sequence[CaseRecord | Mapping[str, Any]], settings: Mapping[str, Any],
@@ -194,9 +103,10 @@ def build(data: ResultsInput | Mapping[str, Any]) -> dict[str, Any]:
     probe_cost = None
     if preference is not None:
         probe_cost = sum(r["cost_usd"] or 0.0 for r in preference["results"])
-    verdicts = Counter(c["verdict"] for c in cases)
-    the_verdict = verdict(records, settings, suite, data.probe_blocks, data.capped, data.lint,
-                          data.other_failed, data.provenance.get("stopped")).to_json()
+    decision = verdict(records, settings, suite, data.probe_blocks, data.capped, data.lint,
+                       data.other_failed, data.provenance.get("stopped"))
+    report = build_report(records, {
+        c["nodeid"]: c["baseline"]["status"] for c in cases if c["baseline"]})
     document = {
         "schema_version": SCHEMA_VERSION,
         "provenance": dict(data.provenance),
@@ -208,16 +118,9 @@ def build(data: ResultsInput | Mapping[str, Any]) -> dict[str, Any]:
             "written": data.baseline_written,
             "gone": list(data.gone),
         },
-        "verdict": the_verdict,
-        "summary": {
-            "total": len(cases),
-            "verdicts": {v: verdicts[v] for v in gate.VERDICT_ORDER if verdicts.get(v)},
-            "categories": categories(cases),
-            "confusion": confusion(cases),
-            "intent_disagreements": intent_disagreements(first_tools_by_intent(cases)),
-            "suite": suite,
-        },
-        "cost": cost(cases, data.cache_savings, data.cost_cap, data.capped, probe_cost),
+        "verdict": decision.to_json(),
+        "summary": {**report.summary_json(), "suite": suite},
+        "cost": report.cost_json(data.cache_savings, data.cost_cap, data.capped, probe_cost),
         "cases": cases,
         "preference": preference,
         "tool_texts": tool_texts(records),

@@ -13,7 +13,7 @@ from pytest_toolselect.spec.records import CaseRecord, as_case_record
 from pytest_toolselect.spec.report_input import SummaryInput
 
 from .notes import notes
-from .results import NOTHING, first_tools_by_intent, intent_disagreements
+from .run_report import NOTHING, ModelCost, build_report
 from .words import counted, escalation_line, verdict_counts
 
 #: the regressions' title when --toolselect-update-baseline accepts them
@@ -98,38 +98,8 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
     for r in records:
         by_verdict[section(r)].append(r)
 
-    categories: dict[str, list[int]] = {}
-    confusions: Counter[tuple[str, str]] = Counter()
-    for r in records:
-        if r.status is None:
-            continue
-        firsts = [f or NOTHING for f in r.first_tools]
-        cat = r.category or "(none)"
-        held = categories.setdefault(cat, [0, 0])
-        held[0] += r.status == gate.HELD
-        held[1] += 1
-        expect = r.expect_tool
-        if expect is not None and "tool_choice" in r.failing_checks:
-            want = " | ".join(expect) if expect else NOTHING
-            for first in firsts:
-                if first not in (expect or [NOTHING]):
-                    confusions[(want, first)] += 1
-    intents = first_tools_by_intent(records)
-    costs: dict[str, dict[str, Any]] = {}
-    for r in records:
-        model = r.model
-        if not model:
-            continue
-        entry = costs.setdefault(model, {"calls": 0, "priced_usd": 0.0, "unpriced": 0,
-                                         "usage": Counter(), "truncated": 0})
-        for cost in r.costs:
-            entry["calls"] += 1
-            if cost is None:
-                entry["unpriced"] += 1
-            else:
-                entry["priced_usd"] += cost
-        entry["usage"].update(r.usage)
-        entry["truncated"] += r.truncated
+    # the counts every report shows, made as the results document and merge make them
+    report = build_report(records)
     return {
         "model_line": data.model_line,
         "baseline": data.baseline_path,
@@ -138,12 +108,13 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
         "total": len(records),
         "verdicts": dict(verdicts),
         "sections": {k: list(v) for k, v in by_verdict.items()},
-        "intent_disagreements": intent_disagreements(intents),
-        "categories": categories,
-        "confusions": confusions.most_common(10),
+        "intent_disagreements": report.intent_disagreements,
+        # a category with no scored case has nothing held to say
+        "categories": {k: c for k, c in report.categories.items() if c.scored},
+        "confusions": report.wrong_choices[:10],
         "gone": list(data.gone),
-        "intents": len(intents),
-        "costs": {m: {**e, "usage": dict(e["usage"])} for m, e in sorted(costs.items())},
+        "intents": report.intents,
+        "costs": report.costs,
         "cache_savings": dict(data.cache_savings),
         "cost_cap": data.cost_cap,
         "verbose": data.verbose,
@@ -253,11 +224,11 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
     if summary["categories"]:
         yield ""
         yield "held by category: " + ", ".join(
-            f"{cat} {held}/{total}" for cat, (held, total) in sorted(summary["categories"].items())
+            f"{cat} {c.held}/{c.scored}" for cat, c in sorted(summary["categories"].items())
         )
     if summary["confusions"]:
         yield "top confusions (expected -> chosen): " + ", ".join(
-            f"{want} -> {got} x{n}" for (want, got), n in summary["confusions"]
+            f"{c.expected} -> {c.chosen} x{c.count}" for c in summary["confusions"]
         )
     yield from _cost_lines(summary)
     cache = summary.get("cache")
@@ -274,17 +245,17 @@ def _tokens(n: int) -> str:
 
 
 def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
-    costs = summary.get("costs") or {}
-    paid = {m: e for m, e in costs.items() if e["usage"] or e["priced_usd"] or e["unpriced"]}
+    costs: Mapping[str, ModelCost] = summary.get("costs") or {}
+    paid = {m: c for m, c in costs.items() if c.paid}
     if not paid:
         return
-    total = sum(e["priced_usd"] for e in costs.values())
+    total = sum(c.priced_usd for c in costs.values())
     cap = summary.get("cost_cap")
     yield ""
     yield f"cost: ${total:.4f}" + (f" of a ${cap:g} cap" if cap is not None else "")
-    for model, e in paid.items():
-        u = e["usage"]
-        line = (f"  {model}: ${e['priced_usd']:.4f} over {e['calls']} calls, "
+    for model, c in paid.items():
+        u = c.usage
+        line = (f"  {model}: ${c.priced_usd:.4f} over {c.calls} calls, "
                 f"{_tokens(u.get('input_tokens', 0))} in / {_tokens(u.get('output_tokens', 0))} out")
         if u.get("cache_read_tokens") or u.get("cache_write_tokens"):
             line += (f", cache read {_tokens(u.get('cache_read_tokens', 0))}"
@@ -292,9 +263,9 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
             saved = summary.get("cache_savings", {}).get(model)
             if saved:
                 line += f" (reads saved ${saved:.4f})"
-        if e["truncated"]:
-            line += f", {e['truncated']} cut at max_tokens after a tool call"
+        if c.truncated:
+            line += f", {c.truncated} cut at max_tokens after a tool call"
         yield line
-        if e["unpriced"]:
-            yield (f"  {model}: {e['unpriced']} calls with no known price, not in the total "
+        if c.unpriced_calls:
+            yield (f"  {model}: {c.unpriced_calls} calls with no known price, not in the total "
                    "(add the model under `prices:` in toolselect.yaml)")
