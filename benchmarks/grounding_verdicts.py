@@ -87,7 +87,7 @@ def main() -> int:
     from pytest_toolselect.discovery.servers import discover
     from pytest_toolselect.providers.local import rank
     from pytest_toolselect.scoring.checks import score
-    from pytest_toolselect.spec.cases import load_case_file
+    from pytest_toolselect.scoring.contradictions import load_case_file
     from pytest_toolselect.spec.config import load_config
 
     config = load_config(EXAMPLES)

@@ -1,6 +1,8 @@
 """pytest-toolselect: a merge gate for LLM tool selection.
 
-Public API: ``case`` (decorator), ``score_case``, the result types and the
+Public API: ``case`` (decorator), ``score_case``, the result types, the
+``Provider`` protocol of the ``pytest_toolselect_provider`` hook with the values it
+takes and returns (``TurnRequest``, ``Tool``, ``Turn``, ``ToolCall``) and the
 plugin's error type. Names load on first use, so the plugin stays cheap to
 import in every pytest run.
 """
@@ -12,11 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pytest_toolselect.plugin.decorator import case
+    from pytest_toolselect.providers import Provider
     from pytest_toolselect.run.case_run import CaseRun
     from pytest_toolselect.scoring.checks import CheckResult, ScoreResult
     from pytest_toolselect.spec.errors import ToolselectError
+    from pytest_toolselect.spec.tools import Tool, ToolCall
+    from pytest_toolselect.spec.turns import Turn, TurnRequest
 
-__all__ = ["CaseRun", "CheckResult", "ScoreResult", "ToolselectError", "case", "score_case"]
+__all__ = ["CaseRun", "CheckResult", "Provider", "ScoreResult", "Tool", "ToolCall",
+           "ToolselectError", "Turn", "TurnRequest", "case", "score_case"]
 
 _LAZY = {
     "case": ".plugin.decorator",
@@ -24,6 +30,11 @@ _LAZY = {
     "ScoreResult": ".scoring.checks",
     "ToolselectError": ".spec.errors",
     "CaseRun": ".run.case_run",
+    "Provider": ".providers",
+    "Tool": ".spec.tools",
+    "ToolCall": ".spec.tools",
+    "Turn": ".spec.turns",
+    "TurnRequest": ".spec.turns",
 }
 
 

@@ -24,7 +24,8 @@ import yaml
 from conftest import FIND, REGISTRY_TOOLS, Project, case
 from pytest_toolselect.discovery.servers import load_tools_file
 from pytest_toolselect.gate import baseline
-from pytest_toolselect.spec.cases import Case, check_offered, load_case_file, parse_case
+from pytest_toolselect.scoring.contradictions import load_case_file, parse_case
+from pytest_toolselect.spec.cases import Case, check_offered
 from pytest_toolselect.spec.config import load_config
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.groups import load_groups_file

@@ -15,13 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_toolselect.scoring.contradictions import load_case_file, parse_case
 from pytest_toolselect.spec.cases import (
     CASE_FILE_PATTERNS,
     Case,
     IdentifierSettings,
     is_case_file,
-    load_case_file,
-    parse_case,
 )
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.sourcemap import MAX_BYTES, MAX_DEPTH, load_schema, parse_text

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_toolselect.scoring.contradictions import load_case_file
 from pytest_toolselect.spec.allerrors import Mistakes
-from pytest_toolselect.spec.cases import IdentifierSettings, load_case_file
+from pytest_toolselect.spec.cases import IdentifierSettings
 from pytest_toolselect.spec.config import Config, ServerSpec, load_config
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.options import OPTIONS

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from pytest_toolselect.discovery.servers import load_tools_file
 from pytest_toolselect.gate import baseline
-from pytest_toolselect.spec.cases import load_case_file
+from pytest_toolselect.scoring.contradictions import load_case_file
 from pytest_toolselect.spec.config import load_config
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.groups import load_groups_file

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -20,17 +21,25 @@ if TYPE_CHECKING:
 DECORATED_CASE = pytest.StashKey["Case"]()
 
 
-@dataclass
+@dataclass(frozen=True)
 class CaseRun:
-    """What one case did in this run: its turns and scores per rep."""
+    """What one case did in this run: its turns and scores per rep.
+
+    Frozen: a decorated test reads it (``toolselect_result``) while the plugin's verdict
+    and record read the same value, so a test's own code cannot change what is judged.
+    More reps make a new value (``with_reps``)."""
 
     case: Case
     tools: tuple[Tool, ...]
     system: str | None
-    turns: list[Turn] = field(default_factory=list)
-    scores: list[Any] = field(default_factory=list)  # checks.ScoreResult per rep
+    turns: tuple[Turn, ...] = ()
+    scores: tuple[Any, ...] = ()  # checks.ScoreResult per rep
     #: adaptive reps: the extra reps asked and why they stopped early (None: not asked again)
     escalation: Escalation | None = None
+
+    def with_reps(self, turns: Iterable[Turn], scores: Iterable[Any]) -> CaseRun:
+        """This run with more reps after its own (turns and their scores in order)."""
+        return replace(self, turns=(*self.turns, *turns), scores=(*self.scores, *scores))
 
     @property
     def passes(self) -> int:

@@ -99,8 +99,8 @@ def verdict_rule(parts: CallParts, nodeid: str, case: Case, escalation: Escalati
 
 
 async def escalate(runner: Caller, nodeid: str, run: CaseRun,
-                   request: Callable[[int], TurnRequest], tokens: int) -> None:
-    """Ask the case again in batches while its plan says so; note what happened on the run."""
+                   request: Callable[[int], TurnRequest], tokens: int) -> CaseRun:
+    """The run with the reps its plan asks for in batches, and what happened noted on it."""
     from pytest_toolselect.scoring.checks import score
 
     from .budget import CostCapReached
@@ -108,7 +108,7 @@ async def escalate(runner: Caller, nodeid: str, run: CaseRun,
 
     plan = plan_for(runner, nodeid, run.case)
     if plan is None:
-        return
+        return run
     asked = 0
     stopped: str | None = None
     while (n := plan.extra(plan.passes(run), len(run.scores))) > 0:
@@ -118,9 +118,9 @@ async def escalate(runner: Caller, nodeid: str, run: CaseRun,
                                        return_exceptions=True)
         for result in results:
             if not isinstance(result, BaseException):
-                run.turns.append(result)
-                run.scores.append(score(run.case, result.calls, run.tools, arguments_filled=bool(
-                    getattr(runner.wiring.provider, "fills_arguments", True))))
+                run = run.with_reps([result], [score(
+                    run.case, result.calls, run.tools, arguments_filled=bool(
+                        getattr(runner.wiring.provider, "fills_arguments", True)))])
                 asked += 1
         errors = [r for r in results if isinstance(r, BaseException)]
         if any(isinstance(e, CostCapReached) for e in errors):
@@ -132,5 +132,6 @@ async def escalate(runner: Caller, nodeid: str, run: CaseRun,
         if stopped:
             break
     if asked or stopped:
-        run.escalation = Escalation(extra_reps=asked, stopped=stopped,
-                                    recording=plan.history is None)
+        run = replace(run, escalation=Escalation(extra_reps=asked, stopped=stopped,
+                                                 recording=plan.history is None))
+    return run

@@ -82,7 +82,6 @@ class CaseRunner:
         from pytest_toolselect.scoring.checks import score
 
         tools, system = await asyncio.to_thread(self.tools_for, case)
-        run = CaseRun(case=case, tools=tools, system=system)
         tokens = _token_estimate(case.question, tools, system)
 
         def request(rep: int) -> TurnRequest:
@@ -91,13 +90,12 @@ class CaseRunner:
         turns = await asyncio.gather(*(self.call(request(rep), tokens)
                                        for rep in range(self.settings.reps)))
         filled = bool(getattr(self.wiring.provider, "fills_arguments", True))
-        for turn in turns:
-            run.turns.append(turn)
-            run.scores.append(score(case, turn.calls, tools, arguments_filled=filled))
+        run = CaseRun(case=case, tools=tools, system=system, turns=tuple(turns),
+                      scores=tuple(score(case, t.calls, tools, arguments_filled=filled) for t in turns))
         if nodeid is not None:
             from .escalation import escalate
 
-            await escalate(self, nodeid, run, request, tokens)
+            run = await escalate(self, nodeid, run, request, tokens)
         return run
 
     async def call(self, request: TurnRequest, tokens: int) -> Turn:

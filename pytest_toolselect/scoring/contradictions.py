@@ -145,11 +145,11 @@ def check_with_tools(case: Case, tools: Sequence[Tool]) -> None:
 
 
 def load_case_file(path: Path, config_identifiers: IdentifierSettings | None = None) -> CaseFile:
-    """A case file as ``spec.cases.load_case_file`` reads it, refusing a case that contradicts
-    itself: the loader every reader of case files uses."""
-    return cases.load_case_file(path, config_identifiers, check=check_contradictions)
+    """Read, validate and build one case file, refusing a case that contradicts itself: the
+    one public loader of case files (plugin, cli, lint and benchmarks all read through it)."""
+    return cases._load_case_file(path, config_identifiers, check=check_contradictions)
 
 
 def parse_case(data: Mapping[str, Any], **options: Any) -> Case:
-    """One case mapping as ``spec.cases.parse_case`` builds it, with the contradiction check."""
-    return cases.parse_case(data, check=check_contradictions, **options)
+    """One case mapping as a validated Case, with the contradiction check."""
+    return cases._parse_case(data, check=check_contradictions, **options)

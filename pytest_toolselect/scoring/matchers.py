@@ -237,10 +237,23 @@ def _branches(node: Mapping[str, Any]) -> Iterator[Any]:
             yield from sub
 
 
+def _beside_ref(raw: Any, node: Any) -> Mapping[str, Any] | None:
+    """The keywords beside a ``$ref`` (2019-09 on they apply as well, as the case loader's
+    path check reads them), or None when the node had no $ref or nothing beside it."""
+    if node is raw or not isinstance(raw, Mapping) or len(raw) < 2:
+        return None
+    return {k: v for k, v in raw.items() if k != "$ref"}
+
+
 def _child(node: Any, seg: Segment, root: Any, depth: int = 0) -> Any:
+    raw = node
     node = _deref(node, root)
     if node is None or depth > _MAX_DEPTH:
         return None
+    own = _beside_ref(raw, node)
+    if own is not None:
+        found = _child(node, seg, root, depth + 1)
+        return found if found is not None else _child(own, seg, root, depth + 1)
     if isinstance(seg, str):
         props = node.get("properties")
         if isinstance(props, Mapping) and seg in props:
@@ -281,10 +294,12 @@ def property_schema(schema: Mapping[str, Any] | None,
 def schema_any(node: Any, root: Any, pred: Callable[[Mapping[str, Any]], bool],
                depth: int = 0) -> bool:
     """Whether the node, or one of its anyOf/oneOf/allOf branches, satisfies ``pred``."""
+    raw = node
     node = _deref(node, root)
     if node is None or depth > _MAX_DEPTH:
         return False
-    if pred(node):
+    own = _beside_ref(raw, node)
+    if pred(node) or (own is not None and schema_any(own, root, pred, depth + 1)):
         return True
     return any(schema_any(b, root, pred, depth + 1) for b in _branches(node))
 

@@ -187,11 +187,12 @@ def merge_identifiers(
 CaseCheck = Callable[["Case", Sourced, PathT], None]
 
 
-def load_case_file(path: Path, config_identifiers: IdentifierSettings | None = None, *,
-                   check: CaseCheck | None = None) -> CaseFile:
+def _load_case_file(path: Path, config_identifiers: IdentifierSettings | None, *,
+                    check: CaseCheck) -> CaseFile:
     """Read, validate and build one case file; any problem raises ToolselectError.
 
-    The plugin loads through ``scoring.contradictions.load_case_file``, which passes ``check``."""
+    Private, ``check`` required: every reader loads through
+    ``scoring.contradictions.load_case_file``, so no case file is read unchecked."""
     src = load_file(
         Path(path), what="case file", split_hint="split it into several *.toolselect.yaml files"
     )
@@ -246,16 +247,18 @@ def load_case_file(path: Path, config_identifiers: IdentifierSettings | None = N
     return CaseFile(path=str(path), servers=file_servers, cases=tuple(built))
 
 
-def parse_case(
+def _parse_case(
     data: Mapping[str, Any],
     *,
+    check: CaseCheck,
     source: str = "<case>",
     default_servers: tuple[str, ...] | None = None,
     config_identifiers: IdentifierSettings | None = None,
     require_why: bool = True,
-    check: CaseCheck | None = None,
 ) -> Case:
-    """One case mapping (case-file keys; camelCase aliases accepted) as a validated Case."""
+    """One case mapping (case-file keys; camelCase aliases accepted) as a validated Case.
+
+    Private like ``_load_case_file``: readers use ``scoring.contradictions.parse_case``."""
     src = Sourced(file=source, data=None)
     if not isinstance(data, Mapping):
         raise src.error((), f"a case must be a mapping of case keys; got {describe(data)}",
