@@ -29,7 +29,9 @@ from pytest_toolselect.gate.baseline import load, write
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 STAGED = '''
+import faulthandler
 import os
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -44,6 +46,8 @@ STAGE = os.environ.get("PAUSE_AT", "")
 PEERS = int(os.environ.get("PEERS", "0"))
 #: the deadlines here only catch a hang: a loaded machine may start a run minutes late
 HANG = 600
+# a run that does not end gets SIGUSR1 from the test: every thread's stack into its output
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 
 class Answer:
@@ -203,9 +207,19 @@ def start(folder: Path, answer: str, **env: str) -> subprocess.Popen[bytes]:
     return proc
 
 
-def finish(proc: subprocess.Popen[bytes], timeout: float) -> str:
-    """Wait for the run to end; its output."""
-    proc.wait(timeout=timeout)
+def finish(proc: subprocess.Popen[bytes], timeout: float, what: str = "") -> str:
+    """Wait for the run to end; its output. A run that does not end fails the test with
+    what it was doing: its threads' stacks (the staged conftest dumps them on SIGUSR1)."""
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(2)
+        proc.kill()
+        proc.wait()
+        out = _OUTPUT[proc.pid].read_text(errors="replace")
+        pytest.fail(f"{what or 'the run'}: still running {timeout:g} s later; its output and "
+                    f"stacks:\n{out}")
     return _OUTPUT[proc.pid].read_text(errors="replace")
 
 
@@ -268,8 +282,8 @@ def test_killed_or_interrupted_anywhere_the_baseline_is_old_or_new(
         for (sig, stage, expected, leaves_temp), (folder, proc) in zip(KILLS, runs, strict=True):
             wait_for(folder / "paused", proc)
             proc.send_signal(sig)
-            out = finish(proc, DEADLINE)
             what = f"{sig.name} at {stage}"
+            out = finish(proc, DEADLINE, what)
             doc = document(folder / "base.json")
             assert doc == (new if expected == "new" else old), \
                 f"{what}: the baseline is not the {expected} one"
