@@ -29,7 +29,9 @@ from pytest_toolselect.gate.baseline import load, write
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
 STAGED = '''
+import faulthandler
 import os
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -44,6 +46,10 @@ STAGE = os.environ.get("PAUSE_AT", "")
 PEERS = int(os.environ.get("PEERS", "0"))
 #: the deadlines here only catch a hang: a loaded machine may start a run minutes late
 HANG = 600
+# a run that does not end gets SIGUSR1 from the test: every thread's stack into stacks.txt
+# (not stderr: pytest's capture holds fd 2 while a conftest loads)
+_stacks = open(HERE / "stacks.txt", "w")
+faulthandler.register(signal.SIGUSR1, file=_stacks, all_threads=True)
 
 
 class Answer:
@@ -67,8 +73,15 @@ def pytest_toolselect_provider(model, config):
 
 def pause(stage):
     if stage == STAGE:
+        test = os.getppid()
         (HERE / "paused").write_text(stage)
-        time.sleep(HANG)  # until the test's signal, however late a loaded machine sends it
+        # until the test's signal, however late a loaded machine sends it; a run whose test
+        # is gone (its worker killed) ends, instead of sleeping on for HANG seconds
+        deadline = time.monotonic() + HANG
+        while time.monotonic() < deadline:
+            if os.getppid() != test:
+                os._exit(3)
+            time.sleep(1)
     if stage == os.environ.get("INTERRUPT_AT"):
         raise KeyboardInterrupt  # what Ctrl-C raises in the main thread, for in-process runs
 
@@ -203,9 +216,28 @@ def start(folder: Path, answer: str, **env: str) -> subprocess.Popen[bytes]:
     return proc
 
 
-def finish(proc: subprocess.Popen[bytes], timeout: float) -> str:
-    """Wait for the run to end; its output."""
-    proc.wait(timeout=timeout)
+def finish(proc: subprocess.Popen[bytes], timeout: float, what: str = "") -> str:
+    """Wait for the run to end; its output. A run that does not end fails the test with
+    what it was doing: its threads' stacks (the staged conftest dumps them on SIGUSR1)."""
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        # the main thread's stack comes last in the dump: wait for it (a loaded machine may
+        # take a while to run the handler), then for the file to stop growing
+        stacks = _OUTPUT[proc.pid].parent / "stacks.txt"
+        dumped, seen = time.monotonic() + 60, ""
+        while time.monotonic() < dumped:
+            text = stacks.read_text(errors="replace") if stacks.exists() else ""
+            if "Current thread" in text and text == seen:
+                break
+            seen = text
+            time.sleep(0.5)
+        proc.kill()
+        proc.wait()
+        out = _OUTPUT[proc.pid].read_text(errors="replace")
+        pytest.fail(f"{what or 'the run'}: still running {timeout:g} s later; its output:\n"
+                    f"{out}\nits threads' stacks:\n{seen}")
     return _OUTPUT[proc.pid].read_text(errors="replace")
 
 
@@ -268,8 +300,8 @@ def test_killed_or_interrupted_anywhere_the_baseline_is_old_or_new(
         for (sig, stage, expected, leaves_temp), (folder, proc) in zip(KILLS, runs, strict=True):
             wait_for(folder / "paused", proc)
             proc.send_signal(sig)
-            out = finish(proc, DEADLINE)
             what = f"{sig.name} at {stage}"
+            out = finish(proc, DEADLINE, what)
             doc = document(folder / "base.json")
             assert doc == (new if expected == "new" else old), \
                 f"{what}: the baseline is not the {expected} one"

@@ -141,8 +141,10 @@ def test_calls_take_slots_in_submission_order_whatever_finishes_preparing_first(
     prepared: list[int] = []
     try:
         async def job(n: int) -> None:
-            # later jobs finish their preparation first (as tool discovery may)
-            await asyncio.sleep(0.002 * (10 - n))
+            # later jobs finish their preparation first (as tool discovery may): each waits
+            # for the next one's, so the order is 9..0 however the machine's load runs them
+            if n < 9:
+                await until(lambda: n + 1 in prepared)
 
             async def call() -> None:
                 started.append(n)
@@ -159,6 +161,7 @@ def test_calls_take_slots_in_submission_order_whatever_finishes_preparing_first(
         first.result(60)
         for future in futures:
             future.result(60)
+        assert prepared == list(range(9, -1, -1))
         assert started == list(range(10))
     finally:
         scheduler.close()
