@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import rules
+from . import poisoning, rules
 from .findings import Finding, ordered
 from .similarity import THRESHOLD, similarity
 
@@ -64,7 +64,10 @@ def lint(toolset: rules.ToolSet, settings: IdentifierSettings,
     coverage_findings, coverage = rules.coverage(toolset)
     findings = [*rules.confusable_pairs(toolset, sim, threshold), *rules.names(toolset),
                 *rules.descriptions(toolset), *rules.parameters(toolset, settings),
-                *rules.ranking_collisions(toolset), *coverage_findings, *size_findings]
+                *rules.ranking_collisions(toolset), *coverage_findings, *size_findings,
+                *poisoning.hidden_text(toolset), *poisoning.model_instructions(toolset),
+                *poisoning.secret_seeking_parameters(toolset),
+                *poisoning.cross_server_shadowing(toolset)]
     return LintReport(tuple(ordered(findings)),
                       {s: tuple(t.name for t in tools) for s, tools in toolset.servers.items()},
                       sim.matrix, threshold, coverage, size, toolset.case_count)
