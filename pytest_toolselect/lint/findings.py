@@ -76,4 +76,6 @@ def merged_document(records: Mapping[str, LintRecord]) -> dict[str, Any] | None:
             "findings": [{**f, "new": f["id"] in new} for f in ordered],
             "new": sorted(new),
             # what the baseline keeps of each server: `toolselect merge` records it from here
-            "entries": {s: list(r.entry) for s, r in sorted(records.items())}}
+            "entries": {s: list(r.entry) for s, r in sorted(records.items())},
+            # and each server's tools as accepted on --update-baseline (rug pulls)
+            "snapshots": {s: dict(r.snapshot) for s, r in sorted(records.items())}}
