@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from lint_data import DISTINCT
 
 from conftest import Project
+from pytest_toolselect.lint.findings import unsilenced
 from pytest_toolselect.lint.rugpull import rug_pulls, snapshot, word_diff
 from pytest_toolselect.spec.tools import Tool
 
@@ -78,6 +79,9 @@ def test_a_schema_change_alone_is_a_rug_pull() -> None:
     assert "schema fingerprint" in f.message
     assert rug_pulls("s", before, snapshot(before)) == []
     assert rug_pulls("s", after, None) == []  # nothing accepted yet: nothing to compare
+    # lint_allow silences it for that tool
+    assert unsilenced([f], {"s": {"t": ["rug-pull"]}}) == []
+    assert unsilenced([f], {"s": {"u": ["rug-pull"]}}) == [f]
 
 
 def test_a_second_change_has_another_id_than_the_first() -> None:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.lint.findings import ERROR, INFO, Finding, ordered
+from pytest_toolselect.lint.findings import ERROR, INFO, Finding, ordered, unsilenced
 from pytest_toolselect.lint.rugpull import RULE as RUG_PULL
 from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RunSession
@@ -69,8 +69,10 @@ class LintItem(pytest.Item):
         report = self.hooks.report()
         base = session.baselines.baseline
         tools = self.hooks.tools.get(self.server, ())
-        findings = ordered([*report.for_server(self.server), *rug_pulls(
-            self.server, tools, base.lint_tools.get(self.server) if base is not None else None)])
+        pulls = rug_pulls(self.server, tools,
+                          base.lint_tools.get(self.server) if base is not None else None)
+        findings = ordered([*report.for_server(self.server),
+                            *unsilenced(pulls, session.settings.config.lint_allow)])
         known = base.lint.get(self.server) if base is not None else None
         new = new_errors(findings, known)
         # a run that updates the baseline accepts what it finds (a rug pull's new text too)
@@ -169,7 +171,7 @@ class LintHooks:
                 self._failed[name] = e
         self.tools = tools
         toolset = toolset_of(config, tools, self._cases, str(self.session.settings.model.value))
-        return lint(toolset, config.identifiers)
+        return lint(toolset, config.identifiers, allow=config.lint_allow)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
