@@ -233,3 +233,15 @@ def test_a_bad_lint_allow_is_refused_naming_the_file_and_place(tmp_path: Path, a
         {"servers": {"mail": {"tools_file": "mail.json"}}, "lint_allow": good}))
     assert load_config(tmp_path).lint_allow == {"mail": {"send_email": ("model-instructions",
                                                                         "rug-pull")}}
+
+
+def test_the_docs_table_lists_every_lint_rule_lint_allow_accepts() -> None:
+    import re
+
+    from pytest_toolselect.spec.checknames import LINT_RULES
+
+    page = (Path(__file__).parent.parent / "docs" / "lint.md").read_text()
+    table = page.split("## The rules", 1)[1].split("Examples:", 1)[0]
+    assert re.findall(r"^\| `([a-z-]+)` \|", table, re.M) == list(LINT_RULES)
+    for rule in (*POISON_RULES, "rug-pull"):
+        assert f"- *{rule}*:" in page  # each new rule has its example
