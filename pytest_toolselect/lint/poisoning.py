@@ -160,17 +160,19 @@ def _names(toolset: ToolSet) -> dict[str, set[str]]:
 
 def cross_server_shadowing(toolset: ToolSet) -> list[Finding]:
     owners = _names(toolset)
+    # one scan of a sentence finds every name it holds
+    mention = re.compile("(?<![\\w-])(" + "|".join(
+        re.escape(n) for n in sorted(owners, key=len, reverse=True)) + ")(?![\\w-])") if owners else None
     found = []
     for server, tool in toolset.all_tools():
         own = {normal(tool.name), normal(toolset.offered_name(server, tool))}
         sentences = [s for r in readings(_read(tool)) for s in _SENTENCE.split(r)]
         named: dict[str, str] = {}
-        for sentence in sentences:
-            for name, servers in owners.items():
+        for sentence in sentences if mention is not None else ():
+            for name in dict.fromkeys(mention.findall(sentence)):
                 if name in own or name in named:
                     continue
-                if (re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", sentence)
-                        and (server not in servers or _HOWTO.search(sentence))):
+                if server not in owners[name] or _HOWTO.search(sentence):
                     named[name] = sentence
         for name, sentence in sorted(named.items()):
             others = sorted(owners[name] - {server})

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 #: invisible characters that are not of category Cf: variation selectors, the combining
@@ -82,6 +83,8 @@ class Hidden:
 
 
 def find_hidden(text: str) -> Hidden | None:
+    if text.isascii():  # no format character is ASCII: the common case, quickly
+        return None
     positions = [i for i, ch in enumerate(text) if hidden(ch)]
     if not positions:
         return None
@@ -98,11 +101,13 @@ def find_hidden(text: str) -> Hidden | None:
 def normal(text: str, joiner: str = "") -> str:
     """The text the phrase rules match: NFKC, casefolded, hidden characters removed (or
     made spaces, with ``joiner=" "``: one of them may stand for a space), spaces collapsed."""
-    text = "".join(joiner if hidden(ch) else ch for ch in text)
+    if not text.isascii():
+        text = "".join(joiner if hidden(ch) else ch for ch in text)
     text = unicodedata.normalize("NFKC", text).casefold()
     return _SPACE.sub(" ", text).strip()
 
 
+@lru_cache(maxsize=4096)
 def readings(text: str) -> tuple[str, ...]:
     """Every normalised reading of a text: hidden characters dropped, or read as spaces, and
     the ASCII its tag characters spell."""
