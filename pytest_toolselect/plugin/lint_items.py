@@ -15,6 +15,7 @@ import pytest
 
 from pytest_toolselect.lint.findings import ERROR, INFO, Finding, ordered, unsilenced
 from pytest_toolselect.lint.rugpull import RULE as RUG_PULL
+from pytest_toolselect.lint.rugpull import rug_pulls, snapshot
 from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RunSession
 from pytest_toolselect.spec.errors import ToolselectError
@@ -64,8 +65,6 @@ class LintItem(pytest.Item):
 
     def runtest(self) -> None:
         session = self.hooks.session
-        from pytest_toolselect.lint.rugpull import rug_pulls, snapshot
-
         report = self.hooks.report()
         base = session.baselines.baseline
         tools = self.hooks.tools.get(self.server, ())
