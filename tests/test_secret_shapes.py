@@ -9,6 +9,7 @@ random bodies. End to end, a real MCP server prints the corpus to its stderr and
 
 from __future__ import annotations
 
+import re
 import string
 import sys
 from pathlib import Path
@@ -41,7 +42,10 @@ def _assignment() -> st.SearchStrategy[tuple[str, str]]:
                              "GITHUB_TOKEN", "api_key", "apiKey", "API-KEY", "DB_PASSWORD",
                              "access_token", "AWS_SECRET_ACCESS_KEY", "private_key"])
     # a value as a password manager makes them (no quote, space or separator inside)
-    values = _text(ALNUM + "!@#%^-_./+=~:", 6, 40).filter(lambda v: any(c.isalnum() for c in v))
+    # (and not a plain snake_case word: hypothesis also draws the package's own string
+    # constants, and a key such as allow_no_tool is in every results document)
+    values = _text(ALNUM + "!@#%^-_./+=~:", 6, 40).filter(
+        lambda v: any(c.isalnum() for c in v) and not re.fullmatch(r"[a-z_]+", v))
     forms = st.sampled_from(["{n}={v}", "{n}: {v}", "{n} = {v}", '"{n}": "{v}"', "'{n}': '{v}'",
                              "{n}='{v}'", '{n}="{v}"'])
     return st.tuples(names, values, forms).map(lambda t: (t[2].format(n=t[0], v=t[1]), t[1]))

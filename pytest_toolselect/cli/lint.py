@@ -56,7 +56,7 @@ def build_report(config_path: str | None, model: str | None = None) -> dict[str,
     cases = load_cases([p for p in files if p.name.endswith(CASE_SUFFIXES)], config)
     chosen = model or str(config.options.get("model") or DEFAULT_MODEL)
     toolset = toolset_of(config, tools, cases, chosen, find_decorated(files))
-    return lint(toolset, config.identifiers).to_dict()
+    return lint(toolset, config.identifiers, allow=config.lint_allow).to_dict()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -87,4 +87,5 @@ def write_baseline(path: Path, document: dict[str, Any]) -> None:
     write(path, build(document["subject"], baseline_records(document), old,
                       document["baseline"]["gone"] if old is not None else (), history=history,
                       group_entries=baseline_group_entries(document),
-                      lint_entries=baseline_lint_entries(document)))
+                      lint_entries=baseline_lint_entries(document),
+                      lint_tools=(document.get("lint") or {}).get("snapshots")))

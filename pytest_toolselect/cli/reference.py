@@ -86,6 +86,9 @@ _KEY_NOTES = {
     "tool_name_format": "renames every offered tool, e.g. to tell apart two servers that offer the "
                         "same tool name (an error otherwise); `expect_tool` and `forbid_tools` use "
                         "the new names",
+    "lint_allow": "`toolselect lint` and `--toolselect-lint` drop these findings for that tool "
+                  "(a reviewed description, an accepted change); an unknown server or rule is an "
+                  "error ([lint](lint.md#silencing-a-rule-for-one-tool))",
     "system": "the system prompt of every case; when unset, the servers' MCP `instructions` are sent "
               "(several servers: each under a `## <server>` heading). A case's own `system` wins",
     "identifiers": "what counts as an identifier for the identifier checks, for every case; "

@@ -38,6 +38,8 @@ class Baseline:
     toolsets: dict[str, dict[str, str]] = field(default_factory=dict)
     #: per tool fingerprint, its bounded description (the system prompt's text)
     descriptions: dict[str, str] = field(default_factory=dict)
+    #: per linted server, each tool's accepted description and schema fingerprint (rug pulls)
+    lint_tools: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
 
     @property
     def empty(self) -> bool:
@@ -128,7 +130,8 @@ def load(path: Path) -> Baseline | None:
     _validate(data, path, text)
     return Baseline(path=path, subject=data["subject"], cases=data["cases"],
                     groups=data.get("groups", {}), lint=data.get("lint", {}),
-                    toolsets=data.get("toolsets", {}), descriptions=data.get("descriptions", {}))
+                    toolsets=data.get("toolsets", {}), descriptions=data.get("descriptions", {}),
+                    lint_tools=data.get("lint_tools", {}))
 
 
 def _malformed(path: Path, text: str, where: tuple[str | int, ...] | None, message: str,
@@ -254,7 +257,8 @@ def build(subject: Mapping[str, Any], records: Iterable[CaseRecord | Mapping[str
           old: Baseline | None, gone: Iterable[str] = (), *,
           history: int = DEFAULT_HISTORY,
           group_entries: Mapping[str, Mapping[str, Any]] | None = None,
-          lint_entries: Mapping[str, Iterable[str]] | None = None) -> dict[str, Any]:
+          lint_entries: Mapping[str, Iterable[str]] | None = None,
+          lint_tools: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """The new baseline document: this run's entries over the old ones.
 
     Cases that errored or were not run keep their old entries (nothing lost);
@@ -293,6 +297,11 @@ def build(subject: Mapping[str, Any], records: Iterable[CaseRecord | Mapping[str
     lint.update({s: sorted(ids) for s, ids in (lint_entries or {}).items()})
     if lint:
         document["lint"] = {k: lint[k] for k in sorted(lint)}
+    accepted = dict(old.lint_tools) if old is not None else {}
+    accepted.update({s: dict(t) for s, t in (lint_tools or {}).items() if t})
+    if accepted:
+        document["lint_tools"] = {s: {t: dict(accepted[s][t]) for t in sorted(accepted[s])}
+                                  for s in sorted(accepted)}
     document.update(_tool_tables(document["cases"], recs, old))
     return document
 

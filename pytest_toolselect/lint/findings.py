@@ -52,6 +52,14 @@ def ordered(findings: Iterable[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (_RANK[f.severity], f.rule, f.id))
 
 
+def unsilenced(findings: Iterable[Finding],
+               allow: Mapping[str, Mapping[str, Iterable[str]]]) -> list[Finding]:
+    """The findings the config's ``lint_allow`` does not silence: a finding is silenced when
+    a tool it names allows its rule on one of the finding's servers."""
+    return [f for f in findings
+            if not any(f.rule in allow.get(s, {}).get(t, ()) for s in f.servers for t in f.tools)]
+
+
 def blocking(findings: Iterable[Finding], fail_on: str) -> list[Finding]:
     return [f for f in findings if f.at_least(fail_on)]
 
@@ -76,4 +84,6 @@ def merged_document(records: Mapping[str, LintRecord]) -> dict[str, Any] | None:
             "findings": [{**f, "new": f["id"] in new} for f in ordered],
             "new": sorted(new),
             # what the baseline keeps of each server: `toolselect merge` records it from here
-            "entries": {s: list(r.entry) for s, r in sorted(records.items())}}
+            "entries": {s: list(r.entry) for s, r in sorted(records.items())},
+            # and each server's tools as accepted on --update-baseline (rug pulls)
+            "snapshots": {s: dict(r.snapshot) for s, r in sorted(records.items())}}

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import rules
-from .findings import Finding, ordered
+from . import poisoning, rules
+from .findings import Finding, ordered, unsilenced
 from .similarity import THRESHOLD, similarity
 
 if TYPE_CHECKING:
@@ -55,17 +55,21 @@ class LintReport:
                 "findings": [f.to_dict() for f in self.findings]}
 
 
-def lint(toolset: rules.ToolSet, settings: IdentifierSettings,
-         threshold: float = THRESHOLD) -> LintReport:
-    """Every rule over one tool set (pure: discovery is done)."""
+def lint(toolset: rules.ToolSet, settings: IdentifierSettings, threshold: float = THRESHOLD,
+         allow: Mapping[str, Mapping[str, Iterable[str]]] | None = None) -> LintReport:
+    """Every rule over one tool set (pure: discovery is done), but what ``allow`` (the
+    config's lint_allow) silences."""
     everything = [tool for _, tool in toolset.all_tools()]
     sim = similarity(everything)
     size_findings, size = rules.size(toolset)
     coverage_findings, coverage = rules.coverage(toolset)
     findings = [*rules.confusable_pairs(toolset, sim, threshold), *rules.names(toolset),
                 *rules.descriptions(toolset), *rules.parameters(toolset, settings),
-                *rules.ranking_collisions(toolset), *coverage_findings, *size_findings]
-    return LintReport(tuple(ordered(findings)),
+                *rules.ranking_collisions(toolset), *coverage_findings, *size_findings,
+                *poisoning.hidden_text(toolset), *poisoning.model_instructions(toolset),
+                *poisoning.secret_seeking_parameters(toolset),
+                *poisoning.cross_server_shadowing(toolset)]
+    return LintReport(tuple(ordered(unsilenced(findings, allow or {}))),
                       {s: tuple(t.name for t in tools) for s, tools in toolset.servers.items()},
                       sim.matrix, threshold, coverage, size, toolset.case_count)
 

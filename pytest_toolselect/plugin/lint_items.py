@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.lint.findings import ERROR, INFO, Finding
+from pytest_toolselect.lint.findings import ERROR, INFO, Finding, ordered, unsilenced
+from pytest_toolselect.lint.rugpull import RULE as RUG_PULL
+from pytest_toolselect.lint.rugpull import rug_pulls, snapshot
 from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RunSession
 from pytest_toolselect.spec.errors import ToolselectError
@@ -37,8 +39,9 @@ class LintFailed(AssertionError):
 
 
 def stored_ids(findings: Sequence[Finding]) -> list[str]:
-    """What the baseline keeps of a server's findings: every id but the informational."""
-    return sorted({f.id for f in findings if f.severity != INFO})
+    """What the baseline keeps of a server's findings: every id but the informational, and
+    but the rug pulls (the accepted snapshot of the tools is their record)."""
+    return sorted({f.id for f in findings if f.severity != INFO and f.rule != RUG_PULL})
 
 
 def new_errors(findings: Sequence[Finding], known: Sequence[str] | None) -> list[Finding]:
@@ -63,22 +66,29 @@ class LintItem(pytest.Item):
     def runtest(self) -> None:
         session = self.hooks.session
         report = self.hooks.report()
-        findings = report.for_server(self.server)
         base = session.baselines.baseline
+        tools = self.hooks.tools.get(self.server, ())
+        pulls = rug_pulls(self.server, tools,
+                          base.lint_tools.get(self.server) if base is not None else None)
+        findings = ordered([*report.for_server(self.server),
+                            *unsilenced(pulls, session.settings.config.lint_allow)])
         known = base.lint.get(self.server) if base is not None else None
         new = new_errors(findings, known)
-        blocks = bool(new) and (base is not None or not session.baselines.have_baseline)
+        # a run that updates the baseline accepts what it finds (a rug pull's new text too)
+        blocks = (bool(new) and not session.settings.flag("update_baseline")
+                  and (base is not None or not session.baselines.have_baseline))
         self.stash[LINT_RECORD] = LintRecord(
             server=self.server, entry=stored_ids(findings),
             findings=[f.to_dict() for f in findings], new=[f.id for f in new] if blocks else [],
             tools=list(report.servers.get(self.server, ())),
             coverage=report.coverage.get(self.server), heatmap=report.heatmap(),
-            threshold=report.threshold)
+            threshold=report.threshold, snapshot=snapshot(tools))
         errors = [f for f in findings if f.severity == ERROR]
         if blocks:
             raise LintFailed(_explain(self.server, new, base is not None))
         if errors:
-            why = "held by the baseline" if base is not None else "recorded in the new baseline"
+            why = ("held by the baseline" if base is not None and not new
+                   else "recorded in the new baseline")
             pytest.xfail(f"{len(errors)} error-level lint finding(s) on {self.server}, {why}")
 
     def repr_failure(self, excinfo: ExceptionInfo[BaseException],
@@ -134,6 +144,8 @@ class LintHooks:
         self._report: LintReport | None = None
         #: servers that could not give their tools: the error of each
         self._failed: dict[str, ToolselectError] = {}
+        #: the tools each server gave, as it names them
+        self.tools: dict[str, tuple[Any, ...]] = {}
 
     def failed(self, server: str) -> ToolselectError | None:
         self.report()
@@ -156,8 +168,9 @@ class LintHooks:
                 tools.update(discover_all(config, timeout, only=[name]))
             except ToolselectError as e:
                 self._failed[name] = e
+        self.tools = tools
         toolset = toolset_of(config, tools, self._cases, str(self.session.settings.model.value))
-        return lint(toolset, config.identifiers)
+        return lint(toolset, config.identifiers, allow=config.lint_allow)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:

@@ -62,4 +62,4 @@ def server_record(section: Mapping[str, Any], server: str) -> LintRecord:
         findings=[{k: v for k, v in f.items() if k != "new"} for f in mine],
         new=[f["id"] for f in mine if f["new"]], tools=list(section["servers"][server]),
         coverage=(section.get("coverage") or {}).get(server), heatmap=section["heatmap"],
-        threshold=section["threshold"])
+        threshold=section["threshold"], snapshot=(section.get("snapshots") or {}).get(server, {}))

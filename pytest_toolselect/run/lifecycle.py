@@ -217,6 +217,7 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
     scored = [r for r in records if r.status is not None]
     group_entries = {r.key: r.entry for r in run.state.group_records.values() if r.entry}
     lint_entries = {s: r.entry for s, r in run.state.lint_records.items()}
+    lint_tools = {s: r.snapshot for s, r in run.state.lint_records.items()}
     if not scored and not group_entries and not lint_entries:
         run.state.baseline_notes.append(f"no case was scored: the baseline was not written ({path})")
         return
@@ -236,7 +237,8 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
             document = build(run.wiring.subject, records, old,
                              gone(run, old.cases) if old is not None else (),
                              history=run.settings.options.history,
-                             group_entries=group_entries, lint_entries=lint_entries)
+                             group_entries=group_entries, lint_entries=lint_entries,
+                             lint_tools=lint_tools)
             write(path, document)
     except ToolselectError as e:
         run.state.report_problems.append(f"the baseline was not written: {e}")

@@ -1,4 +1,4 @@
-"""The checks' names: data the scoring, the gate and the baseline share."""
+"""The checks' and lint rules' names: data the scoring, the gate, the config and the baseline share."""
 
 from __future__ import annotations
 
@@ -22,4 +22,13 @@ CHECKS_BEFORE_LIST = (
     "no_identifier_invented",
     "no_any_identifier",
     "no_decoy_identifier",
+)
+
+#: every lint rule (docs/lint.md's table): what ``lint_allow`` in the config may silence
+LINT_RULES = (
+    "confusable-pair", "ranking-collision", "missing-description", "thin-description",
+    "parameter-without-description", "identifier-without-format", "invalid-name",
+    "name-collision", "shadows-builtin", "too-many-tools", "tool-list-size", "untested-tool",
+    "hidden-text", "model-instructions", "secret-seeking-parameter", "cross-server-shadowing",
+    "rug-pull",
 )

@@ -84,6 +84,8 @@ class Config:
     identifiers: IdentifierSettings = field(default_factory=IdentifierSettings)
     #: {model: {input_per_mtok, output_per_mtok, cache_read_per_mtok?, cache_write_per_mtok?}}
     prices: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: lint rules silenced per tool: server -> tool (as the server names it) -> rules
+    lint_allow: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
     #: option values set in the config file, by option name without the prefix
     #: (model, reps, baseline, ...); the options resolver reads them
     options: dict[str, Any] = field(default_factory=dict)
@@ -214,6 +216,7 @@ def _build_config(src: Sourced, path: Path) -> Config:
     fmt = data.get("tool_name_format")
     if fmt is not None:
         _check_tool_name_format(fmt, src)
+    lint_allow = _lint_allow(data.get("lint_allow") or {}, servers, src)
     options: dict[str, Any] = {}
     for opt in OPTIONS:
         if opt.name in data:
@@ -231,6 +234,7 @@ def _build_config(src: Sourced, path: Path) -> Config:
         system=data.get("system"),
         identifiers=merge_identifiers(None, data.get("identifiers")),
         prices={m: {k: float(v) for k, v in p.items()} for m, p in data.get("prices", {}).items()},
+        lint_allow=lint_allow,
         options=options,
     )
 
@@ -268,6 +272,23 @@ def _servers_from(src: Sourced, root: Path, declared: dict[str, ServerSpec]) -> 
                                       fix="keep one of the two, or name one file in servers_from")
             found[name] = spec
     return found
+
+
+def _lint_allow(data: dict[str, dict[str, list[str]]], servers: dict[str, ServerSpec],
+                src: Sourced) -> dict[str, dict[str, tuple[str, ...]]]:
+    """lint_allow, checked: its servers are configured ones and its rules exist."""
+    from .checknames import LINT_RULES
+
+    for server, tools in data.items():
+        if server not in servers:
+            raise src.error(("lint_allow", server), f"lint_allow names server {server!r}, which "
+                            "the config does not define", f"use one of: {', '.join(servers) or '(none)'}")
+        for name, rules in tools.items():
+            for i, rule in enumerate(rules):
+                if rule not in LINT_RULES:
+                    raise src.error(("lint_allow", server, name, i), f"lint_allow: {rule!r} is not "
+                                    "a lint rule", f"use one of: {', '.join(LINT_RULES)}")
+    return {s: {t: tuple(r) for t, r in tools.items()} for s, tools in data.items()}
 
 
 def _typed(kind: str, value: Any) -> Any:

@@ -267,14 +267,16 @@ class LintRecord:
     coverage: dict[str, Any] | None
     heatmap: dict[str, Any]
     threshold: float
+    #: what the baseline keeps of the server's tools (lint/rugpull.py's snapshot)
+    snapshot: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: _copy(getattr(self, k)) for k in _LINT_KEYS}
+        return {k: _copy(getattr(self, k)) for k in (*_LINT_KEYS, "snapshot")}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LintRecord:
-        _known(cls, data, _LINT_KEYS)
-        return cls(**{k: _copy(data[k]) for k in _LINT_KEYS})
+        _known(cls, data, _LINT_KEYS, ("snapshot",))
+        return cls(**{k: _copy(data[k]) for k in _LINT_KEYS}, snapshot=_copy(data.get("snapshot", {})))
 
 
 def _copy(value: Any) -> Any:

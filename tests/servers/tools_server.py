@@ -1,7 +1,8 @@
 """A configurable MCP stdio server for the discovery tests.
 
 It serves the tools given as JSON (``--tools``) in pages of ``--page-size`` so that
-tools/list really paginates, with optional ``--instructions``. ``--report-env`` adds a
+tools/list really paginates, with optional ``--instructions``; ``--tools-from PATH`` reads
+them from a file at each start instead (a server upgraded in place). ``--report-env`` adds a
 tool whose description is the JSON of the environment the server saw; each start is
 appended to the file named by the ``TOOLS_SERVER_START_LOG`` variable (if set), so
 tests can count starts. ``--http PORT`` serves over streamable HTTP instead of stdio;
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 import mcp_types as types
@@ -24,6 +26,8 @@ from mcp.server.stdio import stdio_server
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--tools", default="[]", help="JSON list of {name, description, inputSchema}")
+    parser.add_argument("--tools-from", default=None, metavar="PATH",
+                        help="read the tools' JSON from this file at each start instead")
     parser.add_argument("--instructions", default=None)
     parser.add_argument("--page-size", type=int, default=0, help="0: one page")
     parser.add_argument("--report-env", action="store_true")
@@ -37,7 +41,8 @@ def main() -> None:
         with open(log, "a", encoding="utf-8") as f:
             f.write(f"{os.getpid()}\n")
 
-    specs: list[dict[str, Any]] = json.loads(opts.tools)
+    specs: list[dict[str, Any]] = json.loads(
+        opts.tools if opts.tools_from is None else Path(opts.tools_from).read_text(encoding="utf-8"))
     if opts.report_env:
         specs.append({"name": "env_report", "description": json.dumps(dict(os.environ))})
     tools = [

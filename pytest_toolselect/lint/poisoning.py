@@ -1,0 +1,206 @@
+"""Tool poisoning: hidden text, instructions to the model, secret-seeking parameters and
+tools that tell the model how to use other servers' tools. Pure functions of the tool set."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from . import patterns
+from .findings import ERROR, WARNING, Finding
+from .text import escaped, find_hidden, normal, readings, strings
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.tools import Tool
+
+    from .rules import ToolSet
+
+
+def _texts(tool: Tool) -> Iterator[tuple[str, str]]:
+    """(place, text) of everything of a tool a model reads: its name, description, schema."""
+    yield "name", tool.name
+    yield "description", tool.description
+    for place, text in strings(tool.input_schema):
+        yield f"schema {place}", text
+
+
+def _read(tool: Tool) -> str:
+    """Everything a model reads of a tool but the schema's keys, as one text."""
+    return " \n ".join(t for place, t in _texts(tool) if not place.endswith("(key)"))
+
+
+# --- hidden text -------------------------------------------------------------------------
+
+
+def hidden_text(toolset: ToolSet) -> list[Finding]:
+    found = []
+    for server, tool in toolset.all_tools():
+        for place, text in _texts(tool):
+            h = find_hidden(text)
+            if h is None:
+                continue
+            spelled = f"; its tag characters spell {h.tags[:120]!r}" if h.tags else ""
+            found.append(Finding(
+                "hidden-text", ERROR, (server,), (tool.name,),
+                f"{escaped(tool.name)}: its {place} holds {len(h.chars)} invisible character(s) "
+                f"({', '.join(h.to_dict()['kinds'])}) a reviewer does not see and a model reads: "
+                f"{h.excerpt}{spelled}",
+                "remove them: the text a model reads should be the text a reviewer approved",
+                {"place": place, **h.to_dict()}, subject=place))
+    return found
+
+
+# --- instructions to the model -------------------------------------------------------------
+
+
+def model_instructions(toolset: ToolSet) -> list[Finding]:
+    found = []
+    for server, tool in toolset.all_tools():
+        hits = patterns.matches(readings(_read(tool)))
+        total = patterns.score(hits)
+        if total < patterns.SCORE:
+            continue
+        said = "; ".join(f"{m.pattern.says} ({m.text[:80]!r}, {m.pattern.weight:g})" for m in hits)
+        found.append(Finding(
+            "model-instructions", ERROR, (server,), (tool.name,),
+            f"{tool.name}'s text speaks to the model rather than describing the tool "
+            f"(score {total:g}, threshold {patterns.SCORE:g}): {said}",
+            "describe what the tool does and returns; a description that instructs the model is "
+            "how a poisoned tool steers it (review the server before trusting it)",
+            {"score": total, "threshold": patterns.SCORE,
+             "matched": [{"pattern": m.pattern.name, "text": m.text, "weight": m.pattern.weight}
+                         for m in hits]}))
+    return found
+
+
+# --- secret-seeking parameters ---------------------------------------------------------------
+
+#: (what is asked, a parameter name's words, a description's phrases, a purpose that needs it)
+_ASKS = (
+    ("credentials", r"password|passwd|pwd|secret|apikey|api key|token|credentials?|private key|"
+     r"privatekey|ssh key|access key|cookie|mnemonic|seed phrase|bearer",
+     r"\b(?:password|passwd|secret|api[ _-]?key|access[ _-]?token|auth\w* token|bearer|credentials?|"
+     r"private[ _-]?key|ssh key|mnemonic|seed phrase|cookie)s?\b",
+     r"\b(?:password|credential|log ?in|sign ?in|auth\w*|token|api key|secret|keys?|session)"),
+    ("file contents", r"file contents?|contents of", patterns.SECRET_FILES
+     + r"|\bcontents? of (?:the |any |a |your |every )?(?:files?\b|~|/|\.)|\b(?:read|cat) (?:the )?files?\b",
+     r"\b(?:files?|path|documents?|upload\w*|attach\w*)\b"),
+    ("conversation history", r"conversation|chat history|transcript|previous messages|history",
+     r"\bconversation\b|\bchat history\b|\btranscript\b|\b(?:previous|prior|earlier|all) messages\b|"
+     r"\beverything the user (?:said|wrote|typed)\b",
+     r"\b(?:conversation|chat|history|transcript|messages?|summar\w*)\b"),
+    ("system prompt", r"system prompt|instructions", r"\bsystem prompt\b|\byour instructions\b|"
+     r"\binstructions you (?:were|have been) given\b", r"\bprompts?\b"),
+)
+
+
+def _words(name: str) -> str:
+    return normal(re.sub(r"([a-z])([A-Z])", r"\1 \2", name).replace("_", " ").replace("-", " "))
+
+
+def secret_seeking_parameters(toolset: ToolSet) -> list[Finding]:
+    from .rules import _properties
+
+    found = []
+    for server, tool in toolset.all_tools():
+        purpose = _words(tool.name) + " " + normal(tool.description)
+        for path, schema in _properties(tool.input_schema):
+            name = _words(path.rsplit(".", 1)[-1])
+            described = normal(" ".join(str(schema.get(k) or "") for k in ("title", "description")))
+            for what, by_name, by_text, needs in _ASKS:
+                named = re.search(rf"\b(?:{by_name})\b", name)
+                said = re.search(by_text, described)
+                if not (named or said):
+                    continue
+                always = what == "file contents" and said and re.search(patterns.SECRET_FILES, described)
+                if not always and re.search(needs, purpose):
+                    continue  # what the tool is for asks for it
+                evidence = (f"its name {path!r}" if named else "") + (" and " if named and said else "") \
+                    + (f"its description ({escaped(said.group(0))!r})" if said else "")
+                found.append(Finding(
+                    "secret-seeking-parameter", ERROR, (server,), (tool.name,),
+                    f"{tool.name}: parameter {path!r} asks for {what} ({evidence}), which nothing "
+                    f"in the tool's name or description needs",
+                    "drop the parameter, or say in the description why the tool needs it; a "
+                    "parameter a model fills with secrets is how a poisoned tool takes them",
+                    {"parameter": path, "asks_for": what}, subject=path))
+                break
+    return found
+
+
+# --- shadowing: instructions about other tools --------------------------------------------------
+
+_SENTENCE = re.compile(r"(?<=[.!?;:\n])\s+")
+#: a sentence about a named tool that tells the model how to call it
+_HOWTO = re.compile(r"\b(?:always|must|whenever|every time|make sure|be sure to|ensure|never call)\b")
+#: how to use tools at large, or one kind of tool, with no name given
+_OTHERS = re.compile(
+    r"\b(?:when|whenever|every time|before|after|if)\b\s+(?:\w+\s+){0,3}?(?:send|sending|call|"
+    r"calling|use|using|invok\w+|run|running|writ\w+)\b.{0,40}\b(?:e-?mails?|mail|messages?|"
+    r"payments?|transfers?|tools?|functions?|servers?|commands?|files?)\b.{0,80}\b(?:always|also|"
+    r"must|instead|bcc|cc|change|replace|redirect|add|set|include)\b"
+    r"|\b(?:all|any|every|each)\s+(?:other\s+)?(?:tools?|tool calls?|functions?)\b.{0,60}\b(?:must|"
+    r"should|always|never)\b"
+    r"|\bal enviar (?:un )?correo\b|\blors de l'envoi d'un (?:e-?mail|courriel)\b"
+    r"|\bbeim (?:senden|versenden) (?:einer|von) e-?mails?\b|\bao enviar (?:um )?e-?mail\b")
+#: a name a description may use as a word: only names with _, -, a digit or capitals inside
+_DISTINCT = re.compile(r"[_\-0-9]|[a-z][A-Z]")
+
+
+def _names(toolset: ToolSet) -> dict[str, set[str]]:
+    """Each mentionable tool name (as given and as offered, casefolded) -> the servers owning it."""
+    owners: dict[str, set[str]] = {}
+    for server, tool in toolset.all_tools():
+        for name in {tool.name, toolset.offered_name(server, tool)}:
+            if _DISTINCT.search(name) and len(name) >= 3:
+                owners.setdefault(normal(name), set()).add(server)
+    return owners
+
+
+def cross_server_shadowing(toolset: ToolSet) -> list[Finding]:
+    owners = _names(toolset)
+    # one scan of a sentence finds every name it holds
+    mention = re.compile("(?<![\\w-])(" + "|".join(
+        re.escape(n) for n in sorted(owners, key=len, reverse=True)) + ")(?![\\w-])") if owners else None
+    found = []
+    for server, tool in toolset.all_tools():
+        own = {normal(tool.name), normal(toolset.offered_name(server, tool))}
+        sentences = [s for r in readings(_read(tool)) for s in _SENTENCE.split(r)]
+        named: dict[str, str] = {}
+        for sentence in sentences if mention is not None else ():
+            for name in dict.fromkeys(mention.findall(sentence)):
+                if name in own or name in named:
+                    continue
+                if server not in owners[name] or _HOWTO.search(sentence):
+                    named[name] = sentence
+        for name, sentence in sorted(named.items()):
+            others = sorted(owners[name] - {server})
+            if server in owners[name]:
+                found.append(Finding(
+                    "cross-server-shadowing", WARNING, (server,), (tool.name,),
+                    f"{tool.name} tells the model how to use {name}, another tool of its server: "
+                    f"{sentence[:160]!r}",
+                    f"say when to use {name} instead, not how to call it; the way to call a tool "
+                    "belongs in that tool's own description", {"names": name, "sentence": sentence},
+                    subject=name))
+            else:
+                found.append(Finding(
+                    "cross-server-shadowing", ERROR, (server,), (tool.name,),
+                    f"{tool.name} ({server}) names {name}, a tool of server "
+                    f"{', '.join(others)} it does not own: {sentence[:160]!r}",
+                    "a tool's description speaks of its own server's tools only; one that steers "
+                    "another server's tools can change what they do (remove the sentence)",
+                    {"names": name, "owners": others, "sentence": sentence}, subject=name))
+        for sentence in sentences:
+            m = _OTHERS.search(sentence)
+            if m and not re.search(r"\bthis (?:tool|function)\b", sentence):
+                found.append(Finding(
+                    "cross-server-shadowing", ERROR, (server,), (tool.name,),
+                    f"{tool.name} tells the model how to use tools it does not own: "
+                    f"{sentence[:160]!r}",
+                    "describe this tool only; instructions for other tools (or all tools) change "
+                    "what the model does with them", {"sentence": sentence, "matched": m.group(0)},
+                    subject="other-tools"))
+                break
+    return found
