@@ -50,3 +50,15 @@ def test_the_runs_threads_import_nothing_of_the_package(project: Project,
     assert "cases:" in result.stdout.str()  # the cases ran (a thread asked the model)
     (recorded,) = [json.loads(p.read_text()) for p in audit.iterdir()]
     assert recorded == []
+
+
+def test_importing_the_parts_brings_in_no_heavy_library() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; from pytest_toolselect.run.imports import import_parts; import_parts(); "
+            "print([m for m in ('anthropic', 'openai', 'litellm', 'numpy', 'mcp', 'bm25s', "
+            "'jsonschema', 'httpx') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

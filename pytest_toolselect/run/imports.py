@@ -7,7 +7,7 @@ at once can fail with "SystemError: AST constructor recursion depth mismatch", m
 the busier the machine. The calls' event loop and discovery run in threads and import
 lazily; importing every module here first leaves them nothing to import for the first
 time. Each module keeps its heavy imports (SDKs, numpy) inside functions, so this stays
-cheap (benchmarks/import_overhead.py).
+cheap; the one module that is itself a heavy import's wrapper is left to its callers.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import threading
 
 #: the parts whose modules a run's threads may import (plugin and cli run on the main thread)
 PARTS = ("spec", "scoring", "gate", "probe", "discovery", "providers", "lint", "report", "run")
+#: modules that import a heavy library at their top (numpy), imported only where needed
+HEAVY = frozenset({"pytest_toolselect.probe.bootstrap"})
 _done = threading.Event()
 
 
@@ -30,5 +32,6 @@ def import_parts() -> None:
     for part in PARTS:
         package = importlib.import_module(f"{pytest_toolselect.__name__}.{part}")
         for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
-            importlib.import_module(info.name)
+            if info.name not in HEAVY:
+                importlib.import_module(info.name)
     _done.set()
