@@ -202,6 +202,13 @@ def leftovers(folder: Path) -> list[str]:
 _OUTPUT: dict[int, Path] = {}
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    # a suite started in the background (`pytest ... &` in a script, CI's job runners)
+    # inherits SIGINT ignored, and Python then installs no KeyboardInterrupt handler: the
+    # staged run would sleep through the test's Ctrl-C. It gets SIGINT as a terminal gives it.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(folder: Path, answer: str, **env: str) -> subprocess.Popen[bytes]:
     # output to a file, not a pipe: a killed run's end is its exit, not the pipe's end-of-file
     # (which waits for every process that holds the pipe; on a loaded machine one did, for
@@ -211,7 +218,7 @@ def start(folder: Path, answer: str, **env: str) -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "pytest", *LEAN, *ARGS, "--toolselect-update-baseline"],
             cwd=folder, env={**os.environ, "ANSWER": answer, **env},
-            stdout=out, stderr=subprocess.STDOUT)
+            stdout=out, stderr=subprocess.STDOUT, preexec_fn=_ctrl_c_as_at_a_terminal)
     _OUTPUT[proc.pid] = path
     return proc
 
