@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.records import (
     CaseRecord,
     CheckEntry,
@@ -18,6 +19,7 @@ from pytest_toolselect.spec.records import (
     LintRecord,
     as_case_record,
 )
+from pytest_toolselect.spec.vocabulary import Status, Verdict
 
 text = st.text(max_size=12)
 maybe_text = st.none() | text
@@ -32,12 +34,13 @@ case_fields = {
     "nodeid": text, "key": text, "order": st.none() | counts, "case_id": text, "question": text,
     "category": maybe_text, "intent": maybe_text, "why": maybe_text,
     "expect_tool": st.none() | names, "allow_no_tool": st.booleans(),
-    "case_fingerprint": maybe_text, "verdict": text, "error": maybe_text,
+    "case_fingerprint": maybe_text, "verdict": st.sampled_from(list(Verdict)) | st.sampled_from(
+        [v.value for v in Verdict]), "error": maybe_text,
 }
 unscored = st.builds(CaseRecord, status=st.none(), passes=counts, reps=counts, **case_fields)
 checks = st.lists(st.lists(st.builds(CheckEntry, text, st.booleans(), text), max_size=3), max_size=3)
 scored = st.builds(
-    CaseRecord, status=st.sampled_from(["held", "flaky", "failing"]), passes=counts, reps=counts,
+    CaseRecord, status=st.sampled_from([s.value for s in Status]), passes=counts, reps=counts,
     toolset=st.none() | st.dictionaries(text, text, max_size=3),
     tool_texts=st.dictionaries(text, text, max_size=3),
     tools_diff=st.none() | st.lists(json_object, max_size=2), renamed_from=maybe_text,
@@ -55,7 +58,8 @@ scored = st.builds(
 case_records = unscored | scored
 group_records = st.builds(
     GroupRecord, nodeid=text, order=counts, file=text, group_id=text, control=st.booleans(),
-    calls=st.lists(json_object, max_size=3), entry=st.none() | json_object, verdict=text,
+    calls=st.lists(json_object, max_size=3), entry=st.none() | json_object,
+    verdict=st.sampled_from(list(Verdict)),
     over_call_share=st.none() | st.floats(0, 1), key=text)
 lint_records = st.builds(
     LintRecord, server=text, entry=names, findings=st.lists(json_object, max_size=3), new=names,
@@ -150,6 +154,24 @@ def test_from_json_refuses_what_is_not_a_record(edit: Any, message: str) -> None
         CaseRecord.from_json(data)
 
 
+@given(st.text(max_size=20).filter(lambda w: w not in {v.value for v in Verdict}))
+def test_a_word_outside_the_vocabulary_is_no_record(word: str) -> None:
+    data = _scored_json()
+    with pytest.raises(ValueError, match=r"verdict .* is none of regression, failed"):
+        CaseRecord.from_json({**data, "verdict": word})
+    with pytest.raises(ValueError, match=r"status .* is none of held, flaky, failing"):
+        CaseRecord.from_json({**data, "status": word or "x"})
+
+
+@given(case_records)
+def test_a_record_holds_the_vocabulary_and_writes_plain_text(rec: CaseRecord) -> None:
+    # read once where they enter, the words are members; what leaves is plain str (execnet
+    # carries no subclass of str, and the schemas name the words)
+    assert isinstance(rec.verdict, Verdict) and (rec.status is None or isinstance(rec.status, Status))
+    data = rec.to_json()
+    assert type(data["verdict"]) is str and (data["status"] is None or type(data["status"]) is str)
+
+
 def test_group_and_lint_records_refuse_other_shapes() -> None:
     with pytest.raises(ValueError, match="missing server"):
         LintRecord.from_json({"entry": []})
@@ -159,6 +181,15 @@ def test_group_and_lint_records_refuse_other_shapes() -> None:
 
 
 def test_a_hand_made_record_reads_as_absent_keys_always_meant() -> None:
-    rec = as_case_record({"nodeid": "c0", "status": "held"})
+    rec = as_case_record({"nodeid": "c0", "status": "held", "verdict": "held"})
     assert (rec.key, rec.passes, rec.reps, rec.first_tools, rec.order) == ("c0", 0, 0, [], None)
-    assert as_case_record({"nodeid": "c0", "key": "k"}).key == "k"
+    assert as_case_record({"nodeid": "c0", "key": "k", "verdict": "error"}).key == "k"
+
+
+@pytest.mark.parametrize(("passes", "reps"), [(1, 1), (3, 3), (0, 1), (0, 3), (1, 2), (2, 3)])
+def test_a_record_without_a_verdict_is_judged_as_the_gate_judges_without_a_baseline(
+        passes: int, reps: int) -> None:
+    status = gate.status_of(passes, reps)
+    read = as_case_record({"nodeid": "c0", "status": status.value})
+    assert read.verdict == gate.classify(passes, reps, None, have_baseline=False)
+    assert as_case_record({"nodeid": "c0"}).verdict is Verdict.ERROR

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
+from pytest_toolselect.spec.vocabulary import Outcome
 
 from . import rules as gate
 
 #: outcomes of a case item that fail the run
-BLOCKING_OUTCOMES = ("failed", "error")
+BLOCKING_OUTCOMES = (Outcome.FAILED, Outcome.ERROR)
 
 #: verdicts that block whatever the flags (a regression unless accepted), in the reasons' order
 _ALWAYS = {gate.REGRESSION: ("regression", "regressions"),
@@ -29,13 +30,13 @@ _ALWAYS = {gate.REGRESSION: ("regression", "regressions"),
            gate.ERROR: ("error (not scored)", "errors (not scored)")}
 
 
-def case_outcome(record: CaseRecord | Mapping[str, Any], settings: Mapping[str, Any]) -> str:
+def case_outcome(record: CaseRecord | Mapping[str, Any], settings: Mapping[str, Any]) -> Outcome:
     """How one case ends in pytest: passed, failed, xfailed, warned, error or skipped."""
     rec = as_case_record(record)
     if rec.test_failure:
-        return "failed"  # a decorated test's own assertion failed: the case still counts
+        return Outcome.FAILED  # a decorated test's own assertion failed: the case still counts
     if rec.verdict in (gate.ERROR, gate.SKIPPED):
-        return rec.verdict
+        return Outcome(rec.verdict)
     return gate.pytest_outcome(
         rec.verdict,
         fail_on_flaky=bool(settings.get("fail_on_flaky")),

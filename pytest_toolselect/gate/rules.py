@@ -24,38 +24,40 @@ from pytest_toolselect.spec.rules import DEFAULT_HISTORY as DEFAULT_HISTORY
 from pytest_toolselect.spec.rules import DEFAULT_RULE
 from pytest_toolselect.spec.rules import RULE_NAMES as RULE_NAMES
 from pytest_toolselect.spec.rules import rule_problem as rule_problem
+from pytest_toolselect.spec.vocabulary import Outcome, Status, Verdict
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.records import CaseRecord
     from pytest_toolselect.spec.report_input import SuiteChange
 
-HELD, FLAKY, FAILING = "held", "flaky", "failing"
-
-# verdicts
-REGRESSION = "regression"
-FIXED = "fixed"
-NEW = "new"
-NEW_FAILING = "new_failing"
-STILL_FAILING = "still_failing"
-ERROR = "error"
+# the words are the vocabulary's (spec/vocabulary.py); named here as the gate has always named them
+HELD, FAILING = Status.HELD, Status.FAILING
+#: a status and a verdict alike (the two members are equal, both "flaky")
+FLAKY = Verdict.FLAKY
+REGRESSION = Verdict.REGRESSION
+FIXED = Verdict.FIXED
+NEW = Verdict.NEW
+NEW_FAILING = Verdict.NEW_FAILING
+STILL_FAILING = Verdict.STILL_FAILING
+ERROR = Verdict.ERROR
 #: not run: the cost cap stopped new calls
-SKIPPED = "skipped"
+SKIPPED = Verdict.SKIPPED
 #: without any baseline a case is an ordinary test
-PASSED, FAILED = "passed", "failed"
+PASSED, FAILED = Verdict.PASSED, Verdict.FAILED
 
-VERDICT_ORDER = (REGRESSION, FAILED, ERROR, SKIPPED, FIXED, NEW_FAILING, STILL_FAILING, FLAKY, NEW,
-                 HELD, PASSED)
+#: most severe first: the enum's own order
+VERDICT_ORDER = tuple(Verdict)
 
 #: one stored run of a case: (passes, reps)
 Run = tuple[int, int]
 
 
-def status_of(passes: int, reps: int) -> str:
+def status_of(passes: int, reps: int) -> Status:
     if passes >= reps:
-        return HELD
+        return Status.HELD
     if passes == 0:
-        return FAILING
-    return FLAKY
+        return Status.FAILING
+    return Status.FLAKY
 
 
 # -- rules ----------------------------------------------------------------------------------------
@@ -163,7 +165,7 @@ def get_rule(name: str | Rule) -> Rule:
 
 
 def classify(passes: int, reps: int, base: Mapping[str, Any] | None, *, have_baseline: bool,
-             rule: str | Rule = DEFAULT_RULE) -> str:
+             rule: str | Rule = DEFAULT_RULE) -> Verdict:
     """The verdict of one case from its passes over reps now and its baseline entry (if any)."""
     status = status_of(passes, reps)
     if not have_baseline:
@@ -194,7 +196,7 @@ def evaluated_checks(base: Mapping[str, Any]) -> frozenset[str]:
 
 
 def judge(failing: Sequence[Collection[str]], base: Mapping[str, Any] | None, *,
-          have_baseline: bool, rule: str | Rule = DEFAULT_RULE) -> tuple[str, list[str]]:
+          have_baseline: bool, rule: str | Rule = DEFAULT_RULE) -> tuple[Verdict, list[str]]:
     """The verdict of one case from each rep's failing checks, and the checks set aside.
 
     A check an upgrade added never blocks by itself: the case is judged on the checks its
@@ -217,20 +219,20 @@ def judge(failing: Sequence[Collection[str]], base: Mapping[str, Any] | None, *,
 
 
 def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: bool,
-                   accept_regressions: bool) -> str:
+                   accept_regressions: bool) -> Outcome:
     """How a verdict shows in pytest: 'passed', 'failed', 'xfailed' or 'warned' (passed + warning)."""
     if verdict in (HELD, PASSED, NEW, FIXED):
-        return "passed"
+        return Outcome.PASSED
     if verdict == FLAKY:
-        return "failed" if fail_on_flaky else "warned"
+        return Outcome.FAILED if fail_on_flaky else Outcome.WARNED
     if verdict == FAILED:
-        return "failed"
+        return Outcome.FAILED
     if verdict == REGRESSION:
-        return "xfailed" if accept_regressions else "failed"
+        return Outcome.XFAILED if accept_regressions else Outcome.FAILED
     if verdict == STILL_FAILING:
-        return "failed" if fail_on_still_failing else "xfailed"
+        return Outcome.FAILED if fail_on_still_failing else Outcome.XFAILED
     if verdict == NEW_FAILING:
-        return "xfailed"
+        return Outcome.XFAILED
     raise ValueError(f"no pytest outcome for verdict {verdict!r}")
 
 

@@ -27,8 +27,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pytest_toolselect.spec.rules import DEFAULT_MAX_EXTRA_REPS as DEFAULT_MAX_EXTRA_REPS
+from pytest_toolselect.spec.vocabulary import Step
 
-REGRESSION, SETTLED, MORE = "regression", "settled", "more"
+REGRESSION, SETTLED, MORE = Step.REGRESSION, Step.SETTLED, Step.MORE
 
 #: one stored run of a case: (passes, reps)
 Run = tuple[int, int]
@@ -101,7 +102,7 @@ def pooled(history: Sequence[Run]) -> Run:
     return sum(p for p, _ in history), sum(r for _, r in history)
 
 
-def decide(history: Sequence[Run], passes: int, reps: int, design: Design, test: Test) -> str:
+def decide(history: Sequence[Run], passes: int, reps: int, design: Design, test: Test) -> Step:
     """After a look at `passes` of `reps`: REGRESSION, SETTLED or MORE."""
     if reps > 0 and passes >= reps:
         return SETTLED

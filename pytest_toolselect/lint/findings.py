@@ -6,19 +6,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.spec.vocabulary import Severity
+
 if TYPE_CHECKING:
     from pytest_toolselect.spec.records import LintRecord
 
-ERROR, WARNING, INFO = "error", "warning", "info"
+ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 #: most severe first
-SEVERITIES = (ERROR, WARNING, INFO)
+SEVERITIES = tuple(Severity)
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}
 
 
 @dataclass(frozen=True)
 class Finding:
     rule: str
-    severity: str
+    severity: Severity
     #: the servers whose tools it names (a cross-server pair names two)
     servers: tuple[str, ...]
     #: tool names as the servers give them (empty: about the whole tool set)
@@ -29,6 +31,9 @@ class Finding:
     data: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
     #: what makes the finding itself, beyond its rule and tools (a case id, a parameter)
     subject: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "severity", Severity(self.severity))
 
     @property
     def id(self) -> str:
@@ -42,7 +47,7 @@ class Finding:
         return _RANK[self.severity] <= _RANK[severity]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "rule": self.rule, "severity": self.severity,
+        return {"id": self.id, "rule": self.rule, "severity": str(self.severity),
                 "servers": list(self.servers), "tools": list(self.tools),
                 "message": self.message, "fix": self.fix, "data": dict(self.data)}
 

@@ -12,6 +12,7 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.records import GroupRecord
+from pytest_toolselect.spec.vocabulary import Verdict
 
 from .shown import shown
 from .verdict import ORDER, RECORD, CaseFailed, conclude_case, setup_case
@@ -195,7 +196,7 @@ class GroupItem(_PlainErrors, pytest.Item):
 
         rec = self.stash[RECORD]
         session = self.config.stash[RUN_SESSION]
-        if (isinstance(rec, GroupRecord) and rec.verdict == "regression"
+        if (isinstance(rec, GroupRecord) and rec.verdict == Verdict.REGRESSION
                 and not session.settings.flag("update_baseline")):
             raise CaseFailed(regression_text(rec, session.baselines.baseline_group(self.nodeid)))
 

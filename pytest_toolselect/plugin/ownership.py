@@ -19,6 +19,7 @@ from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.records import CaseRecord
+from pytest_toolselect.spec.vocabulary import Outcome
 
 from .verdict import ORDER, RECORD, RUN, xfail_reason
 
@@ -125,19 +126,20 @@ def _set_outcome(report: pytest.TestReport, rec: CaseRecord, case: Case,
     from pytest_toolselect.gate.decision import case_outcome
 
     wanted = case_outcome(rec, settings)
-    if wanted in ("error", "failed"):
+    if wanted in (Outcome.ERROR, Outcome.FAILED):
         if not report.failed or hasattr(report, "wasxfail"):
             from pytest_toolselect.report.terminal import describe
 
-            text = rec.error if wanted == "error" else "\n".join(describe(rec))
+            text = rec.error if wanted == Outcome.ERROR else "\n".join(describe(rec))
             report.longrepr = printable(str(text))
             report.toolselect_shown = True  # type: ignore[attr-defined]
+        # pytest's own words from here on: a report knows passed, failed and skipped
         report.outcome = "failed"
         _drop_xfail(report)
-    elif wanted == "xfailed":
+    elif wanted == Outcome.XFAILED:
         report.outcome = "skipped"
         report.wasxfail = printable(xfail_reason(rec))  # type: ignore[attr-defined]
-    elif wanted == "skipped":
+    elif wanted == Outcome.SKIPPED:
         if not report.skipped:
             report.outcome = "skipped"
             report.longrepr = (str(case.source or ""), case.line or 0, printable(f"Skipped: {rec.error}"))

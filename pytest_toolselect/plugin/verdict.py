@@ -18,6 +18,7 @@ from pytest_toolselect.run.case_run import CaseRun
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.records import CaseRecord, GroupRecord
+from pytest_toolselect.spec.vocabulary import Outcome
 
 from .shown import shown
 
@@ -119,11 +120,11 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
 
     # the one verdict's outcome (plugin/ownership.py sets the report to it, whatever else ran)
     outcome = case_outcome(rec, session.summary.gate_settings())
-    if outcome == "failed":
+    if outcome == Outcome.FAILED:
         raise CaseFailed("\n".join(describe(rec)))
-    if outcome == "xfailed":
+    if outcome == Outcome.XFAILED:
         pytest.xfail(shown(xfail_reason(rec)))
-    if outcome == "warned":
+    if outcome == Outcome.WARNED:
         text = "\n".join(describe(rec))
         notice(ToolselectFlakyWarning(shown(f"{item.nodeid}: {text}")))
 

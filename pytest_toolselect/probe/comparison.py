@@ -3,24 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_toolselect.spec.groups import Group
-
-if TYPE_CHECKING:
-    pass
+from pytest_toolselect.spec.vocabulary import Verdict
 
 from .preference import (
     FACTORS,
 )
 
 KIND = "group"
-REGRESSION = "regression"
-HELD = "held"
-FIXED = "fixed"
-FLAKY = "flaky"
-STILL_FAILING = "still_failing"
-NEW = "new"
+# a group's verdicts are words of the cases' vocabulary
+REGRESSION = Verdict.REGRESSION
+HELD = Verdict.HELD
+FIXED = Verdict.FIXED
+FLAKY = Verdict.FLAKY
+STILL_FAILING = Verdict.STILL_FAILING
+NEW = Verdict.NEW
 #: "now over-calls in most reps": more than half of the control's scored calls
 MOST = 0.5
 

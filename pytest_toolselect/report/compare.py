@@ -13,6 +13,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_toolselect.spec.vocabulary import Status
+
 NO_CATEGORY = "(none)"
 NOTHING = "(nothing)"
 ABSENT = "(absent)"
@@ -69,7 +71,7 @@ def category_counts(run: Run) -> dict[str, tuple[int, int]]:
         held, scored = out.get(c["category"] or NO_CATEGORY, (0, 0))
         if c["status"] is not None:
             scored += 1
-            held += c["status"] == "held"
+            held += c["status"] == Status.HELD
         out[c["category"] or NO_CATEGORY] = (held, scored)
     return out
 

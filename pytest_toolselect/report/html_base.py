@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.spec.vocabulary import Outcome
 
 from .charts import esc as _e
 from .printable import HIDDEN
@@ -25,7 +26,7 @@ _VERDICT_COLOURS = {
     gate.STILL_FAILING: "#b45309", gate.FLAKY: "#a16207", gate.NEW: "#1d4ed8",
     gate.HELD: "#15803d", gate.PASSED: "#15803d",
 }
-_OUTCOMES = ("passed", "failed", "xfailed", "warned", "error", "skipped")
+_OUTCOMES = tuple(Outcome)
 
 _NONE = '<span class="none">none</span>'
 

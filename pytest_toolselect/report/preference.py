@@ -22,6 +22,7 @@ from pytest_toolselect.probe.preference import (
     filled_system,
 )
 from pytest_toolselect.spec.groups import Group
+from pytest_toolselect.spec.vocabulary import Verdict
 
 SCHEMA_VERSION = "tool_preference.v1"
 
@@ -128,7 +129,7 @@ def comparison_lines(comparison: Mapping[str, Any], *, every_change: bool = True
     yield "tool preference against the baseline:"
     controls = comparison["controls"]
     for c in controls:
-        if c["verdict"] == "regression":
+        if c["verdict"] == Verdict.REGRESSION:
             yield (f"  regression: control {c['group']} over-calls in {_rate(c['now'])} of its calls "
                    "(none on the baseline)")
     verdicts: dict[str, int] = {}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.records import GroupRecord
+from pytest_toolselect.spec.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.groups import Group
@@ -81,13 +82,13 @@ def group_record(nodeid: str, order: int, path: Path, group: Group,
 
     stats = group_stats(calls, group)
     entry = baseline_entry(group, stats)
-    verdict = "held"
+    verdict = Verdict.HELD
     scored = [c for c in calls if c.get("outcome") is not None]
     if group.is_control and scored:
         over = entry.get("over_call_share") or 0.0
         was = base.get("over_call_share") if base else None
         if was == 0 and over > 0.5:
-            verdict = "regression"
+            verdict = Verdict.REGRESSION
     return GroupRecord(nodeid=nodeid, order=order, file=str(path), group_id=group.id,
                        control=group.is_control, calls=calls, entry=entry if scored else None,
                        verdict=verdict, over_call_share=entry.get("over_call_share"), key=key)

@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
+
+from .vocabulary import Status, Verdict
 
 #: what a group record says it is, beside the case records it travels with
 GROUP_KIND = "group"
@@ -105,8 +108,8 @@ class CaseRecord:
     expect_tool: list[str] | None
     allow_no_tool: bool
     case_fingerprint: str | None
-    status: str | None
-    verdict: str
+    status: Status | None
+    verdict: Verdict
     passes: int = 0
     reps: int = 0
     error: str | None = None
@@ -144,10 +147,16 @@ class CaseRecord:
     #: failing checks its baseline entry was not evaluated with, set aside by the verdict
     unevaluated_checks: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        # the words arrive as text from a file or a worker's report: read once, here
+        if self.status is not None:
+            object.__setattr__(self, "status", _word(Status, self.status, "status"))
+        object.__setattr__(self, "verdict", _word(Verdict, self.verdict, "verdict"))
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: _copy(getattr(self, k)) for k in _CASE_KEYS}
         if self.status is None:
-            out.update((k, getattr(self, k)) for k in _UNSCORED_KEYS)
+            out.update((k, _copy(getattr(self, k))) for k in _UNSCORED_KEYS)
             return out
         out.update((k, _copy(getattr(self, k))) for k in _SCORED_KEYS)
         if self.escalation is not None:
@@ -176,7 +185,8 @@ class CaseRecord:
     def read(cls, data: Mapping[str, Any]) -> CaseRecord:
         """A record from a saved results document's case or a hand-made record: what is
         absent reads as absent always did (no key: the node id; no count: 0; no list:
-        empty), and keys a record does not hold (a document's outcome) are passed over."""
+        empty; no verdict: the status judged as an ordinary test's, an error when there is
+        none), and keys a record does not hold (a document's outcome) are passed over."""
         nodeid = str(data.get("nodeid", ""))
         escalation = data.get("escalation")
         return cls(
@@ -186,7 +196,7 @@ class CaseRecord:
             expect_tool=_copy(data.get("expect_tool")),
             allow_no_tool=bool(data.get("allow_no_tool")),
             case_fingerprint=data.get("case_fingerprint"), status=data.get("status"),
-            verdict=data.get("verdict", ""), passes=data.get("passes", 0),
+            verdict=data.get("verdict") or _unjudged(data.get("status")), passes=data.get("passes", 0),
             reps=data.get("reps", 0), error=data.get("error"),
             toolset=_copy(data.get("toolset")), tool_texts=dict(data.get("tool_texts") or {}),
             tools_diff=_copy(data.get("tools_diff")), renamed_from=data.get("renamed_from"),
@@ -211,6 +221,14 @@ class CaseRecord:
         )
 
 
+#: a status's verdict without a baseline (gate.classify's), for a record that names no verdict
+_UNJUDGED = {Status.HELD: Verdict.PASSED, Status.FLAKY: Verdict.FLAKY, Status.FAILING: Verdict.FAILED}
+
+
+def _unjudged(status: object) -> Verdict:
+    return Verdict.ERROR if status is None else _UNJUDGED[_word(Status, status, "status")]
+
+
 def as_case_record(rec: CaseRecord | Mapping[str, Any]) -> CaseRecord:
     """A live record as it is; a mapping (a saved document's case, a hand-made record) read."""
     return rec if isinstance(rec, CaseRecord) else CaseRecord.read(rec)
@@ -232,9 +250,12 @@ class GroupRecord:
     control: bool
     calls: list[dict[str, Any]]
     entry: dict[str, Any] | None
-    verdict: str
+    verdict: Verdict
     over_call_share: float | None
     key: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", _word(Verdict, self.verdict, "verdict"))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": GROUP_KIND}
@@ -279,9 +300,19 @@ class LintRecord:
         return cls(**{k: _copy(data[k]) for k in _LINT_KEYS}, snapshot=_copy(data.get("snapshot", {})))
 
 
+def _word(vocabulary: type[Enum], word: object, name: str) -> Any:
+    try:
+        return vocabulary(word)
+    except ValueError:
+        words = ", ".join(str(w.value) for w in vocabulary)
+        raise ValueError(f"not a record: {name} {word!r} is none of {words}") from None
+
+
 def _copy(value: Any) -> Any:
     """A field's value as fresh JSON data: an edit of a to_json() dict (or of the data a
-    record was read from) leaves the record as it was."""
+    record was read from) leaves the record as it was; a vocabulary's word is plain text."""
+    if isinstance(value, Enum):
+        return value.value
     if isinstance(value, dict):
         return {k: _copy(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
