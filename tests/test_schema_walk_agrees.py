@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from pytest_toolselect import score_case
 from pytest_toolselect.scoring.matchers import property_schema
 from pytest_toolselect.spec.cases import _path_problem
+from pytest_toolselect.spec.paths import BRANCH_KEYS, alternatives
 
 #: ``amount.value`` is declared beside the $ref, not in the referenced Money
 SCHEMA: dict[str, Any] = {
@@ -48,6 +49,13 @@ def _schemas() -> st.SearchStrategy[Any]:
                       NAMES, st.dictionaries(NAMES, inner, max_size=2)),
             st.sampled_from(["anyOf", "oneOf", "allOf"]).flatmap(
                 lambda k: st.lists(inner, min_size=1, max_size=2).map(lambda b: {k: b})),
+            # properties beside the branches (a common part, a oneOf per variant)
+            st.builds(lambda k, b, p: {k: b, "properties": p}, st.sampled_from(["anyOf", "oneOf"]),
+                      st.lists(inner, min_size=1, max_size=2),
+                      st.dictionaries(NAMES, inner, min_size=1, max_size=2)),
+            # closed objects: where the loader may call a path undeclared
+            st.dictionaries(NAMES, inner, min_size=1, max_size=2).map(
+                lambda p: {"type": "object", "properties": p, "additionalProperties": False}),
             inner.map(lambda i: {"type": "array", "items": i}),
         )
     return st.recursive(LEAF | st.builds(lambda n: {"$ref": f"#/$defs/{n}"}, NAMES), extend,
@@ -63,3 +71,23 @@ def test_a_path_the_scorer_finds_is_one_the_loader_accepts(root: Any, defs: Any,
     schema = {**root, "$defs": defs}
     if property_schema(schema, path) is not None:
         assert _path_problem(schema, path, schema) is None
+
+
+@given(root=_schemas(), defs=st.dictionaries(NAMES, _schemas(), max_size=3),
+       path=st.lists(st.sampled_from(["a", "b", "c", "0"]), min_size=1, max_size=3))
+def test_a_path_the_loader_refuses_is_one_the_scorer_never_finds(root: Any, defs: Any,
+                                                                 path: list[str]) -> None:
+    """The other way round: the loader's refusal (the matcher can never hold) is never a
+    path that scoring would find declared."""
+    schema = {**root, "$defs": defs}
+    if _path_problem(schema, path, schema) is not None:
+        assert property_schema(schema, path) is None
+
+
+@given(root=_schemas(), defs=st.dictionaries(NAMES, _schemas(), max_size=3))
+def test_every_alternative_is_one_plain_schema(root: Any, defs: Any) -> None:
+    """Both read a node as its alternatives, each with its $ref followed and its branches
+    spread out: nothing left for a reader to follow its own way."""
+    schema = {**root, "$defs": defs}
+    for alt in alternatives(schema, schema):
+        assert "$ref" not in alt and not set(BRANCH_KEYS).intersection(alt), alt

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.spec.paths import _INDEX, _MAX_DEPTH, _deref
+from pytest_toolselect.spec.paths import INDEX, alternatives, deref
 
 #: the operations a matcher may use, exactly one per matcher
 OPS = ("equals", "one_of", "contains", "matches", "absent")
@@ -207,7 +207,7 @@ def resolve(arguments: Any, segments: Sequence[str]) -> tuple[bool, Any]:
                 if found:
                     return True, value
         return False, None
-    if isinstance(arguments, (list, tuple)) and _INDEX.fullmatch(segments[0]):
+    if isinstance(arguments, (list, tuple)) and INDEX.fullmatch(segments[0]):
         i = int(segments[0])
         if i < len(arguments):
             return resolve(arguments[i], segments[1:])
@@ -230,35 +230,21 @@ def iter_leaves(value: Any, prefix: tuple[Segment, ...] = ()
 # --- JSON schema --------------------------------------------------------------------
 
 
-def _branches(node: Mapping[str, Any]) -> Iterator[Any]:
-    for key in ("anyOf", "oneOf", "allOf"):
-        sub = node.get(key)
-        if isinstance(sub, list):
-            yield from sub
+def _child(node: Any, seg: Segment, root: Any) -> Any:
+    """The schema of ``seg`` inside ``node``: the first alternative that declares it."""
+    for alt in alternatives(node, root):
+        found = _step(alt, seg)
+        if found is not None:
+            return found
+    return None
 
 
-def _beside_ref(raw: Any, node: Any) -> Mapping[str, Any] | None:
-    """The keywords beside a ``$ref`` (2019-09 on they apply as well, as the case loader's
-    path check reads them), or None when the node had no $ref or nothing beside it."""
-    if node is raw or not isinstance(raw, Mapping) or len(raw) < 2:
-        return None
-    return {k: v for k, v in raw.items() if k != "$ref"}
-
-
-def _child(node: Any, seg: Segment, root: Any, depth: int = 0) -> Any:
-    raw = node
-    node = _deref(node, root)
-    if node is None or depth > _MAX_DEPTH:
-        return None
-    own = _beside_ref(raw, node)
-    if own is not None:
-        found = _child(node, seg, root, depth + 1)
-        return found if found is not None else _child(own, seg, root, depth + 1)
+def _step(node: Mapping[str, Any], seg: Segment) -> Any:
     if isinstance(seg, str):
         props = node.get("properties")
         if isinstance(props, Mapping) and seg in props:
             return props[seg]
-    index = seg if isinstance(seg, int) else (int(seg) if _INDEX.fullmatch(seg) else None)
+    index = seg if isinstance(seg, int) else (int(seg) if INDEX.fullmatch(seg) else None)
     if index is not None:
         prefix_items = node.get("prefixItems")
         if isinstance(prefix_items, list) and index < len(prefix_items):
@@ -270,11 +256,6 @@ def _child(node: Any, seg: Segment, root: Any, depth: int = 0) -> Any:
             return items
     elif isinstance(node.get("additionalProperties"), Mapping):
         return node["additionalProperties"]
-    # Optional[...] and unions put the real shape one level down
-    for branch in _branches(node):
-        found = _child(branch, seg, root, depth + 1)
-        if found is not None:
-            return found
     return None
 
 
@@ -288,20 +269,13 @@ def property_schema(schema: Mapping[str, Any] | None,
         node = _child(node, seg, schema)
         if node is None:
             return None
-    return _deref(node, schema)
+    return deref(node, schema)
 
 
-def schema_any(node: Any, root: Any, pred: Callable[[Mapping[str, Any]], bool],
-               depth: int = 0) -> bool:
-    """Whether the node, or one of its anyOf/oneOf/allOf branches, satisfies ``pred``."""
-    raw = node
-    node = _deref(node, root)
-    if node is None or depth > _MAX_DEPTH:
-        return False
-    own = _beside_ref(raw, node)
-    if pred(node) or (own is not None and schema_any(own, root, pred, depth + 1)):
-        return True
-    return any(schema_any(b, root, pred, depth + 1) for b in _branches(node))
+def schema_any(node: Any, root: Any, pred: Callable[[Mapping[str, Any]], bool]) -> bool:
+    """Whether one of the node's alternatives (its $ref's target, the keywords beside it, its
+    anyOf/oneOf/allOf branches) satisfies ``pred``."""
+    return any(pred(alt) for alt in alternatives(node, root))
 
 
 def _numeric_type(node: Mapping[str, Any]) -> bool:

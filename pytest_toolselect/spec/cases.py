@@ -463,30 +463,25 @@ def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ..
     object is closed (additionalProperties: false) or a declared name is a near miss
     (company.number for company_number): a matcher on an undeclared argument may be a
     deliberate check of one a model might invent."""
-    from .paths import _INDEX, _deref
+    from .paths import MAX_DEPTH, alternatives
 
-    if not segments or depth > 12:
+    if not segments or depth > MAX_DEPTH:
         return None
-    raw = node
-    node = _deref(node, root)
-    if node is None:
+    # keywords beside a $ref or beside branches count where they shape where arguments may
+    # be (an alternative that says nothing of it would make every path possible)
+    alts = alternatives(node, root, keeps=lambda own: bool(_SHAPING_KEYS.intersection(own)))
+    if not alts:
         return None
-    if node is not raw and isinstance(raw, Mapping) and _SHAPING_KEYS.intersection(raw):
-        # keywords beside a $ref (2019-09 on) apply as well: the path may be declared there
-        own = {k: v for k, v in raw.items() if k != "$ref"}
-        found = [_path_problem(n, segments, root, done, depth + 1) for n in (node, own)]
-        return None if not all(found) else found[0]
-    lists = [node.get(k) for k in ("anyOf", "oneOf", "allOf")]
-    branches = [b for branch_list in lists if isinstance(branch_list, list) for b in branch_list]
-    if branches:
-        found = [_path_problem(b, segments, root, done, depth + 1) for b in branches]
-        if not all(found):
-            return None
-        own = {k: v for k, v in node.items() if k not in ("anyOf", "oneOf", "allOf")}
-        if not _SHAPING_KEYS.intersection(own):
-            return next(f for f in found if f)
-        # properties beside the branches (common ones, with a oneOf per variant) count too
-        return _path_problem(own, segments, root, done, depth + 1)
+    found = [_problem_in(alt, segments, root, done, depth) for alt in alts]
+    # the path exists when one alternative declares it; else the first one's reason
+    return None if not all(found) else found[0]
+
+
+def _problem_in(node: Mapping[str, Any], segments: list[str], root: Any, done: tuple[str, ...],
+                depth: int) -> tuple[str, str | None] | None:
+    """_path_problem in one alternative: a schema with no $ref and no branches left."""
+    from .paths import INDEX
+
     here = ".".join(done) or "the tool"
     props = node.get("properties")
     problem: tuple[str, str | None] | None = None
@@ -502,7 +497,7 @@ def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ..
             return problem
     kind = node.get("type")
     kinds = {k for k in (kind if isinstance(kind, list) else [kind]) if isinstance(k, str)}
-    if _INDEX.fullmatch(segments[0]) and ("items" in node or "prefixItems" in node or kinds == {"array"}):
+    if INDEX.fullmatch(segments[0]) and ("items" in node or "prefixItems" in node or kinds == {"array"}):
         index = int(segments[0])
         prefix, items = node.get("prefixItems"), node.get("items")
         if isinstance(prefix, list) and index < len(prefix):
