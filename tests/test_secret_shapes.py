@@ -152,6 +152,14 @@ def test_a_document_is_masked_string_by_string(found: tuple[str, str], ordinary:
     assert masked["cases"]["a.yaml::c1"]["notes"][1:] == [3, None]
 
 
+@pytest.mark.parametrize("text", ["password: password: 000000", "token=api_key=abcdef123",
+                                  "secret: my_password=hunter22"])
+def test_a_name_before_an_assignment_is_not_taken_for_its_value(text: str) -> None:
+    # the first name's value would be the second name, and the real value shown after it
+    value = text.rsplit("=" if "=" in text else ": ", 1)[1]
+    assert value not in redact(text)
+
+
 def test_a_private_key_cut_off_at_either_end_is_masked() -> None:
     body = "\n".join("MIIEow" + c * 58 for c in "ABCD")
     assert "MIIEow" not in redact(f"-----BEGIN RSA PRIVATE KEY-----\n{body}")

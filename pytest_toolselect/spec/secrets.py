@@ -48,11 +48,15 @@ _SHAPE_TABLE = (
 _SECRET_SHAPES = re.compile("|".join(f"(?:{p})" for p in _SHAPE_TABLE), re.MULTILINE)
 #: `password=...`, `AWS_SECRET_ACCESS_KEY: ...`, `"api_key": "..."`: the value after a name
 #: that ends like a credential's (the name and its quotes stay, so the message keeps its sense)
+_NAME = (r"(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key"
+         r"|account[_\-]?key|private[_\-]?key|credentials?|authorization)[\"']?\s*(?:=|:)")
 _ASSIGNED = re.compile(
-    r"(?P<name>(?:password|passwd|passphrase|pwd|secret|token|api[_\-]?key|access[_\-]?key"
-    r"|account[_\-]?key|private[_\-]?key|credentials?|authorization)[\"']?\s*(?:=|:)\s*)"
+    rf"(?P<name>{_NAME}\s*)"
     r"(?:(?P<quote>[\"'])(?P<quoted>(?:\\.|(?!(?P=quote))[^\\\n]){4,})(?P=quote)"
-    r"|(?P<scheme>(?:Basic|Bearer|Token|Digest) )?(?P<bare>(?![\"'])[^\s\"'`,;&<>()\[\]{}]{4,}))",
+    # a bare value is never the next assignment's name (`password: password: hunter2`): that
+    # would mask the name and leave the value after it shown
+    rf"|(?P<scheme>(?:Basic|Bearer|Token|Digest) )?(?P<bare>(?![\"'])(?!\w*{_NAME})"
+    r"[^\s\"'`,;&<>()\[\]{}]{4,}))",
     re.IGNORECASE)
 #: values after such a name that hold no secret: a reference, a mask, a placeholder
 _NOT_A_VALUE = re.compile(r"\$\{\w+\}|\*+|<[^>]*>|null|none|true|false|required|optional"
