@@ -25,6 +25,7 @@ from .charts import categories_svg, confusion_svg, forest_svg, pct
 from .charts import esc as _e
 from .html_base import _NONE, _VERDICT_COLOURS, _chip, _clip, _money, script_json
 from .html_cases import _by_severity, _cases_card, _index
+from .html_tools import tools_card
 from .words import escalation_line
 
 # -- page ------------------------------------------------------------------------------------
@@ -96,6 +97,10 @@ tr.severe td:first-child{border-left-color:#b91c1c}tr.warn td:first-child{border
 .err{color:#7e22ce}
 .none{color:var(--muted);font-style:italic}
 .v-other{background:#6b7280}
+del{background:#fde2e2;color:#8a1c1c}ins{background:#dcfce7;color:#14532d;text-decoration:none}
+ul.tool-changes{margin:6px 0 0;padding-left:18px}li.tool-change{margin:0 0 8px}
+.diff{font-size:13px;margin-top:2px;overflow-wrap:anywhere}
+details>summary{cursor:pointer;color:var(--muted);font-size:13px;margin:6px 0}
 """ + "".join(f".v-{v}{{background:{c}}}" for v, c in _VERDICT_COLOURS.items()) + "\n"
 
 _SCRIPT = """
@@ -189,6 +194,7 @@ def render(document: Mapping[str, Any]) -> str:
         *_confusion_card(document["summary"]),
         *_categories_card(document["summary"]),
         "</div>",
+        *tools_card(cases),
         *_preference_card(document.get("preference")),
         *_lint_card(document.get("lint")),
         *_cases_card(cases),

@@ -20,7 +20,7 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, section
 from pytest_toolselect.spec.clip import clip_middle
 
-from .notes import notes
+from .notes import TOOLS_SECTION, notes, tool_changes
 from .printable import printable
 from .run_report import NOTHING, expected_label
 from .words import counted, escalation_line, verdict_counts
@@ -265,6 +265,12 @@ def _sections(doc: Mapping[str, Any]) -> Iterator[tuple[str, list[list[str]], bo
             title, sub = "Regressions accepted", "held on the baseline, fail now; the update records them"
         if cases:
             yield f"{title} ({len(cases)}): {sub}", [_case_block(c) for c in cases], False, title.lower()
+    changes = tool_changes(doc["cases"])
+    if changes:
+        n = len(changes)
+        yield (f"{TOOLS_SECTION.capitalize()} ({n}): each change once", [
+            [f"- {text(c['line'])} ({counted(len(c['cases']), 'case')})"]
+            for c in changes], False, "tool changes")
     for verdict, title, sub in COLLAPSED_SECTIONS:
         cases = by_verdict.get(verdict, [])
         if not cases:

@@ -12,7 +12,7 @@ from pytest_toolselect.spec.clip import clip_text
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
 from pytest_toolselect.spec.report_input import SummaryInput
 
-from .notes import notes
+from .notes import TOOLS_SECTION, notes, tool_changes
 from .run_report import NOTHING, ModelCost, build_report
 from .words import counted, escalation_line, verdict_counts
 
@@ -131,6 +131,8 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
         "unevaluated": unevaluated_summary(records),
         # node ids whose block (or error message) pytest's FAILURES or ERRORS already shows
         "shown_above": set(data.shown_above),
+        # each tool change once, however many cases were offered it (the cases point here)
+        "tool_changes": tool_changes(records),
     }
 
 
@@ -183,6 +185,7 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
                                in ("updated", "replaced") and summary["baseline_written"])
     if summary.get("escalations"):
         yield escalation_line(summary["escalations"])
+    yield from tools_section(summary.get("tool_changes") or [])
     for verdict, title in SECTIONS:
         recs = summary["sections"].get(verdict)
         if not recs:
@@ -238,6 +241,16 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
     if summary.get("verbose") and summary.get("dropped_schema_keys"):
         yield ("schema keys dropped before sending (the provider rejects them): "
                + ", ".join(summary["dropped_schema_keys"]))
+
+
+def tools_section(changes: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """Each tool change once, with how many cases were offered it."""
+    if not changes:
+        return
+    yield ""
+    yield f"{TOOLS_SECTION}: {len(changes)}"
+    for c in changes:
+        yield f"  {c['line']}   ({counted(len(c['cases']), 'case')})"
 
 
 def _tokens(n: int) -> str:
