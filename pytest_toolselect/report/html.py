@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.spec.plural import plural
 
 from .charts import categories_svg, confusion_svg, forest_svg, pct
 from .charts import esc as _e
@@ -316,7 +317,7 @@ def _cost_line(cost: Mapping[str, Any]) -> str:
     models = cost.get("by_model") or {}
     if models:
         line += "; " + ", ".join(
-            f"{m}: {r.get('calls', 0)} calls"
+            f"{m}: {plural(r.get('calls', 0), 'call')}"
             + (f", {r['unpriced_calls']} unpriced" if r.get("unpriced_calls") else "")
             for m, r in models.items())
     saved = sum(float(v) for v in (cost.get("cache_savings_usd") or {}).values())
@@ -342,7 +343,7 @@ def _confusion_card(summary: Mapping[str, Any]) -> Iterator[str]:
         return
     total = sum(int(c["count"]) for c in cells)
     wrong = sum(int(c["count"]) for c in cells if not c["correct"])
-    yield (f'<p class="sub">First tool called, one count per rep: {total} reps, {wrong} off target '
+    yield (f'<p class="sub">First tool called, one count per rep: {plural(total, "rep")}, {wrong} off target '
            f"({pct(wrong, total)}). Rows: acceptable first tools; columns: what was called. "
            "Click a cell to list its cases.</p>")
     yield '<div class="chart">' + confusion_svg(cells) + "</div>"
@@ -412,9 +413,6 @@ def _preference_card(pref: Mapping[str, Any] | None) -> Iterator[str]:
 
 
 def _probe_line(summary: Mapping[str, Any]) -> str:
-    def plural(n: Any, word: str) -> str:
-        return f"{n} {word}{'' if n == 1 else 's'}"
-
     line = (f"{plural(summary.get('n_pair_groups', 0), 'pair group')}, "
             f"{plural(summary.get('n_control_groups', 0), 'control group')}, "
             f"{plural(summary.get('reps', 0), 'rep')}, {plural(summary.get('n_calls', 0), 'call')}")

@@ -19,6 +19,7 @@ from typing import Any
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, section
 from pytest_toolselect.spec.clip import clip_middle
+from pytest_toolselect.spec.plural import plural
 
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .printable import printable
@@ -167,7 +168,7 @@ def _cost(cost: Mapping[str, Any]) -> list[str]:
         " (the cap stopped the run)" if cost["capped"] else ""), ""]
     for model, r in models.items():
         usage = r["usage"]
-        line = (f"- {code(model)}: {_money(r['priced_usd'])} over {r['calls']} calls, "
+        line = (f"- {code(model)}: {_money(r['priced_usd'])} over {plural(r['calls'], 'call')}, "
                 f"{usage.get('input_tokens', 0):,} tokens in, {usage.get('output_tokens', 0):,} out")
         saved = cost["cache_savings_usd"].get(model)
         if saved:

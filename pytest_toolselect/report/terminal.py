@@ -9,6 +9,7 @@ from typing import Any
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
 from pytest_toolselect.spec.clip import clip_text
+from pytest_toolselect.spec.plural import plural
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
 from pytest_toolselect.spec.report_input import SummaryInput
 
@@ -268,7 +269,7 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
     yield f"cost: ${total:.4f}" + (f" of a ${cap:g} cap" if cap is not None else "")
     for model, c in paid.items():
         u = c.usage
-        line = (f"  {model}: ${c.priced_usd:.4f} over {c.calls} calls, "
+        line = (f"  {model}: ${c.priced_usd:.4f} over {plural(c.calls, 'call')}, "
                 f"{_tokens(u.get('input_tokens', 0))} in / {_tokens(u.get('output_tokens', 0))} out")
         if u.get("cache_read_tokens") or u.get("cache_write_tokens"):
             line += (f", cache read {_tokens(u.get('cache_read_tokens', 0))}"
