@@ -79,7 +79,7 @@ border:1px solid #c8cdd3;border-radius:6px;background:#fff}
 .pairing{font-size:13px;color:var(--ink);background:#fff7ed;border:1px solid #fed7aa;border-radius:6px;
 padding:3px 8px}
 table{border-collapse:collapse;width:100%;font-size:13px;table-layout:fixed}
-col.c-case{width:31%}col.c-cat{width:9%}col.c-verdict{width:12%}col.c-exp{width:12%}
+col.c-case{width:29%}col.c-cat{width:8%}col.c-verdict{width:16%}col.c-exp{width:11%}
 col.c-called{width:15%}col.c-fail{width:21%}
 th{background:#f0f2f5;text-align:left;font-weight:600;padding:6px 8px;border-bottom:1px solid var(--line)}
 td{padding:7px 8px;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
@@ -191,14 +191,15 @@ def render(document: Mapping[str, Any]) -> str:
         "<body>",
         "<main>",
         *_header(document),
+        # the verdict's evidence first: what changed, then the cases, blocking ones on top
+        *tools_card(cases),
+        *_cases_card(cases),
         '<div class="grid">',
         *_confusion_card(document["summary"]),
         *_categories_card(document["summary"]),
         "</div>",
-        *tools_card(cases),
         *_preference_card(document.get("preference")),
         *_lint_card(document.get("lint")),
-        *_cases_card(cases),
         "</main>",
         f'<script type="application/json" id="ts-index">{script_json(_index(cases))}</script>',
         f"<script>{_SCRIPT}</script>",
