@@ -226,13 +226,17 @@ def test_a_regression_names_the_tools_that_changed(project: Project) -> None:
     assert result.ret == 1
     out = result.stdout.str()
     note = out.index("note:     since the baseline, the tools offered or the system prompt changed")
-    # each change on its own line under the note, tools by name
-    assert out[note:].splitlines()[1:5] == [
-        "            changed (system prompt): Answer about [-companies.-] {+companies and VAT.+}",
-        "            added file_accounts",
-        "            changed find_company: [-Search-] {+Look up a VAT number or+} the company "
-        "register …",
-        "            removed list_officers",
+    # the note names each change and points to the tools section, which shows each diff once
+    assert out[note:].splitlines()[1] == (
+        "            changed (system prompt), added file_accounts, changed find_company, removed "
+        "list_officers (see 'tools changed since the baseline')")
+    section = out.index("tools changed since the baseline: 4")
+    assert out[section:].splitlines()[1:5] == [
+        "  changed (system prompt): Answer about [-companies.-] {+companies and VAT.+}   (1 case)",
+        "  added file_accounts   (1 case)",
+        "  changed find_company: [-Search-] {+Look up a VAT number or+} the company "
+        "register …   (1 case)",
+        "  removed list_officers   (1 case)",
     ]
     doc = json.loads((project.path / "out.json").read_text())
     jsonschema.Draft202012Validator(load_schema("tool_selection.v1")).validate(doc)
@@ -241,7 +245,7 @@ def test_a_regression_names_the_tools_that_changed(project: Project) -> None:
         ("(system prompt)", "changed"), ("file_accounts", "added"), ("find_company", "changed"),
         ("list_officers", "removed")]
     comment = (project.path / "comment.md").read_text()
-    assert "  - added file\\_accounts" in comment
+    assert "- added file\\_accounts (1 case)" in comment
     assert "removed list\\_officers" in comment
     assert "removed list_officers" in (project.path / "report.html").read_text()
 

@@ -269,7 +269,7 @@ def test_a_first_recording_cut_short_says_what_it_lacks(project: Project) -> Non
                                         "no:randomly")
     out = result.stdout.str()
     assert list(project.read_baseline()["cases"]) == ["registry.toolselect.yaml::find"], out
-    assert "recorded 1 cases; 3 cases were not scored and have no entry yet" in out, out
+    assert "recorded 1 case; 3 cases were not scored and have no entry yet" in out, out
 
 
 # -- "removed" means removed from the file -------------------------------------------------------

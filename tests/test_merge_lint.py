@@ -30,7 +30,7 @@ SERVERS = {
     "weather": [BY_NAME[n] for n in ("get_weather", "send_email", "create_calendar_event",
                                      "translate_text")] + [TWIN],
     "mail": [BY_NAME[n] for n in ("resize_image", "run_sql", "play_song")],
-    "net": [tool("ping", "Ping a host.", host="Host name, e.g. example.com.")],
+    "network": [tool("ping", "Ping a host.", host="Host name, e.g. example.com.")],
 }
 QUESTIONS = {
     "translate": ("Translate this passage of text into German", ["translate_text"]),
@@ -107,7 +107,7 @@ def test_lint_items_are_sharded_by_their_node_id_one_server_in_one_shard(project
     assert sorted(s for shard in linted for s in shard) == sorted(SERVERS)
     assert all(linted)  # both shards lint: the merge joins two sections
     for k, servers in enumerate(linted, 1):
-        assert all(shard_of(f"::toolselect-lint[{s}]", SHARDS) == k for s in servers)
+        assert all(shard_of(f"toolselect.yaml::toolselect-lint[{s}]", SHARDS) == k for s in servers)
 
 
 def test_merged_shards_give_the_unsharded_runs_lint_comment_html_verdict_and_exit(
@@ -218,7 +218,7 @@ def test_a_server_linted_in_two_shards_differently_is_an_error_naming_both_files
     a = _lint_only(lint_suite, "a.json")
     # ping is described properly now: the findings differ (the tool list's size, on every
     # server, and ping's own), the heatmap does not
-    _write_servers(lint_suite.path, {"net": [tool("ping", "Send ICMP echo requests to a host and "
+    _write_servers(lint_suite.path, {"network": [tool("ping", "Send ICMP echo requests to a host and "
                                                   "report whether it answers and how fast.",
                                                   host="Host name, e.g. example.com.")]})
     b = _lint_only(lint_suite, "b.json")

@@ -147,7 +147,7 @@ def _terminal_counts(out: list[str]) -> tuple[dict[str, tuple[int, int]], list[s
                 cats[name] = (int(held), int(scored))
         if line.startswith("top confusions (expected -> chosen): "):
             confusions = line.removeprefix("top confusions (expected -> chosen): ").split(", ")
-        if m := re.fullmatch(r"  (m\d): \$[\d.]+ over (\d+) calls, .*", line):
+        if m := re.fullmatch(r"  (m\d): \$[\d.]+ over (\d+) calls?, .*", line):
             cost[m[1]] = (int(m[2]), 0)
         if m := re.fullmatch(r"  (m\d): (\d+) calls with no known price, .*", line):
             cost[m[1]] = (cost[m[1]][0], int(m[2]))

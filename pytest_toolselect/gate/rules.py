@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.spec.checknames import CHECKS_BEFORE_LIST
+from pytest_toolselect.spec.plural import plural
 
 # the names and defaults are data the options table shows too; re-exported as gate.<name>
 from pytest_toolselect.spec.rules import DEFAULT_HISTORY as DEFAULT_HISTORY
@@ -287,7 +288,7 @@ def suite_line(suite: SuiteChange | Mapping[str, Any]) -> str:
     s: Mapping[str, Any] = suite if isinstance(suite, Mapping) else suite.to_json()
     line = (f"suite: {s['rate_now']:.1%} held vs {s['rate_baseline']:.1%} on the baseline, "
             f"change {s['change'] * 100:+.1f} pts [{s['low'] * 100:+.1f}, "
-            f"{s['high'] * 100:+.1f}] (Newcombe 95%, {s['cases']} cases)")
+            f"{s['high'] * 100:+.1f}] (Newcombe 95%, {plural(s['cases'], 'case')})")
     if s.get("blocks"):
         line += "; blocks: the whole interval is below 0 (--toolselect-fail-on-suite-drop)"
     elif s.get("dropped"):

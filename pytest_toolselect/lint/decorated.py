@@ -29,6 +29,8 @@ class DecoratedCase:
     expect_tool: tuple[str, ...] | None
     forbid_tools: tuple[str, ...]
     servers: tuple[str, ...] | None
+    #: the items pytest makes of it: one per parameter set of its parametrize marks
+    items: int = 1
 
     @property
     def named(self) -> tuple[str, ...]:
@@ -61,9 +63,25 @@ def decorated_cases(path: Path) -> list[DecoratedCase]:
                     path, node.name,
                     _names(fields["expect_tool"]) if "expect_tool" in fields else None,
                     (_names(fields["forbid_tools"]) or ()) if "forbid_tools" in fields else (),
-                    _names(fields["servers"]) if "servers" in fields else None))
+                    _names(fields["servers"]) if "servers" in fields else None,
+                    _parameter_sets(node)))
                 break
     return sorted(out, key=lambda c: c.function)
+
+
+def _parameter_sets(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """How many items pytest makes of a function: the product of its parametrize marks'
+    value counts, where they are written out (a computed list counts as one)."""
+    n = 1
+    for deco in node.decorator_list:
+        if not (isinstance(deco, ast.Call) and isinstance(deco.func, ast.Attribute)
+                and deco.func.attr == "parametrize"):
+            continue
+        values = deco.args[1] if len(deco.args) > 1 else next(
+            (k.value for k in deco.keywords if k.arg == "argvalues"), None)
+        if isinstance(values, (ast.List, ast.Tuple, ast.Set)):
+            n *= len(values.elts) or 1  # no parameter set: pytest still makes one (skipped) item
+    return n
 
 
 def _bindings(tree: ast.Module) -> tuple[set[str], set[str]]:

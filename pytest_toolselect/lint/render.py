@@ -6,6 +6,8 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from pytest_toolselect.spec.plural import plural
+
 from .findings import SEVERITIES
 
 #: heatmap shades in markdown, from dissimilar to alike
@@ -21,7 +23,7 @@ def text_lines(doc: Mapping[str, Any]) -> Iterator[str]:
     findings = doc["findings"]
     servers = doc["servers"]
     yield (f"toolselect lint: {sum(len(t) for t in servers.values())} tools on "
-           f"{len(servers)} server{'' if len(servers) == 1 else 's'}, {doc['cases']} cases: "
+           f"{plural(len(servers), 'server')}, {plural(doc['cases'], 'case')}: "
            f"{counts_line(findings)}")
     for f in findings:
         tools = f" [{', '.join(f['tools'])}]" if f["tools"] else ""

@@ -55,7 +55,8 @@ class ToolSet:
 
     @property
     def case_count(self) -> int:
-        return len(self.cases) + len(self.decorated)
+        # as pytest counts them: a parametrized decorated test is one case per parameter set
+        return len(self.cases) + sum(d.items for d in self.decorated)
 
     def offered_name(self, server: str, tool: Tool) -> str:
         if self.tool_name_format is None:

@@ -11,6 +11,7 @@ import pytest
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.plural import plural
 from pytest_toolselect.spec.records import GroupRecord
 from pytest_toolselect.spec.vocabulary import Verdict
 
@@ -189,7 +190,7 @@ class GroupItem(_PlainErrors, pytest.Item):
             self.stash[RECORD] = replace(rec, verdict=gate.ERROR)
             errors = [c["error"] for c in calls if c.get("error")]
             raise ToolselectError(f"no call of group {self.group.id} was scored "
-                                  f"({len(errors)} errors); first: {errors[0] if errors else '?'}")
+                                  f"({plural(len(errors), 'error')}); first: {errors[0] if errors else '?'}")
 
     def runtest(self) -> None:
         from pytest_toolselect.run.probe_items import regression_text

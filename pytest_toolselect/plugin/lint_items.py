@@ -75,6 +75,7 @@ class LintItem(pytest.Item):
         known = base.lint.get(self.server) if base is not None else None
         new = new_errors(findings, known)
         # a run that updates the baseline accepts what it finds (a rug pull's new text too)
+        updating = session.settings.flag("update_baseline") and base is not None
         blocks = (bool(new) and not session.settings.flag("update_baseline")
                   and (base is not None or not session.baselines.have_baseline))
         self.stash[LINT_RECORD] = LintRecord(
@@ -82,13 +83,18 @@ class LintItem(pytest.Item):
             findings=[f.to_dict() for f in findings], new=[f.id for f in new] if blocks else [],
             tools=list(report.servers.get(self.server, ())),
             coverage=report.coverage.get(self.server), heatmap=report.heatmap(),
-            threshold=report.threshold, snapshot=snapshot(tools))
+            threshold=report.threshold, snapshot=snapshot(tools),
+            accepted=[f.id for f in new] if updating else [])
         errors = [f for f in findings if f.severity == ERROR]
         if blocks:
             raise LintFailed(_explain(self.server, new, base is not None))
         if errors:
-            why = ("held by the baseline" if base is not None and not new
-                   else "recorded in the new baseline")
+            if updating and new:
+                why = f"{len(new)} new accepted into the baseline"
+            elif base is not None and not new:
+                why = "held by the baseline"
+            else:
+                why = "recorded in the new baseline"
             pytest.xfail(f"{len(errors)} error-level lint finding(s) on {self.server}, {why}")
 
     def repr_failure(self, excinfo: ExceptionInfo[BaseException],
@@ -176,9 +182,13 @@ class LintHooks:
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
         # every collected case counts for coverage, before -k or -m deselect some
         self._cases = [c for c in (case_of(i) for i in items) if c is not None]
-        names = list(self.session.settings.config.servers)
+        config = self.session.settings.config
+        where = _config_place(config.path, session.config.rootpath)
+        # the node id given whole: --lf reads "<file>::toolselect-lint[<server>]" back as that
+        # name with parameters, and JUnit takes its classname from the file part
         lint_items = [LintItem.from_parent(session, name=f"{ITEM_PREFIX}[{name}]", server=name,
-                                           hooks=self) for name in names]
+                                           hooks=self, nodeid=f"{where}::{ITEM_PREFIX}[{name}]")
+                      for name in config.servers]
         items[:0] = lint_items
         # the items were made after collection: say so, as a collector would, so that the
         # "collected N items" line (and a shard's "deselected") counts them
@@ -211,6 +221,19 @@ class LintHooks:
 
         terminalreporter.section("toolselect lint")
         for server, rec in sorted(self.session.state.lint_records.items()):
+            accepted = f", {len(rec.accepted)} accepted" if rec.accepted else ""
             terminalreporter.write_line(shown(
-                f"{server}: {counts_line(rec.findings)}; {len(rec.new)} new"))
+                f"{server}: {counts_line(rec.findings)}; {len(rec.new)} new{accepted}"))
+
+
+def _config_place(path: Any, rootpath: Any) -> str:
+    """The config file's path from the rootdir, as a node id begins (empty: no file there)."""
+    from pathlib import Path
+
+    if path is None:
+        return ""
+    try:
+        return Path(path).resolve().relative_to(Path(rootpath).resolve()).as_posix()
+    except ValueError:
+        return ""
 

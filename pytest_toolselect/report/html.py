@@ -20,11 +20,13 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.spec.plural import plural
 
 from .charts import categories_svg, confusion_svg, forest_svg, pct
 from .charts import esc as _e
 from .html_base import _NONE, _VERDICT_COLOURS, _chip, _clip, _money, script_json
 from .html_cases import _by_severity, _cases_card, _index
+from .html_tools import tools_card
 from .words import escalation_line
 
 # -- page ------------------------------------------------------------------------------------
@@ -77,7 +79,7 @@ border:1px solid #c8cdd3;border-radius:6px;background:#fff}
 .pairing{font-size:13px;color:var(--ink);background:#fff7ed;border:1px solid #fed7aa;border-radius:6px;
 padding:3px 8px}
 table{border-collapse:collapse;width:100%;font-size:13px;table-layout:fixed}
-col.c-case{width:31%}col.c-cat{width:9%}col.c-verdict{width:12%}col.c-exp{width:12%}
+col.c-case{width:29%}col.c-cat{width:8%}col.c-verdict{width:16%}col.c-exp{width:11%}
 col.c-called{width:15%}col.c-fail{width:21%}
 th{background:#f0f2f5;text-align:left;font-weight:600;padding:6px 8px;border-bottom:1px solid var(--line)}
 td{padding:7px 8px;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
@@ -96,6 +98,10 @@ tr.severe td:first-child{border-left-color:#b91c1c}tr.warn td:first-child{border
 .err{color:#7e22ce}
 .none{color:var(--muted);font-style:italic}
 .v-other{background:#6b7280}
+del{background:#fde2e2;color:#8a1c1c}ins{background:#dcfce7;color:#14532d;text-decoration:none}
+ul.tool-changes{margin:6px 0 0;padding-left:18px}li.tool-change{margin:0 0 8px}
+.diff{font-size:13px;margin-top:2px;overflow-wrap:anywhere}
+details>summary{cursor:pointer;color:var(--muted);font-size:13px;margin:6px 0}
 """ + "".join(f".v-{v}{{background:{c}}}" for v, c in _VERDICT_COLOURS.items()) + "\n"
 
 _SCRIPT = """
@@ -185,13 +191,15 @@ def render(document: Mapping[str, Any]) -> str:
         "<body>",
         "<main>",
         *_header(document),
+        # the verdict's evidence first: what changed, then the cases, blocking ones on top
+        *tools_card(cases),
+        *_cases_card(cases),
         '<div class="grid">',
         *_confusion_card(document["summary"]),
         *_categories_card(document["summary"]),
         "</div>",
         *_preference_card(document.get("preference")),
         *_lint_card(document.get("lint")),
-        *_cases_card(cases),
         "</main>",
         f'<script type="application/json" id="ts-index">{script_json(_index(cases))}</script>',
         f"<script>{_SCRIPT}</script>",
@@ -310,7 +318,7 @@ def _cost_line(cost: Mapping[str, Any]) -> str:
     models = cost.get("by_model") or {}
     if models:
         line += "; " + ", ".join(
-            f"{m}: {r.get('calls', 0)} calls"
+            f"{m}: {plural(r.get('calls', 0), 'call')}"
             + (f", {r['unpriced_calls']} unpriced" if r.get("unpriced_calls") else "")
             for m, r in models.items())
     saved = sum(float(v) for v in (cost.get("cache_savings_usd") or {}).values())
@@ -336,7 +344,7 @@ def _confusion_card(summary: Mapping[str, Any]) -> Iterator[str]:
         return
     total = sum(int(c["count"]) for c in cells)
     wrong = sum(int(c["count"]) for c in cells if not c["correct"])
-    yield (f'<p class="sub">First tool called, one count per rep: {total} reps, {wrong} off target '
+    yield (f'<p class="sub">First tool called, one count per rep: {plural(total, "rep")}, {wrong} off target '
            f"({pct(wrong, total)}). Rows: acceptable first tools; columns: what was called. "
            "Click a cell to list its cases.</p>")
     yield '<div class="chart">' + confusion_svg(cells) + "</div>"
@@ -406,9 +414,6 @@ def _preference_card(pref: Mapping[str, Any] | None) -> Iterator[str]:
 
 
 def _probe_line(summary: Mapping[str, Any]) -> str:
-    def plural(n: Any, word: str) -> str:
-        return f"{n} {word}{'' if n == 1 else 's'}"
-
     line = (f"{plural(summary.get('n_pair_groups', 0), 'pair group')}, "
             f"{plural(summary.get('n_control_groups', 0), 'control group')}, "
             f"{plural(summary.get('reps', 0), 'rep')}, {plural(summary.get('n_calls', 0), 'call')}")

@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.clip import clip_middle
+from pytest_toolselect.spec.plural import plural
 
 from .charts import esc as _e
 from .charts import short
@@ -142,7 +143,7 @@ def _cases_card(cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
            f'<select id="f-category" aria-label="category">{_options(categories, "every category")}</select>'
            '<span class="pairing" id="f-pair" hidden><span id="f-pair-text"></span> '
            '<button type="button" id="f-pair-clear">clear</button></span>'
-           f'<span class="sub" id="f-count">{len(cases)} cases</span>'
+           f'<span class="sub" id="f-count">{plural(len(cases), "case")}</span>'
            "</div>")
     if not cases:
         yield '<p class="note" id="no-cases">No selection case ran in this run.</p>'

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .charts import _MONO_PX, _mix, _num, esc, tool_label
+from .html_tools import diff_html
 
 _ALIKE = ((0xF3, 0xF4, 0xF6), (0xB9, 0x1C, 0x1C))
 
@@ -60,6 +61,22 @@ def heatmap_svg(heat: Mapping[str, Any]) -> str:
     return "".join(out)
 
 
+#: findings shown before the table folds
+FOLD_FINDINGS = 3
+
+
+def _findings_table(findings: list[Mapping[str, Any]], table_id: str) -> list[str]:
+    out = [f'<div class="chart"><table id="{table_id}"><thead><tr><th>severity</th>'
+           "<th>rule</th><th>tools</th><th>finding</th><th>fix</th></tr></thead><tbody>"]
+    for f in findings:
+        sev = ("new " if f.get("new") else "") + str(f["severity"])
+        out.append(f"<tr><td>{esc(sev)}</td><td>{esc(f['rule'])}</td>"
+                   f"<td class=\"mono\">{esc(', '.join(f['tools']))}</td>"
+                   f"<td>{diff_html(str(f['message']))}</td><td>{esc(f['fix'])}</td></tr>")
+    out.append("</tbody></table></div>")
+    return out
+
+
 def lint_card(lint: Mapping[str, Any] | None) -> list[str]:
     """The HTML report's lint section (nothing when the run linted nothing)."""
     if not lint:
@@ -76,14 +93,16 @@ def lint_card(lint: Mapping[str, Any] | None) -> list[str]:
         out.append('<p class="note">Similarity (TF-IDF cosine of name, purpose and parameter names) '
                    "of the tools in confusable pairs; outlined cells are at or over the threshold.</p>")
     if findings:
-        out.append('<div class="chart"><table id="lint-findings"><thead><tr><th>severity</th>'
-                   "<th>rule</th><th>tools</th><th>finding</th><th>fix</th></tr></thead><tbody>")
-        for f in findings:
-            sev = ("new " if f.get("new") else "") + str(f["severity"])
-            out.append(f"<tr><td>{esc(sev)}</td><td>{esc(f['rule'])}</td>"
-                       f"<td class=\"mono\">{esc(', '.join(f['tools']))}</td>"
-                       f"<td>{esc(f['message'])}</td><td>{esc(f['fix'])}</td></tr>")
-        out.append("</tbody></table></div>")
+        # a long table folds (the new findings, which block, stay in view above it)
+        new = [f for f in findings if f.get("new")]
+        if len(findings) > FOLD_FINDINGS and new:
+            out += _findings_table(new, "lint-new")
+        fold = len(findings) > FOLD_FINDINGS
+        if fold:
+            out.append(f'<details id="lint-all"><summary>all {len(findings)} findings</summary>')
+        out += _findings_table(findings, "lint-findings")
+        if fold:
+            out.append("</details>")
     coverage = lint.get("coverage") or {}
     if coverage:
         out.append("<p>" + esc("; ".join(f"{s}: {c['tested']}/{c['tools']} tools named by a case"

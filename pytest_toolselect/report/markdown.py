@@ -19,8 +19,9 @@ from typing import Any
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, section
 from pytest_toolselect.spec.clip import clip_middle
+from pytest_toolselect.spec.plural import plural
 
-from .notes import notes
+from .notes import TOOLS_SECTION, notes, tool_changes
 from .printable import printable
 from .run_report import NOTHING, expected_label
 from .words import counted, escalation_line, verdict_counts
@@ -167,7 +168,7 @@ def _cost(cost: Mapping[str, Any]) -> list[str]:
         " (the cap stopped the run)" if cost["capped"] else ""), ""]
     for model, r in models.items():
         usage = r["usage"]
-        line = (f"- {code(model)}: {_money(r['priced_usd'])} over {r['calls']} calls, "
+        line = (f"- {code(model)}: {_money(r['priced_usd'])} over {plural(r['calls'], 'call')}, "
                 f"{usage.get('input_tokens', 0):,} tokens in, {usage.get('output_tokens', 0):,} out")
         saved = cost["cache_savings_usd"].get(model)
         if saved:
@@ -265,6 +266,12 @@ def _sections(doc: Mapping[str, Any]) -> Iterator[tuple[str, list[list[str]], bo
             title, sub = "Regressions accepted", "held on the baseline, fail now; the update records them"
         if cases:
             yield f"{title} ({len(cases)}): {sub}", [_case_block(c) for c in cases], False, title.lower()
+    changes = tool_changes(doc["cases"])
+    if changes:
+        n = len(changes)
+        yield (f"{TOOLS_SECTION.capitalize()} ({n}): each change once", [
+            [f"- {text(c['line'])} ({counted(len(c['cases']), 'case')})"]
+            for c in changes], False, "tool changes")
     for verdict, title, sub in COLLAPSED_SECTIONS:
         cases = by_verdict.get(verdict, [])
         if not cases:

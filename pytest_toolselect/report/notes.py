@@ -3,7 +3,7 @@ what changed since the baseline (with the tools added, removed or changed). Pure
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_toolselect.gate.evidence import dropped_label
@@ -29,8 +29,34 @@ def notes(record: CaseRecord | Mapping[str, Any]) -> list[tuple[str, list[str]]]
                                         ("the case itself", case.case_changed)) if moved]
     if changed:
         out.append((f"since the baseline, {' and '.join(changed)} changed",
-                    tool_lines(case.tools_diff or [])))
+                    [pointer] if (pointer := tools_pointer(case.tools_diff or [])) else []))
     return out
+
+
+#: the title of the section that shows each tool change once (terminal, markdown, HTML)
+TOOLS_SECTION = "tools changed since the baseline"
+
+
+def tools_pointer(changes: Sequence[Mapping[str, Any]]) -> str | None:
+    """A case's tool changes by name only: the diffs are shown once, in TOOLS_SECTION."""
+    if not changes:
+        return None
+    named = ", ".join(f"{c['change']} {c['tool']}" for c in changes)
+    return f"{named} (see {TOOLS_SECTION!r})"
+
+
+def tool_changes(records: Iterable[CaseRecord | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each distinct tool change of the run once, in the order first met, with the cases
+    that were offered it: ``{"tool", "change", "diff", "line", "cases"}``."""
+    found: dict[tuple[str, str, str | None], dict[str, Any]] = {}
+    for record in records:
+        case = as_case_record(record)
+        for change in case.tools_diff or ():
+            key = (change["tool"], change["change"], change.get("diff"))
+            entry = found.setdefault(key, {"tool": key[0], "change": key[1], "diff": key[2],
+                                           "line": tool_lines([change])[0], "cases": []})
+            entry["cases"].append(case.nodeid)
+    return list(found.values())
 
 
 def escalated_label(escalation: Escalation) -> str:

@@ -9,10 +9,11 @@ from typing import Any
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
 from pytest_toolselect.spec.clip import clip_text
+from pytest_toolselect.spec.plural import plural
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
 from pytest_toolselect.spec.report_input import SummaryInput
 
-from .notes import notes
+from .notes import TOOLS_SECTION, notes, tool_changes
 from .run_report import NOTHING, ModelCost, build_report
 from .words import counted, escalation_line, verdict_counts
 
@@ -131,6 +132,8 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
         "unevaluated": unevaluated_summary(records),
         # node ids whose block (or error message) pytest's FAILURES or ERRORS already shows
         "shown_above": set(data.shown_above),
+        # each tool change once, however many cases were offered it (the cases point here)
+        "tool_changes": tool_changes(records),
     }
 
 
@@ -183,6 +186,7 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
                                in ("updated", "replaced") and summary["baseline_written"])
     if summary.get("escalations"):
         yield escalation_line(summary["escalations"])
+    yield from tools_section(summary.get("tool_changes") or [])
     for verdict, title in SECTIONS:
         recs = summary["sections"].get(verdict)
         if not recs:
@@ -240,6 +244,16 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
                + ", ".join(summary["dropped_schema_keys"]))
 
 
+def tools_section(changes: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """Each tool change once, with how many cases were offered it."""
+    if not changes:
+        return
+    yield ""
+    yield f"{TOOLS_SECTION}: {len(changes)}"
+    for c in changes:
+        yield f"  {c['line']}   ({counted(len(c['cases']), 'case')})"
+
+
 def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
 
@@ -255,7 +269,7 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
     yield f"cost: ${total:.4f}" + (f" of a ${cap:g} cap" if cap is not None else "")
     for model, c in paid.items():
         u = c.usage
-        line = (f"  {model}: ${c.priced_usd:.4f} over {c.calls} calls, "
+        line = (f"  {model}: ${c.priced_usd:.4f} over {plural(c.calls, 'call')}, "
                 f"{_tokens(u.get('input_tokens', 0))} in / {_tokens(u.get('output_tokens', 0))} out")
         if u.get("cache_read_tokens") or u.get("cache_write_tokens"):
             line += (f", cache read {_tokens(u.get('cache_read_tokens', 0))}"

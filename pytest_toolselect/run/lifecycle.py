@@ -21,6 +21,7 @@ from pytest_toolselect.gate.keys import (
     split,
 )
 from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.plural import plural
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
@@ -252,5 +253,6 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
                       - {r.key for r in scored})
         if lacking:
             run.state.baseline_notes.append(
-                f"recorded {len(scored)} cases; {lacking} cases were not scored and have no "
-                "entry yet (run again, or with --toolselect-update-baseline, to record them)")
+                f"recorded {plural(len(scored), 'case')}; {plural(lacking, 'case')} "
+                + ("was not scored and has" if lacking == 1 else "were not scored and have")
+                + " no entry yet (run again, or with --toolselect-update-baseline, to record them)")

@@ -49,9 +49,12 @@ class RunSession:
         try:
             _ = settings.config
             if self.wiring.custom_provider is None:  # a bad model string or a missing key: no request
-                from pytest_toolselect.providers.preflight import check
+                from pytest_toolselect.providers.preflight import check, check_model
 
-                check(str(settings.model.value), settings.provider_settings())
+                if settings.flag("dry_run"):
+                    check_model(str(settings.model.value))  # it calls nothing: no key needed
+                else:
+                    check(str(settings.model.value), settings.provider_settings())
             # every option is read here, once: a bad value (a misspelled gate rule, a
             # negative cost cap) is one usage error before any call, not one per item
             options = settings.options

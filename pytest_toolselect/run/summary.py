@@ -218,18 +218,22 @@ class SessionSummary:
 
     def dry_run(self, items: Sequence[pytest.Item]) -> None:
         """Count items and calls (and estimate the cost where the model is priced); no call."""
+        from pytest_toolselect.report.dry_run import case_lines
         from pytest_toolselect.report.preference import dry_run_lines
 
+        from .dry_run import case_dry_run, case_parts, escalation_cap
+
         groups = [item.group for item in items if getattr(item, "group", None) is not None]
-        cases = [item for item in items if case_of(item) is not None]
-        lines = [f"selection cases: {len(cases)} items, {len(cases) * self.settings.reps} calls "
-                 f"({self.settings.reps} reps)"]
+        cases = [case for item in items if (case := case_of(item)) is not None]
+        prices = self._per_mtok_prices()
+        dry = case_dry_run(case_parts(self.recorder.calls, cases), self.settings.reps,
+                           escalation_cap(self.settings), prices)
+        lines = list(case_lines(dry, prices))
         if groups:
             from pytest_toolselect.probe.dry_run import dry_run
 
             from .probe_items import resolve
 
-            prices = self._per_mtok_prices()
             resolved = []
             for group in groups:
                 try:

@@ -45,7 +45,9 @@ def raise_all(errors: Sequence[ToolselectError]) -> None:
     """Raise nothing for none, the error itself for one, every one at once for several."""
     if not errors:
         return
-    ordered = in_file_order(errors)
+    # one list, whether a mistake came alone or with others of its case
+    flat = [one for e in errors for one in (e.errors if isinstance(e, Mistakes) else (e,))]
+    ordered = in_file_order(flat)
     if len(ordered) == 1:
         raise ordered[0]
     raise Mistakes(ordered)

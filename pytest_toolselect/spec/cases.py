@@ -20,6 +20,7 @@ from .sourcemap import (
     describe,
     load_file,
     load_schema,
+    schema_problems,
     validate,
 )
 
@@ -219,13 +220,17 @@ def _load_case_file(path: Path, config_identifiers: IdentifierSettings | None, *
         for i, item in enumerate(cases):
             if isinstance(item, dict):
                 cases[i] = _normalize_case(item, src, ("cases", i))
-    validate(_file_validator(), src, aliases=_ALIASES_BY_TITLE)
-
+    found = schema_problems(_file_validator(), src, aliases=_ALIASES_BY_TITLE)
+    problems = [e for _, e in found]  # every case's mistakes at once, not the first alone
+    in_case = {p[1] for p, _ in found if len(p) >= 2 and p[0] == "cases"}
+    if any(len(p) < 2 or p[0] != "cases" for p, _ in found):
+        raise_all(problems)  # the file's own shape is wrong: its cases cannot be read
     file_servers = tuple(data["servers"]) if "servers" in data else None
     built: list[Case] = []
     first_seen: dict[str, int] = {}
-    problems: list[ToolselectError] = []  # every case's mistake at once, not the first alone
     for i, item in enumerate(data["cases"]):
+        if i in in_case:
+            continue  # its schema mistakes are said; the checks below need a valid case
         try:
             case = _build_case(item, src, ("cases", i), file_servers, config_identifiers, check)
         except ToolselectError as e:
@@ -329,14 +334,13 @@ def _case_validator(require_why: bool) -> Any:
     return compile_schema({"$schema": root["$schema"], "$defs": defs, "$ref": "#/$defs/case"})
 
 
-def _check_labels(item: dict[str, Any], src: Sourced, path: PathT) -> None:
+def _label_problems(item: dict[str, Any], src: Sourced, path: PathT) -> list[ToolselectError]:
     from .labels import problem, refused
 
     named = [(k, item.get(k), (*path, k)) for k in ("category", "intent")]
     named += [("tag", t, (*path, "tags", j)) for j, t in enumerate(item.get("tags", ()))]
-    for field_name, label, at in named:
-        if isinstance(label, str) and refused(label):
-            raise src.error(at, *problem(field_name, label))
+    return [src.error(at, *problem(field_name, label)) for field_name, label, at in named
+            if isinstance(label, str) and refused(label)]
 
 
 def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
@@ -345,26 +349,27 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
                 check: CaseCheck | None = None) -> Case:
     """A validated case mapping as a Case, after the checks a schema cannot express."""
     matchers = item.get("expect_args", [])
+    problems: list[ToolselectError] = []  # each mistake of the case, not the first alone
     for j, m in enumerate(matchers):
         if "matches" in m:
             try:
                 re.compile(m["matches"])
             except re.error as exc:
                 at = f" at position {exc.pos}" if exc.pos is not None else ""
-                raise src.error(
+                problems.append(src.error(
                     (*path, "expect_args", j, "matches"),
                     f"matches {m['matches']!r} is not a valid regular expression: {exc.msg}{at}",
                     "fix the pattern, a Python regular expression: escape . ( ) [ ] { } * + ? with a "
                     "backslash to match them literally, or use contains for plain text",
-                ) from None
-    both = [t for t in item.get("forbid_tools", []) if t in item.get("expect_tool", [])]
-    if both:
-        raise src.error(
+                ))
+    for tool in [t for t in item.get("forbid_tools", []) if t in item.get("expect_tool", [])]:
+        problems.append(src.error(
             (*path, "forbid_tools"),
-            f"tool {both[0]!r} is both expected (expect_tool) and forbidden (forbid_tools)",
+            f"tool {tool!r} is both expected (expect_tool) and forbidden (forbid_tools)",
             "remove it from one of the two lists",
-        )
-    _check_labels(item, src, path)
+        ))
+    problems += _label_problems(item, src, path)
+    raise_all(problems)
     servers = item.get("servers")
     case = Case(
         id=item["id"],
@@ -417,15 +422,16 @@ def check_offered(case: Case, tools: Sequence[Tool]) -> None:
             return f"; tool_name_format renames it to {renamed[name]!r}"
         return f"; did you mean {near!r}?" if near else ""
 
+    problems: list[ToolselectError] = []
     for i, name in enumerate(case.expect_tool or ()):
         if name not in offered:
             near = renamed.get(name) or nearest(name, offered)
-            raise error(
+            problems.append(error(
                 f"expect_tool[{i}]",
                 f"expect_tool names {name!r}, which the case's servers do not offer, so the case "
                 "can never pass" + hint(name, near),
                 f"write {near}" if name in renamed else f"write one of the offered tools: {names}",
-            )
+            ))
     for i, name in enumerate(case.forbid_tools):
         # a forbidden name that is not offered may be deliberate (a tool of another server, or
         # one a model might invent, as write_file beside read_file); only a misspelling of an
@@ -434,25 +440,26 @@ def check_offered(case: Case, tools: Sequence[Tool]) -> None:
             continue
         near = renamed.get(name) or _misspelt(name, offered)
         if near:
-            raise error(f"forbid_tools[{i}]",
-                        f"forbid_tools names {name!r}, which is not offered{hint(name, near)}",
-                        f"rename it to {near}")
+            problems.append(error(f"forbid_tools[{i}]",
+                                  f"forbid_tools names {name!r}, which is not offered"
+                                  f"{hint(name, near)}", f"rename it to {near}"))
     targets = [offered[n] for n in case.expect_tool or () if n in offered]
     for j, m in enumerate(case.expect_args):
         path = m.get("path")
         # absent: true on an undeclared argument is a real guard against invented arguments
         if not targets or not isinstance(path, str) or path == "any" or "absent" in m:
             continue
-        problems = [_path_problem(t.input_schema, path.split("."), t.input_schema) for t in targets]
-        if all(problems):
-            reason, near = next(p for p in problems if p)
+        found = [_path_problem(t.input_schema, path.split("."), t.input_schema) for t in targets]
+        if all(found):
+            reason, near = next(p for p in found if p)
             tools = ", ".join(t.name for t in targets)
-            raise error(
+            problems.append(error(
                 f"expect_args[{j}].path",
                 f"path {path!r} leads to no argument of {tools}: {reason}, so this matcher can never "
                 "hold" + (f"; did you mean {near!r}?" if near else ""),
                 f"write path: {near}" if near else "match an argument the tool declares, or use path: any",
-            )
+            ))
+    raise_all(problems)  # every mistake of the case at once
 
 
 def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ...] = (),

@@ -290,14 +290,17 @@ class LintRecord:
     threshold: float
     #: what the baseline keeps of the server's tools (lint/rugpull.py's snapshot)
     snapshot: dict[str, Any] = field(default_factory=dict)
+    #: ids of error-level findings the baseline did not hold that an update run accepted
+    accepted: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {k: _copy(getattr(self, k)) for k in (*_LINT_KEYS, "snapshot")}
+        return {k: _copy(getattr(self, k)) for k in (*_LINT_KEYS, "snapshot", "accepted")}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LintRecord:
-        _known(cls, data, _LINT_KEYS, ("snapshot",))
-        return cls(**{k: _copy(data[k]) for k in _LINT_KEYS}, snapshot=_copy(data.get("snapshot", {})))
+        _known(cls, data, _LINT_KEYS, ("snapshot", "accepted"))
+        return cls(**{k: _copy(data[k]) for k in _LINT_KEYS}, snapshot=_copy(data.get("snapshot", {})),
+                   accepted=_copy(data.get("accepted", [])))
 
 
 def _word(vocabulary: type[Enum], word: object, name: str) -> Any:

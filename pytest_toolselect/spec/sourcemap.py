@@ -129,14 +129,26 @@ def validate(validator: Any, src: Sourced, *,
 
     ``aliases`` maps a schema ``title`` to the aliases accepted there, for "did you mean".
     """
-    from .allerrors import by_place, raise_all
+    from .allerrors import raise_all
 
-    raise_all([_most_relevant(group, src, aliases) for group in by_place(validator.iter_errors(src.data))])
+    raise_all([e for _, e in schema_problems(validator, src, aliases=aliases)])
+
+
+def schema_problems(validator: Any, src: Sourced, *,
+                    aliases: Mapping[str, Mapping[str, str]] | None = None,
+                    ) -> list[tuple[PathT, ToolselectError]]:
+    """Every mistake :func:`validate` raises, each with the place in the data it is at."""
+    from .allerrors import by_place
+
+    return [(tuple(group[0].absolute_path), e)
+            for group in by_place(validator.iter_errors(src.data))
+            for e in _most_relevant(group, src, aliases)]
 
 
 def _most_relevant(errors: list[Any], src: Sourced,
-                   aliases: Mapping[str, Mapping[str, str]] | None) -> ToolselectError:
-    """The one error that speaks for a place's errors, as a sentence."""
+                   aliases: Mapping[str, Mapping[str, str]] | None) -> list[ToolselectError]:
+    """The error that speaks for a place's errors, as a sentence (one for each unknown key
+    of a mapping that has several)."""
     from jsonschema.exceptions import WEAK_MATCHES, best_match, by_relevance
 
     # at equal depth an unknown key beats a missing one: "wyh" is more likely a typo of
@@ -150,7 +162,9 @@ def _most_relevant(errors: list[Any], src: Sourced,
             err = up
             break
         up = up.parent
-    return _rewrite(err, src, aliases or {})
+    if err.validator == "additionalProperties" and err.validator_value is False:
+        return _unknown_keys(err, src, aliases or {})
+    return [_rewrite(err, src, aliases or {})]
 
 
 def _is_one_key_of(err: Any) -> bool:
@@ -256,6 +270,29 @@ def _example(path: Any, subject: str, desc: str | None) -> str | None:
     return f"e.g. {key}{m.group(1)}"
 
 
+def _unknown_keys(err: Any, src: Sourced,
+                  aliases: Mapping[str, Mapping[str, str]]) -> list[ToolselectError]:
+    """Each key a mapping does not allow, with the key it is nearest to as the fix."""
+    path: PathT = tuple(err.path)
+    schema = err.schema if isinstance(err.schema, dict) else {}
+    props = schema.get("properties", {})
+    patterns = schema.get("patternProperties", {})
+    extras = [k for k in err.instance
+              if k not in props and not any(re.search(p, k) for p in patterns)] or ["?"]
+    choices = [*props, *aliases.get(schema.get("title") or "", {})]
+    out = []
+    for key in extras:
+        near = nearest(key, choices)
+        kpath = (*path, key)
+        if near:
+            out.append(src.error(kpath, f"unknown key {excerpt(key)!r}; did you mean {near!r}?",
+                                 f"rename it to {near}"))
+        else:
+            out.append(src.error(kpath, f"unknown key {excerpt(key)!r}",
+                                 "remove it; the keys allowed here are " + ", ".join(props)))
+    return out
+
+
 def _rewrite(err: Any, src: Sourced,
              aliases: Mapping[str, Mapping[str, str]]) -> ToolselectError:
     """One jsonschema error as a sentence naming the place, the problem and the fix."""
@@ -279,18 +316,7 @@ def _rewrite(err: Any, src: Sourced,
         return src.error(path, f"{this} has {both}: it needs exactly one of {listed}", fixes[1])
 
     if v == "additionalProperties" and err.validator_value is False:
-        props = schema.get("properties", {})
-        patterns = schema.get("patternProperties", {})
-        extras = [k for k in inst if k not in props and not any(re.search(p, k) for p in patterns)]
-        key = extras[0] if extras else "?"
-        choices = [*props, *aliases.get(title or "", {})]
-        near = nearest(key, choices)
-        kpath = (*path, key)
-        if near:
-            return src.error(kpath, f"unknown key {excerpt(key)!r}; did you mean {near!r}?",
-                             f"rename it to {near}")
-        return src.error(kpath, f"unknown key {excerpt(key)!r}",
-                         "remove it; the keys allowed here are " + ", ".join(props))
+        return _unknown_keys(err, src, aliases)[0]
 
     if v == "required":
         missing = [k for k in err.validator_value if k not in inst]

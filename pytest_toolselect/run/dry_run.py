@@ -1,0 +1,91 @@
+"""What a dry run says of the selection cases: their calls, input tokens and cost, no call made.
+
+A case's tools are listed as a run lists them (its servers start, nothing is called), and its
+request is counted as the probe's dry run counts a cell: text at 4 characters a token, plus
+the tokens a provider adds for tool use, and a first turn's reply.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pytest_toolselect.probe.preference import (
+    CHARS_PER_TOKEN,
+    OUTPUT_TOKENS_PER_CALL,
+    TOOL_USE_OVERHEAD_TOKENS,
+)
+from pytest_toolselect.spec.errors import ToolselectError
+
+if TYPE_CHECKING:
+    from pytest_toolselect.spec.cases import Case
+
+    from .case_calls import CaseCalls
+    from .settings import Settings
+
+
+def text_tokens(text: str) -> int:
+    """A rough token count of a text: 4 characters a token."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def request_parts(question: str, system: str | None, tools: Sequence[Any]) -> dict[str, int]:
+    """One request's estimated input tokens by part: tool definitions as JSON, the system
+    prompt, the question, and what the provider adds for tool use."""
+    return {"tools": text_tokens(json.dumps([t.to_dict() for t in tools], default=str)),
+            "system": text_tokens(system or ""), "question": text_tokens(question),
+            "overhead": TOOL_USE_OVERHEAD_TOKENS}
+
+
+def escalation_cap(settings: Settings) -> int:
+    """The most extra reps adaptive reps may ask of one case in this run (0: none): only
+    against a baseline, with a rule that has a test, on a model that is not deterministic
+    (the embedded ones answer the same when asked again)."""
+    from pytest_toolselect.gate.sequential import design_for
+
+    options = settings.options
+    if (options.adaptive != "on" or settings.option("baseline").value is None
+            or str(settings.model.value).startswith("local/")):
+        return 0
+    found = design_for(options.rule, settings.reps, options.max_extra_reps)
+    return found[0].max_extra if found is not None else 0
+
+
+def case_dry_run(parts: Sequence[Mapping[str, int] | None], reps: int, max_extra: int,
+                 prices: Mapping[str, float] | None) -> dict[str, Any]:
+    """Calls, tokens and cost of the cases, each given as its request's parts (None: its
+    tools could not be listed, so it is counted in calls but not in tokens or cost)."""
+    known = [p for p in parts if p is not None]
+    totals = {k: sum(p[k] for p in known) * reps for k in ("tools", "system", "question", "overhead")}
+    per_call = [sum(p.values()) for p in known]
+    calls = len(parts) * reps
+    tokens_in = sum(totals.values())
+    extra_calls = len(parts) * max_extra
+    cost: tuple[float, float] | None = None
+    if prices is not None and "input_per_mtok" in prices and "output_per_mtok" in prices:
+        def usd(input_tokens: int, n_calls: int) -> float:
+            return (input_tokens * prices["input_per_mtok"]
+                    + n_calls * OUTPUT_TOKENS_PER_CALL * prices["output_per_mtok"]) / 1e6
+        low = usd(tokens_in, len(known) * reps)
+        cost = (low, low + usd(sum(per_call) * max_extra, len(known) * max_extra))
+    return {"cases": len(parts), "unlisted": len(parts) - len(known), "reps": reps,
+            "calls": calls, "extra_calls_max": extra_calls, "max_extra_per_case": max_extra,
+            "input_tokens": totals, "input_tokens_estimate": tokens_in,
+            "output_tokens_estimate": len(known) * reps * OUTPUT_TOKENS_PER_CALL,
+            "estimated_cost_usd": cost}
+
+
+def case_parts(calls: CaseCalls, cases: Sequence[Case]) -> list[dict[str, int] | None]:
+    """Each case's request parts, its tools listed as the run lists them (None: they could
+    not be; the run would report that case's error)."""
+    out: list[dict[str, int] | None] = []
+    for case in cases:
+        try:
+            tools, system = calls.tools_for(case)
+        except ToolselectError:
+            out.append(None)
+            continue
+        out.append(request_parts(case.question, system, tools))
+    return out

@@ -1,0 +1,8 @@
+"""A count with its noun: "1 case", "2 cases" (every part may use it)."""
+
+from __future__ import annotations
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`n` and `word`, with `many` (or word + "s") when n is not 1."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
