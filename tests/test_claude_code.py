@@ -1,0 +1,192 @@
+"""The claude-code/<model> route end to end: the real Claude Code CLI (bundled with
+claude-agent-sdk) against the fake API, with a real stdio MCP server that records every
+tools/call it gets.
+
+The harness is a process per call (seconds to start): each test runs few cases.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import claude_agent_sdk  # imported before pytester snapshots sys.modules
+import pytest
+from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
+
+from conftest import FIND, REGISTRY_TOOLS, Project, case
+
+KEY = "sk-ant-" + "api03-harness-secret-" + "7" * 16  # built: no key-shaped literal
+MCP_FIND = "mcp__registry__find_company"
+#: a harness call starts a process: a generous deadline that only catches a hang
+TIMEOUT = "--toolselect-timeout=300"
+
+
+def offered(body: Any) -> list[str]:
+    return [t.get("name") for t in body.get("tools", [])] if isinstance(body, dict) else []
+
+
+def picks(name: str, args: dict[str, Any] | None = None) -> Any:
+    """A model that calls `name` once it is offered, searching for it first under tool search."""
+    def answer(body: Any) -> Reply:
+        names = offered(body)
+        if name in names:
+            return Reply(tool_calls=[(name, args or {"name": "Acme Widgets"})],
+                         input_tokens=1000, output_tokens=100)
+        if "ToolSearch" in names:
+            return Reply(tool_calls=[("ToolSearch", {"query": f"select:{name}"})])
+        return Reply(text="no tool")
+    return answer
+
+
+@pytest.fixture
+def harness(project: Project, fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
+            tmp_path: Path) -> tuple[Project, Path]:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    log = tmp_path / "calls.jsonl"
+    server = project.stdio_server(REGISTRY_TOOLS, flags={"call-log": str(log)})
+    project.config(servers={"registry": server}, model="claude-code/claude-test",
+                   api_base=fake_api.url, retry_backoff=0)
+    return project, log
+
+
+def _requests(fake_api: FakeAPI) -> list[Any]:
+    return [r.body for r in fake_api.requests if isinstance(r.body, dict) and r.body.get("stream")]
+
+
+def _calls(log: Path) -> list[Any]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_mcp_tools_reach_the_harness_and_no_tool_is_run(harness: tuple[Project, Path],
+                                                        fake_api: FakeAPI) -> None:
+    project, log = harness
+    fake_api.handler = picks(MCP_FIND)
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT,
+                                        "--toolselect-json=out.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*claude-code/claude-test*via the Claude Code harness*"])
+    sent = _requests(fake_api)
+    assert sent and MCP_FIND in offered(sent[0]) and "Bash" in offered(sent[0])
+    assert FIND[1] in json.dumps(sent[0]["messages"])  # the question is the prompt
+    assert _calls(log) == []  # denied: the server never got a tools/call
+    doc = json.loads((project.path / "out.json").read_text())
+    rec = doc["cases"][0]
+    assert rec["first_tool"] == "find_company"  # mcp__registry__find_company mapped back
+    assert rec["calls"][0][0]["arguments"] == {"name": "Acme Widgets"}
+    assert doc["subject"]["harness"]["name"] == "claude-code"
+    assert doc["subject"]["harness"]["version"] == claude_agent_sdk._cli_version.__cli_version__
+
+
+def test_a_case_expecting_the_mcp_tool_fails_when_the_model_picks_bash(
+        harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    project, log = harness
+    fake_api.handler = picks("Bash", {"command": "grep -ri acme /srv/register"})
+    project.cases([case(*FIND), case("shell", "Count the lines of register.csv", ["Bash"])])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*called:   Bash(command='grep -ri acme /srv/register')*"])
+    assert _calls(log) == []
+
+
+def test_tool_search_the_first_call_after_the_search_is_the_choice(
+        harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    project, log = harness
+    fake_api.handler = picks(MCP_FIND)
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=on", TIMEOUT,
+                                        "--toolselect-json=out.json")
+    result.assert_outcomes(passed=1)
+    sent = _requests(fake_api)
+    # hidden at first: the harness offered its search, the MCP tool only once searched for
+    assert MCP_FIND not in offered(sent[0]) and "ToolSearch" in offered(sent[0])
+    assert MCP_FIND in offered(sent[-1])
+    assert _calls(log) == []
+    rec = json.loads((project.path / "out.json").read_text())["cases"][0]
+    assert rec["first_tool"] == "find_company"
+    assert rec["found_by"] == ["ToolSearch: select:mcp__registry__find_company"]
+
+
+def test_an_invented_identifier_is_caught(harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    project, _ = harness
+    fake_api.handler = picks("mcp__registry__list_officers", {"company_number": "99887766"})
+    project.cases([case("officers", "Who runs Acme Widgets Ltd?", ["list_officers"],
+                        forbid_ungrounded=True)])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*99887766*"])
+
+
+def test_keys_are_masked(harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    project, _ = harness
+    fake_api.handler = lambda body: Reply(status=401, error=f"bad key {KEY}")
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT,
+                                        "--toolselect-json=out.json")
+    result.assert_outcomes(errors=1)
+    assert any(r.headers.get("x-api-key") == KEY for r in fake_api.requests)  # the key was sent
+    out = result.stdout.str() + result.stderr.str() + (project.path / "out.json").read_text()
+    assert KEY not in out
+
+
+def test_a_missing_extra_is_one_usage_error(project: Project) -> None:
+    project.config(model="claude-code/claude-test", api_base="http://127.0.0.1:9")
+    project.cases([case(*FIND), case("two", "another", ["find_company"])])
+    # the harness hidden from this run: a path entry that makes its module unimportable
+    (project.path / "claude_agent_sdk.py").write_text("raise ImportError('hidden')\n")
+    (project.path / "conftest.py").write_text(
+        "import importlib.util, sys\n"
+        "_find = importlib.util.find_spec\n"
+        "def _hide(name, *a):\n"
+        "    return None if name == 'claude_agent_sdk' else _find(name, *a)\n"
+        "importlib.util.find_spec = _hide\n")
+    result = project.pytester.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count("claude-code harness is not installed") == 1
+    assert "pip install 'pytest-toolselect[claude-code]'" in err
+
+
+def test_the_builtin_list_is_the_installed_clis(harness: tuple[Project, Path],
+                                                fake_api: FakeAPI) -> None:
+    """CLAUDE_CODE_TOOLS names what the installed CLI offers: an upgrade that changes its
+    tools fails here, not silently in users' cases."""
+    from pytest_toolselect.providers.claude_code import CLAUDE_CODE_TOOLS
+
+    project, _ = harness
+    fake_api.handler = picks(MCP_FIND)
+    project.cases([case(*FIND)])
+    project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT).assert_outcomes(passed=1)
+    sent = {n for n in offered(_requests(fake_api)[0]) if not n.startswith("mcp__")}
+    assert sent == set(CLAUDE_CODE_TOOLS) - {"ToolSearch"}
+
+
+def test_records_holds_and_regresses_from_the_parent_folder(harness: tuple[Project, Path],
+                                                            fake_api: FakeAPI) -> None:
+    project, log = harness
+    project.cases([case(*FIND)])
+    suite = project.path
+    env_args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                f"--rootdir={suite}", str(suite), f"--toolselect-baseline={suite / 'base.json'}",
+                "--toolselect-harness-tool-search=off", TIMEOUT]
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(env_args, cwd=suite.parent, capture_output=True, text=True, timeout=900)
+
+    fake_api.handler = picks(MCP_FIND)
+    first = run()
+    assert first.returncode == 0, first.stdout[-3000:]
+    stored = json.loads((suite / "base.json").read_text())
+    assert stored["subject"]["provider"] == "claude-code"
+    assert stored["cases"][next(iter(stored["cases"]))]["status"] == "held"
+    held = run()
+    assert held.returncode == 0, held.stdout[-3000:]
+    fake_api.handler = picks("Bash", {"command": "ls"})
+    regressed = run()
+    assert regressed.returncode == 1, regressed.stdout[-3000:]
+    assert "regress" in regressed.stdout.lower()
+    assert _calls(log) == []
