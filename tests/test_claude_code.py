@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import claude_agent_sdk  # imported before pytester snapshots sys.modules
 import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
+from harness_support import calls_of, run_from_parent
 
 from conftest import FIND, REGISTRY_TOOLS, Project, case
 
@@ -57,10 +57,6 @@ def _requests(fake_api: FakeAPI) -> list[Any]:
     return [r.body for r in fake_api.requests if isinstance(r.body, dict) and r.body.get("stream")]
 
 
-def _calls(log: Path) -> list[Any]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
 def test_mcp_tools_reach_the_harness_and_no_tool_is_run(harness: tuple[Project, Path],
                                                         fake_api: FakeAPI) -> None:
     project, log = harness
@@ -73,7 +69,7 @@ def test_mcp_tools_reach_the_harness_and_no_tool_is_run(harness: tuple[Project, 
     sent = _requests(fake_api)
     assert sent and MCP_FIND in offered(sent[0]) and "Bash" in offered(sent[0])
     assert FIND[1] in json.dumps(sent[0]["messages"])  # the question is the prompt
-    assert _calls(log) == []  # denied: the server never got a tools/call
+    assert calls_of(log) == []  # denied: the server never got a tools/call
     doc = json.loads((project.path / "out.json").read_text())
     rec = doc["cases"][0]
     assert rec["first_tool"] == "find_company"  # mcp__registry__find_company mapped back
@@ -90,7 +86,7 @@ def test_a_case_expecting_the_mcp_tool_fails_when_the_model_picks_bash(
     result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*called:   Bash(command='grep -ri acme /srv/register')*"])
-    assert _calls(log) == []
+    assert calls_of(log) == []
 
 
 def test_tool_search_the_first_call_after_the_search_is_the_choice(
@@ -105,7 +101,7 @@ def test_tool_search_the_first_call_after_the_search_is_the_choice(
     # hidden at first: the harness offered its search, the MCP tool only once searched for
     assert MCP_FIND not in offered(sent[0]) and "ToolSearch" in offered(sent[0])
     assert MCP_FIND in offered(sent[-1])
-    assert _calls(log) == []
+    assert calls_of(log) == []
     rec = json.loads((project.path / "out.json").read_text())["cases"][0]
     assert rec["first_tool"] == "find_company"
     assert rec["found_by"] == ["ToolSearch: select:mcp__registry__find_company"]
@@ -136,8 +132,6 @@ def test_keys_are_masked(harness: tuple[Project, Path], fake_api: FakeAPI) -> No
 def test_a_missing_extra_is_one_usage_error(project: Project) -> None:
     project.config(model="claude-code/claude-test", api_base="http://127.0.0.1:9")
     project.cases([case(*FIND), case("two", "another", ["find_company"])])
-    # the harness hidden from this run: a path entry that makes its module unimportable
-    (project.path / "claude_agent_sdk.py").write_text("raise ImportError('hidden')\n")
     (project.path / "conftest.py").write_text(
         "import importlib.util, sys\n"
         "_find = importlib.util.find_spec\n"
@@ -170,12 +164,9 @@ def test_records_holds_and_regresses_from_the_parent_folder(harness: tuple[Proje
     project, log = harness
     project.cases([case(*FIND)])
     suite = project.path
-    env_args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                f"--rootdir={suite}", str(suite), f"--toolselect-baseline={suite / 'base.json'}",
-                "--toolselect-harness-tool-search=off", TIMEOUT]
 
     def run() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(env_args, cwd=suite.parent, capture_output=True, text=True, timeout=900)
+        return run_from_parent(suite, "--toolselect-harness-tool-search=off", TIMEOUT)
 
     fake_api.handler = picks(MCP_FIND)
     first = run()
@@ -189,4 +180,10 @@ def test_records_holds_and_regresses_from_the_parent_folder(harness: tuple[Proje
     regressed = run()
     assert regressed.returncode == 1, regressed.stdout[-3000:]
     assert "regress" in regressed.stdout.lower()
-    assert _calls(log) == []
+    assert calls_of(log) == []
+    # a harness upgrade is another subject, refused as a model change is
+    stored["subject"]["harness"]["version"] = "0.0.1"
+    (suite / "base.json").write_text(json.dumps(stored))
+    upgraded = run()
+    assert upgraded.returncode == 4, upgraded.stdout[-3000:]
+    assert "harness" in upgraded.stderr + upgraded.stdout
