@@ -3,11 +3,23 @@ as a user runs it from its parent folder (a subprocess, its own working director
 
 from __future__ import annotations
 
+import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
+
+
+def require_harness(module: str, extra: str) -> Any:
+    """The harness SDK, imported; its tests skip without the extra, unless
+    TOOLSELECT_REQUIRE_HARNESSES=1 (CI installs the extras), where they fail instead."""
+    if os.environ.get("TOOLSELECT_REQUIRE_HARNESSES") == "1":
+        return importlib.import_module(module)
+    return pytest.importorskip(module, reason=f"pip install -e '.[{extra}]' to test this route")
 
 
 def calls_of(log: Path) -> list[Any]:

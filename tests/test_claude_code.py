@@ -12,13 +12,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import claude_agent_sdk  # imported before pytester snapshots sys.modules
 import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
-from harness_support import calls_of, run_from_parent
+from harness_support import calls_of, require_harness, run_from_parent
 
 from conftest import FIND, REGISTRY_TOOLS, Project, case
 
+# imported before pytester snapshots sys.modules
+claude_agent_sdk = require_harness("claude_agent_sdk", "claude-code")
 KEY = "sk-ant-" + "api03-harness-secret-" + "7" * 16  # built: no key-shaped literal
 MCP_FIND = "mcp__registry__find_company"
 #: a harness call starts a process: a generous deadline that only catches a hang

@@ -10,13 +10,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import agents  # imported before pytester snapshots sys.modules
 import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
-from harness_support import calls_of, run_from_parent
+from harness_support import calls_of, require_harness, run_from_parent
 
 from conftest import FIND, REGISTRY_TOOLS, Project, case
 
+# imported before pytester snapshots sys.modules
+agents = require_harness("agents", "openai-agents")
 KEY = "sk-proj-" + "agents-secret-" + "5" * 24  # built: no key-shaped literal
 TIMEOUT = "--toolselect-timeout=300"
 

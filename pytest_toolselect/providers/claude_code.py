@@ -26,7 +26,7 @@ from pytest_toolselect.spec.replies import read_faults
 from pytest_toolselect.spec.tools import ToolCall
 
 from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, UnreadableReplyError
-from .harness import Slots, builtin_tools, mcp_config, secrets_of, version, wire_name_map
+from .harness import Slots, builtin_tools, check_servers, mcp_config, secrets_of, version, wire_name_map
 from .preflight import placeholder_key
 from .secrets import key_from_env, redact
 from .wire import as_int, make_usage
@@ -100,6 +100,7 @@ class ClaudeCodeProvider:
         return env, key
 
     async def first_turn(self, request: TurnRequest) -> Turn:
+        check_servers(request, self.model)
         secrets = secrets_of(request.servers)
         async with self._slots.get():
             with tempfile.TemporaryDirectory(prefix="toolselect-claude-") as home:

@@ -112,6 +112,19 @@ def mcp_config(servers: Iterable[Any], root: str | None) -> dict[str, dict[str, 
     return config
 
 
+def check_servers(request: Any, model: str) -> None:
+    """A harness starts the case's servers itself: a request without any (the preference
+    probe's cells, whose twins are no server's tools) cannot be asked of it."""
+    if not request.servers:
+        from . import ProviderCallError
+
+        raise ProviderCallError(
+            f"{model}: a harness route starts the case's MCP servers itself, and this request "
+            "has none (the preference probe's twins are no server's tools)",
+            attempts=0, fix="run the preference probe on the bare model route, e.g. "
+                            "anthropic/<model> (docs/harnesses.md)")
+
+
 def secrets_of(servers: Iterable[Any]) -> tuple[str, ...]:
     """What the servers' config holds that must never reach a message."""
     return tuple(s for spec in servers for s in spec.secrets)

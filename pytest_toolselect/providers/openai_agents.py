@@ -19,7 +19,7 @@ from pytest_toolselect.spec.replies import read_faults
 from pytest_toolselect.spec.tools import ToolCall
 
 from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, UnreadableReplyError
-from .harness import Slots, mcp_config, secrets_of, version
+from .harness import Slots, check_servers, mcp_config, secrets_of, version
 from .preflight import placeholder_key
 from .pricing import cost_usd
 from .secrets import key_from_env, redact
@@ -55,6 +55,7 @@ class OpenAIAgentsProvider:
         return self.settings.api_base or os.environ.get("OPENAI_BASE_URL") or None
 
     async def first_turn(self, request: TurnRequest) -> Turn:
+        check_servers(request, self.model)
         s = self.settings
         key = (key_from_env(s.api_key_env, self.model) or os.environ.get("OPENAI_API_KEY")
                or placeholder_key(self.model, s) or "")
