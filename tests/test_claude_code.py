@@ -188,3 +188,13 @@ def test_records_holds_and_regresses_from_the_parent_folder(harness: tuple[Proje
     upgraded = run()
     assert upgraded.returncode == 4, upgraded.stdout[-3000:]
     assert "harness" in upgraded.stderr + upgraded.stdout
+
+
+def test_a_model_that_never_answers_is_an_error_on_its_item(harness: tuple[Project, Path],
+                                                            fake_api: FakeAPI) -> None:
+    project, _ = harness
+    fake_api.handler = lambda body: Reply(hang=True)
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", "--toolselect-timeout=25")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*Claude Code gave no tool choice in 25 s*"])
