@@ -120,7 +120,8 @@ def test_an_invented_identifier_is_caught(harness: tuple[Project, Path], fake_ap
 
 def test_keys_are_masked(harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
     project, _ = harness
-    fake_api.handler = lambda body: Reply(status=401, error=f"bad key {KEY}")
+    # a 400 echoing the key, as a proxy may (the CLI retries a 401 for minutes)
+    fake_api.handler = lambda body: Reply(status=400, error=f"bad request for key {KEY}")
     project.cases([case(*FIND)])
     result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT,
                                         "--toolselect-json=out.json")
@@ -128,22 +129,7 @@ def test_keys_are_masked(harness: tuple[Project, Path], fake_api: FakeAPI) -> No
     assert any(r.headers.get("x-api-key") == KEY for r in fake_api.requests)  # the key was sent
     out = result.stdout.str() + result.stderr.str() + (project.path / "out.json").read_text()
     assert KEY not in out
-
-
-def test_a_missing_extra_is_one_usage_error(project: Project) -> None:
-    project.config(model="claude-code/claude-test", api_base="http://127.0.0.1:9")
-    project.cases([case(*FIND), case("two", "another", ["find_company"])])
-    (project.path / "conftest.py").write_text(
-        "import importlib.util, sys\n"
-        "_find = importlib.util.find_spec\n"
-        "def _hide(name, *a):\n"
-        "    return None if name == 'claude_agent_sdk' else _find(name, *a)\n"
-        "importlib.util.find_spec = _hide\n")
-    result = project.pytester.runpytest_subprocess()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    err = result.stderr.str()
-    assert err.count("claude-code harness is not installed") == 1
-    assert "pip install 'pytest-toolselect[claude-code]'" in err
+    assert "bad request for key" in out  # the error was reported, the key masked in it
 
 
 def test_the_builtin_list_is_the_installed_clis(harness: tuple[Project, Path],

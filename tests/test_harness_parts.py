@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from conftest import FIND, Project, case
 from pytest_toolselect.providers import ProviderCallError, ProviderSettings, TurnRequest, get_provider
 from pytest_toolselect.providers.harness import (
     Slots,
@@ -114,3 +115,23 @@ def test_the_harness_modules_are_not_imported_by_the_routes() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize(("model", "module", "extra"), [
+    ("claude-code/claude-test", "claude_agent_sdk", "claude-code"),
+    ("openai-agents/gpt-test", "agents", "openai-agents"),
+])
+def test_a_missing_extra_is_one_usage_error(project: Project, model: str, module: str,
+                                            extra: str) -> None:
+    project.config(model=model, api_base="http://127.0.0.1:9")
+    project.cases([case(*FIND), case("two", "another", ["find_company"])])
+    # the harness hidden from this run, as when its extra is not installed
+    (project.path / "conftest.py").write_text(
+        "import importlib.util\n"
+        "_find = importlib.util.find_spec\n"
+        f"importlib.util.find_spec = lambda name, *a: None if name == {module!r} else _find(name, *a)\n")
+    result = project.pytester.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count(f"the {extra} harness is not installed") == 1
+    assert f"pip install 'pytest-toolselect[{extra}]'" in err

@@ -49,9 +49,10 @@ def test_the_first_response_is_scored_and_no_tool_runs(harness: tuple[Project, P
     result.stdout.fnmatch_lines(["*via the OpenAI Agents SDK*", "*cost: $0.0024*"])
     # one request per case: the run ended at the first response
     assert len(fake_api.requests) == 2
-    body = fake_api.requests[0].body
-    assert [t["function"]["name"] for t in body["tools"]] == [t["name"] for t in REGISTRY_TOOLS]
-    assert FIND[1] in json.dumps(body["messages"])
+    for sent in fake_api.requests:
+        assert [t["function"]["name"] for t in sent.body["tools"]] == [t["name"] for t in REGISTRY_TOOLS]
+    asked = " ".join(json.dumps(r.body["messages"]) for r in fake_api.requests)
+    assert FIND[1] in asked and "GB123456789" in asked
     assert calls_of(log) == []
     doc = json.loads((project.path / "out.json").read_text())
     assert doc["subject"]["harness"] == {"name": "openai-agents", "version": agents.__version__}
@@ -77,20 +78,7 @@ def test_keys_are_masked(harness: tuple[Project, Path], fake_api: FakeAPI) -> No
     assert fake_api.requests[0].headers["authorization"] == f"Bearer {KEY}"  # the key was sent
     out = result.stdout.str() + result.stderr.str() + (project.path / "out.json").read_text()
     assert KEY not in out
-
-
-def test_a_missing_extra_is_one_usage_error(project: Project) -> None:
-    project.config(model="openai-agents/gpt-test", api_base="http://127.0.0.1:9/v1")
-    project.cases([case(*FIND), case("two", "another", ["find_company"])])
-    (project.path / "conftest.py").write_text(
-        "import importlib.util\n"
-        "_find = importlib.util.find_spec\n"
-        "importlib.util.find_spec = lambda name, *a: None if name == 'agents' else _find(name, *a)\n")
-    result = project.pytester.runpytest_subprocess()
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    err = result.stderr.str()
-    assert err.count("openai-agents harness is not installed") == 1
-    assert "pip install 'pytest-toolselect[openai-agents]'" in err
+    assert "bad key" in out  # the error was reported, the key masked in it
 
 
 def test_records_holds_and_regresses_from_the_parent_folder(harness: tuple[Project, Path],

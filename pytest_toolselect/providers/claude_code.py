@@ -15,20 +15,18 @@ so a developer's settings, plugins, skills and CLAUDE.md do not reach CI results
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_toolselect.spec.replies import read_faults
 from pytest_toolselect.spec.tools import ToolCall
 
-from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, UnreadableReplyError
-from .harness import Slots, builtin_tools, check_servers, mcp_config, secrets_of, version, wire_name_map
+from . import ProviderCallError, Turn, TurnRequest
+from .harness import HarnessProvider, builtin_tools, mcp_config, secrets_of, version, wire_name_map
 from .preflight import placeholder_key
-from .secrets import key_from_env, redact
+from .secrets import key_from_env
 from .wire import as_int, make_usage
 
 #: the built-in tools the bundled CLI (2.1.x) offers, as its requests name them; tool
@@ -57,14 +55,9 @@ def cli_version() -> str | None:
     return None
 
 
-class ClaudeCodeProvider:
+class ClaudeCodeProvider(HarnessProvider):
     provider = "claude-code"
-
-    def __init__(self, model: str, settings: ProviderSettings) -> None:
-        self.model = model
-        self.api_model = model.split("/", 1)[1]
-        self.settings = settings
-        self._slots = Slots(settings.harness_concurrency)
+    label = "Claude Code"
 
     def subject(self) -> dict[str, Any]:
         s = self.settings
@@ -75,7 +68,6 @@ class ClaudeCodeProvider:
                              "user_settings": s.harness_user_settings}}
 
     def harness_tools(self, tools: Any) -> tuple[Any, ...]:
-        """The harness's own tools, offered beside the case's."""
         names = [n for n in CLAUDE_CODE_TOOLS
                  if n != SEARCH_TOOL or self.settings.harness_tool_search != "off"]
         return builtin_tools(names, "Claude Code", tools)
@@ -83,7 +75,7 @@ class ClaudeCodeProvider:
     def endpoint(self) -> str | None:
         return self.settings.api_base or os.environ.get("ANTHROPIC_BASE_URL") or None
 
-    def _env(self, home: str | None) -> tuple[dict[str, str], str | None]:
+    def _env(self) -> tuple[dict[str, str], str | None]:
         s = self.settings
         key = (key_from_env(s.api_key_env, self.model)
                or placeholder_key(self.model, s, "ANTHROPIC_AUTH_TOKEN"))
@@ -94,36 +86,20 @@ class ClaudeCodeProvider:
             env["ANTHROPIC_API_KEY"] = key
         if s.harness_tool_search != "auto":
             env["ENABLE_TOOL_SEARCH"] = "true" if s.harness_tool_search == "on" else "false"
-        if home is not None:
-            env["HOME"] = home
-            env["CLAUDE_CONFIG_DIR"] = str(Path(home) / ".claude")
         return env, key
 
     async def first_turn(self, request: TurnRequest) -> Turn:
-        check_servers(request, self.model)
-        secrets = secrets_of(request.servers)
-        async with self._slots.get():
-            with tempfile.TemporaryDirectory(prefix="toolselect-claude-") as home:
-                own = None if self.settings.harness_user_settings else home
-                env, key = self._env(own)
-                try:
-                    turn = await asyncio.wait_for(self._ask(request, env, home), self.settings.timeout)
-                except asyncio.TimeoutError:
-                    raise ProviderCallError(
-                        f"{self.model}: Claude Code gave no tool choice in {self.settings.timeout:g} s",
-                        attempts=1, fix="raise --toolselect-timeout") from None
-                except ProviderCallError:
-                    raise
-                except Exception as e:
-                    raise ProviderCallError(
-                        f"{self.model}: Claude Code failed: "
-                        f"{redact(f'{type(e).__name__}: {e}', (key, *secrets))}",
-                        attempts=1) from None
+        env, key = self._env()
         # the harness's own cost report stands (it prices the model it ran)
-        faults = read_faults(turn)
-        if faults:
-            raise UnreadableReplyError(self.model, turn, faults)
+        turn: Turn = await self.call(request, lambda: self._isolated(request, env),
+                                     (key, *secrets_of(request.servers)))
         return turn
+
+    async def _isolated(self, request: TurnRequest, env: dict[str, str]) -> Turn:
+        with tempfile.TemporaryDirectory(prefix="toolselect-claude-") as home:
+            if not self.settings.harness_user_settings:
+                env = {**env, "HOME": home, "CLAUDE_CONFIG_DIR": str(Path(home) / ".claude")}
+            return await self._ask(request, env, home)
 
     async def _ask(self, request: TurnRequest, env: dict[str, str], home: str) -> Turn:
         from claude_agent_sdk import (

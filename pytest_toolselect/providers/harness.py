@@ -14,7 +14,7 @@ import importlib.util
 import re
 import sys
 import weakref
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -128,6 +128,53 @@ def check_servers(request: Any, model: str) -> None:
 def secrets_of(servers: Iterable[Any]) -> tuple[str, ...]:
     """What the servers' config holds that must never reach a message."""
     return tuple(s for spec in servers for s in spec.secrets)
+
+
+class HarnessProvider:
+    """What both harness providers share: their state, no built-ins unless they have some, and
+    one call's frame (its slot, its deadline, its errors with secrets masked, its reply read)."""
+
+    #: the subject's provider name, and what a message calls the harness
+    provider = ""
+    label = ""
+
+    def __init__(self, model: str, settings: Any) -> None:
+        self.model = model
+        #: the model name the harness is given (the string minus its route prefix)
+        self.api_model = model.split("/", 1)[1]
+        self.settings = settings
+        self._slots = Slots(settings.harness_concurrency)
+
+    def harness_tools(self, tools: Any) -> tuple[Tool, ...]:
+        """The harness's own tools, offered beside the case's (none unless it has some)."""
+        return ()
+
+    async def call(self, request: Any, ask: Callable[[], Awaitable[Any]],
+                   secrets: Iterable[str | None]) -> Any:
+        """`ask()` in a slot, under the per-call timeout; any failure a ProviderCallError."""
+        from pytest_toolselect.spec.replies import read_faults
+
+        from . import ProviderCallError, UnreadableReplyError
+        from .secrets import redact
+
+        check_servers(request, self.model)
+        timeout = self.settings.timeout
+        async with self._slots.get():
+            try:
+                turn = await asyncio.wait_for(ask(), timeout)
+            except asyncio.TimeoutError:
+                raise ProviderCallError(f"{self.model}: {self.label} gave no tool choice in {timeout:g} s",
+                                        attempts=1, fix="raise --toolselect-timeout") from None
+            except ProviderCallError:
+                raise
+            except Exception as e:
+                said = redact(f"{type(e).__name__}: {e}", tuple(secrets))
+                raise ProviderCallError(f"{self.model}: {self.label} failed: {said}",
+                                        attempts=1) from None
+        faults = read_faults(turn)
+        if faults:
+            raise UnreadableReplyError(self.model, turn, faults)
+        return turn
 
 
 class Slots:

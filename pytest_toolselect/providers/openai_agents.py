@@ -9,20 +9,18 @@ upload the run to OpenAI).
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import os
 from typing import Any
 
-from pytest_toolselect.spec.replies import read_faults
 from pytest_toolselect.spec.tools import ToolCall
 
-from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, UnreadableReplyError
-from .harness import Slots, check_servers, mcp_config, secrets_of, version
+from . import ProviderCallError, Turn, TurnRequest
+from .harness import HarnessProvider, mcp_config, secrets_of, version
 from .preflight import placeholder_key
 from .pricing import cost_usd
-from .secrets import key_from_env, redact
+from .secrets import key_from_env
 from .wire import make_usage
 
 
@@ -32,14 +30,11 @@ class _Captured(Exception):  # a signal, not an error: the run ends with it
         self.response = response
 
 
-class OpenAIAgentsProvider:
-    provider = "openai-agents"
+class OpenAIAgentsProvider(HarnessProvider):
+    """An Agents SDK agent offers only the tools it is given: no built-ins of its own."""
 
-    def __init__(self, model: str, settings: ProviderSettings) -> None:
-        self.model = model
-        self.api_model = model.split("/", 1)[1]
-        self.settings = settings
-        self._slots = Slots(settings.harness_concurrency)
+    provider = "openai-agents"
+    label = "the Agents SDK agent"
 
     def subject(self) -> dict[str, Any]:
         s = self.settings
@@ -47,35 +42,15 @@ class OpenAIAgentsProvider:
                 "harness": {"name": "openai-agents", "version": version("openai-agents")},
                 "settings": {"max_tokens": s.max_tokens, "temperature": s.temperature}}
 
-    def harness_tools(self, tools: Any) -> tuple[Any, ...]:
-        """An Agents SDK agent offers only the tools it is given: none of its own."""
-        return ()
-
     def endpoint(self) -> str | None:
         return self.settings.api_base or os.environ.get("OPENAI_BASE_URL") or None
 
     async def first_turn(self, request: TurnRequest) -> Turn:
-        check_servers(request, self.model)
         s = self.settings
         key = (key_from_env(s.api_key_env, self.model) or os.environ.get("OPENAI_API_KEY")
                or placeholder_key(self.model, s) or "")
-        secrets = (key, *secrets_of(request.servers))
-        async with self._slots.get():
-            try:
-                turn = await asyncio.wait_for(self._ask(request, key), s.timeout)
-            except asyncio.TimeoutError:
-                raise ProviderCallError(f"{self.model}: the agent gave no first response in "
-                                        f"{s.timeout:g} s", attempts=1,
-                                        fix="raise --toolselect-timeout") from None
-            except ProviderCallError:
-                raise
-            except Exception as e:
-                raise ProviderCallError(
-                    f"{self.model}: the Agents SDK run failed: "
-                    f"{redact(f'{type(e).__name__}: {e}', secrets)}", attempts=1) from None
-        faults = read_faults(turn)
-        if faults:
-            raise UnreadableReplyError(self.model, turn, faults)
+        turn: Turn = await self.call(request, lambda: self._ask(request, key),
+                                     (key, *secrets_of(request.servers)))
         return turn
 
     async def _ask(self, request: TurnRequest, key: str) -> Turn:
