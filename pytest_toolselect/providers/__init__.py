@@ -2,7 +2,8 @@
 
 A model string picks the provider (``routes``): ``local/bm25`` is embedded,
 ``anthropic/<model>`` goes through the Anthropic SDK, ``openai/<model>`` and the
-other OpenAI-compatible APIs through the ``openai`` SDK, anything else through
+other OpenAI-compatible APIs through the ``openai`` SDK, ``claude-code/<model>`` and
+``openai-agents/<model>`` through a real agent harness (``harness``), anything else through
 litellm. Each is imported only when a run asks for it (the SDKs cost seconds to import).
 
 What the two HTTP providers share, so that both behave the same, lives beside
