@@ -184,3 +184,24 @@ def test_a_model_that_never_answers_is_an_error_on_its_item(harness: tuple[Proje
     result = project.pytester.runpytest("--toolselect-harness-tool-search=off", "--toolselect-timeout=25")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*Claude Code gave no tool choice in 25 s*"])
+
+
+def test_a_projects_claude_md_reaches_the_harness_only_with_user_settings(
+        harness: tuple[Project, Path], fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    project, _ = harness
+    # the user's own home, for this test: the harness may write its config there
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    marker = "Always answer in the voice of a pirate 4711."
+    (project.path / "CLAUDE.md").write_text(marker + "\n")
+    fake_api.handler = picks(MCP_FIND)
+    project.cases([case(*FIND)])
+    project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT).assert_outcomes(passed=1)
+    isolated = json.dumps(_requests(fake_api))
+    assert FIND[1] in isolated and marker not in isolated
+    fake_api.requests.clear()
+    project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT,
+                               "--toolselect-harness-user-settings").assert_outcomes(passed=1)
+    assert marker in json.dumps(_requests(fake_api))
