@@ -1,5 +1,10 @@
 """A fake model API on loopback: the Anthropic Messages API and OpenAI Chat Completions.
 
+An Anthropic request with ``stream: true`` (what Claude Code sends) is answered with the
+same scripted reply as server-sent events (``anthropic_events``): message_start, each
+content block's start, deltas (``input_json_delta`` for a tool's input) and stop,
+message_delta with the stop reason and usage, message_stop.
+
 A real HTTP server (stdlib ThreadingHTTPServer in a thread, on a free port of
 127.0.0.1), so the real SDKs run their real HTTP code against it: what the
 provider sends is what a real API would receive, and a fault (a status, a
@@ -200,6 +205,52 @@ def anthropic_body(r: Reply, request: Any) -> Any:
             "content": content, "stop_reason": stop, "stop_sequence": None, "usage": _usage_anthropic(r)}
 
 
+def anthropic_events(r: Reply, request: Any) -> list[tuple[str, dict[str, Any]]]:
+    """The reply as the Messages API streams it: (event name, data) in order.
+
+    A tool's input is sent as its JSON text cut in two `input_json_delta`s, as the real
+    API splits it, so a client that does not join the parts reads broken arguments."""
+    message = anthropic_body(r, request)
+    usage = message["usage"]
+    start = {**message, "content": [], "stop_reason": None,
+             "usage": {**usage, "output_tokens": 1}}
+    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start",
+                                                                    "message": start})]
+    for i, block in enumerate(message["content"]):
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "tool_use":
+            args = block.get("input")
+            text = args if isinstance(args, str) else json.dumps(args)
+            head = {**block, "input": {}}
+            deltas = [{"type": "input_json_delta", "partial_json": part}
+                      for part in (text[:len(text) // 2], text[len(text) // 2:])]
+        elif block.get("type") == "text":
+            head = {**block, "text": ""}
+            deltas = [{"type": "text_delta", "text": block["text"]}]
+        else:
+            head, deltas = block, []
+        events.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                                "content_block": head}))
+        events += [("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d})
+                   for d in deltas]
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+    events.append(("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": message["stop_reason"],
+                                               "stop_sequence": None},
+                                     "usage": {"output_tokens": usage["output_tokens"]}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+def sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
+    return b"".join(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode() for name, data in events)
+
+
+def streams(request: Any) -> bool:
+    return isinstance(request, dict) and request.get("stream") is True
+
+
 def openai_body(r: Reply, request: Any) -> Any:
     if r.error is not None:
         kind = _ERROR_TYPES.get(r.status, "server_error" if r.status >= 500 else "invalid_request_error")
@@ -264,12 +315,16 @@ def _make_handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             if r.raw is not None:
                 payload = r.raw.encode() if isinstance(r.raw, str) else r.raw
                 ctype = "text/html"
+            elif (r.body is None and r.error is None and streams(request)
+                  and self.path.split("?")[0].endswith(ANTHROPIC_PATH)):
+                payload = sse(anthropic_events(r, request))
+                ctype = "text/event-stream"
             else:
                 if r.body is not None:
                     doc = r.body
-                elif self.path.endswith(ANTHROPIC_PATH):
+                elif self.path.split("?")[0].endswith(ANTHROPIC_PATH):
                     doc = anthropic_body(r, request)
-                elif self.path.endswith(OPENAI_PATH):
+                elif self.path.split("?")[0].endswith(OPENAI_PATH):
                     doc = openai_body(r, request)
                 else:
                     doc = {"error": {"message": f"no route {self.path}", "type": "not_found"}}

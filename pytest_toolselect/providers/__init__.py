@@ -2,7 +2,8 @@
 
 A model string picks the provider (``routes``): ``local/bm25`` is embedded,
 ``anthropic/<model>`` goes through the Anthropic SDK, ``openai/<model>`` and the
-other OpenAI-compatible APIs through the ``openai`` SDK, anything else through
+other OpenAI-compatible APIs through the ``openai`` SDK, ``claude-code/<model>`` and
+``openai-agents/<model>`` through a real agent harness (``harness``), anything else through
 litellm. Each is imported only when a run asks for it (the SDKs cost seconds to import).
 
 What the two HTTP providers share, so that both behave the same, lives beside
@@ -61,6 +62,12 @@ class ProviderSettings:
     prices: Mapping[str, Mapping[str, float]] = field(
         default_factory=lambda: MappingProxyType({}), hash=False
     )
+    #: harness routes: tool search "on", "off", or "auto" (the harness's own default)
+    harness_tool_search: str = "auto"
+    #: harness routes: run with the user's own settings instead of a temporary home
+    harness_user_settings: bool = False
+    #: harness routes: harness processes at once
+    harness_concurrency: int = 4
 
 
 def http_subject(provider: str, model: str, settings: ProviderSettings) -> dict[str, Any]:
@@ -90,6 +97,14 @@ def get_provider(model: str, settings: ProviderSettings) -> Provider:
     from .routes import route
 
     taken = route(model)
+    if taken == "claude-code":
+        from .claude_code import ClaudeCodeProvider
+
+        return ClaudeCodeProvider(model, settings)
+    if taken == "openai-agents":
+        from .openai_agents import OpenAIAgentsProvider
+
+        return OpenAIAgentsProvider(model, settings)
     if taken == "anthropic":
         from .anthropic_api import AnthropicProvider
 

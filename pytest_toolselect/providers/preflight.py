@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from pytest_toolselect.spec.errors import ToolselectError
 
 from . import ProviderSettings
-from .routes import OPENAI_COMPATIBLE, route
+from .routes import HARNESS_ROUTES, OPENAI_COMPATIBLE, route
 
 #: litellm providers whose key variables are known (any one of them set is enough);
 #: providers not named here (bedrock, vertex_ai, azure, ...) authenticate in ways of their own
@@ -96,8 +96,10 @@ def key_vars(model: str, settings: ProviderSettings) -> tuple[str, ...]:
     if is_loopback(settings.api_base):
         return ()
     taken = route(model)
-    if taken == "anthropic":
+    if taken in ("anthropic", "claude-code"):
         return ("ANTHROPIC_API_KEY",)
+    if taken == "openai-agents":
+        return ("OPENAI_API_KEY",)
     prefix = model.split("/", 1)[0]
     if taken == "openai":
         return (OPENAI_COMPATIBLE[prefix].key_env,)
@@ -143,6 +145,11 @@ def check_key(model: str, settings: ProviderSettings) -> None:
 
 
 def check(model: str, settings: ProviderSettings) -> None:
-    """Both checks, the model string first."""
+    """The checks, the model string first, then a harness's extra, then the key."""
     check_model(model)
+    taken = route(model)
+    if taken in HARNESS_ROUTES:
+        from .harness import check_installed
+
+        check_installed(taken, model)
     check_key(model, settings)

@@ -32,13 +32,17 @@ OPENAI_COMPATIBLE: dict[str, Compatible] = {
 
 #: what the summary's model line says of each route
 ROUTE_NAMES = {"local": "embedded", "anthropic": "anthropic SDK", "openai": "openai SDK",
-               "litellm": "litellm", "hook": "the pytest_toolselect_provider hook"}
+               "litellm": "litellm", "hook": "the pytest_toolselect_provider hook",
+               "claude-code": "the Claude Code harness", "openai-agents": "the OpenAI Agents SDK"}
+
+#: routes that run an agent harness, which starts the case's servers itself
+HARNESS_ROUTES = ("claude-code", "openai-agents")
 
 
 def route(model: str) -> str:
-    """"local", "anthropic", "openai" or "litellm": the route `model` takes."""
+    """"local", "anthropic", "openai", "litellm" or a harness: the route `model` takes."""
     prefix = model.split("/", 1)[0]
-    if prefix in ("local", "anthropic"):
+    if prefix in ("local", "anthropic", *HARNESS_ROUTES):
         return prefix
     if prefix in OPENAI_COMPATIBLE:
         return "openai"

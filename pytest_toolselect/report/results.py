@@ -76,6 +76,9 @@ def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] |
     if rec.test_failure:
         # a decorated test whose own assertion failed: scored, and failed by its body
         entry["test_failure"] = rec.test_failure
+    if any(f is not None for f in rec.found_by):
+        # a harness route: the choice came after the harness's own tool search
+        entry["found_by"] = list(rec.found_by)
     return entry
 
 

@@ -78,6 +78,9 @@ def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = Fals
         count = calls.count(turn)
         suffix = f"   (x{count} of {len(calls)} reps)" if len(calls) > 1 else ""
         out.append(f"called:   {text}{suffix}")
+    found = sorted({f for f in rec.found_by if f})
+    if found:
+        out.append(f"found by: {clip_text('; '.join(found))}")
     for name, detail in rec.failing_detail.items():
         out.append(f"failing:  {name}: {clip_text(str(detail), CLIP_DETAIL)}")
     if rec.status is not None and rec.reps > 1:

@@ -181,7 +181,7 @@ def _decode(text: str) -> Turn:
                 usage={str(k): int(v) for k, v in (data.get("usage") or {}).items()},
                 cost_usd=data.get("cost_usd"), truncated=bool(data.get("truncated", False)),
                 dropped_schema_keys=tuple(data.get("dropped_schema_keys") or ()),
-                attempts=int(data.get("attempts", 1)))
+                attempts=int(data.get("attempts", 1)), found_by=data.get("found_by"))
 
 
 # --- the cache -----------------------------------------------------------------------------

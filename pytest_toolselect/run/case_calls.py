@@ -16,7 +16,7 @@ from .case_run import case_of
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case
-    from pytest_toolselect.spec.config import Config
+    from pytest_toolselect.spec.config import Config, ServerSpec
     from pytest_toolselect.spec.tools import Tool
 
     from .baseline_access import BaselineAccess
@@ -52,10 +52,13 @@ class CaseCalls:
         path = Path(source) if source else None
         return self.settings.config_for(path if path is not None and path.is_file() else None)
 
-    def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
-        """The tools the case offers (its servers' union) and the system prompt it sends."""
-        from pytest_toolselect.discovery.servers import offered_tools
+    def server_specs(self, case: Case) -> tuple[tuple[ServerSpec, ...], str]:
+        """The case's servers as its config declares them, and the folder their paths start at
+        (what a harness route starts itself)."""
+        config = self.case_config(case)
+        return tuple(self._specs(case, config)), str(config.root)
 
+    def _specs(self, case: Case, config: Config) -> list[ServerSpec]:
         names = self.servers_for(case)
         if not names:
             raise ToolselectError(
@@ -63,7 +66,6 @@ class CaseCalls:
                 fix="add `servers:` to the case or its file, and define them in toolselect.yaml",
             )
         specs = []
-        config = self.case_config(case)
         for name in names:
             spec = config.servers.get(name)
             if spec is None:
@@ -71,10 +73,23 @@ class CaseCalls:
 
                 raise unknown_server(self.settings.configs, config, name, case)
             specs.append(spec)
+        return specs
+
+    def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
+        """The tools the case offers (its servers' union, and a harness's own tools) and the
+        system prompt it sends."""
+        from pytest_toolselect.discovery.servers import offered_tools
+
+        config = self.case_config(case)
+        specs = self._specs(case, config)
         # a server's own `timeout:` wins; the option sets it for the others
         timeout = self.settings.options.discovery_timeout
         specs = [s if s.timeout is not None else replace(s, timeout=timeout) for s in specs]
         tools, instructions = offered_tools(specs, config.root, config.tool_name_format)
+        provider = self.wiring.provider
+        harness = getattr(getattr(provider, "inner", provider), "harness_tools", None)
+        if callable(harness):
+            tools = (*tools, *harness(tools))
         from pytest_toolselect.spec.cases import check_offered
 
         check_offered(case, tools)  # a tool or argument path no server offers: a clear error
@@ -90,7 +105,8 @@ class CaseCalls:
     def runner(self) -> CaseRunner:
         from .runner import CaseRunner
 
-        return CaseRunner(self.settings, self.wiring, self.baselines, self.tools_for)
+        return CaseRunner(self.settings, self.wiring, self.baselines, self.tools_for,
+                          self.server_specs)
 
     def prefetch(self, current: pytest.Item) -> None:
         """Start the calls of this item and of the case items due after it in this process."""

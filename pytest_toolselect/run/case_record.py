@@ -124,6 +124,7 @@ class CaseRecords:
             first_tool=modal,
             # bounded: a record travels to the controller and into every report
             calls=[[clip_call(c) for c in t.calls] for t in run.turns],
+            found_by=[getattr(t, "found_by", None) for t in run.turns],
             failing_checks=sorted(failing),
             failing_detail=failing,
             # every check of every rep, for the results document

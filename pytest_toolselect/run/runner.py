@@ -44,13 +44,16 @@ class CaseRunner:
     """A case's reps (and adaptive extra reps) as calls on the scheduler, under the cost cap."""
 
     def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess,
-                 tools_for: Callable[[Case], tuple[tuple[Tool, ...], str | None]]) -> None:
+                 tools_for: Callable[[Case], tuple[tuple[Tool, ...], str | None]],
+                 server_specs: Callable[[Case], tuple[tuple[Any, ...], str]] | None = None) -> None:
         self.settings = settings
         self.wiring = wiring
         #: what escalation compares a case with
         self.baselines = baselines
         #: a case -> the tools it offers and the system prompt it sends (CaseCalls.tools_for)
         self.tools_for = tools_for
+        #: a case -> its servers' specs and root, for a provider that starts them (a harness)
+        self.server_specs = server_specs
         self._scheduler: Scheduler | None = None
         self._pending: dict[str, concurrent.futures.Future[Any]] = {}
 
@@ -83,9 +86,15 @@ class CaseRunner:
 
         tools, system = await asyncio.to_thread(self.tools_for, case)
         tokens = _token_estimate(case.question, tools, system)
+        servers, root = ((), None)
+        provider = self.wiring.provider
+        if self.server_specs is not None and hasattr(getattr(provider, "inner", provider),
+                                                     "harness_tools"):
+            servers, root = self.server_specs(case)
 
         def request(rep: int) -> TurnRequest:
-            return TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep)
+            return TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep,
+                               servers=servers, root=root)
 
         turns = await asyncio.gather(*(self.call(request(rep), tokens)
                                        for rep in range(self.settings.reps)))

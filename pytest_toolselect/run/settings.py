@@ -113,6 +113,9 @@ class Options:
     max_cost_usd: float | None
     shard: str | None
     concurrency: int
+    harness_tool_search: str
+    harness_user_settings: bool
+    harness_concurrency: int
     rpm: float | None
     tpm: float | None
     cache: str | None
@@ -235,6 +238,9 @@ class Settings:
             backoff_base=o.retry_backoff,
             prompt_caching=not o.no_prompt_caching,
             prices=self.config.prices,
+            harness_tool_search=o.harness_tool_search,
+            harness_user_settings=o.harness_user_settings,
+            harness_concurrency=o.harness_concurrency,
         )
 
     def resolve_path(self, resolved: Resolved) -> Path:

@@ -104,6 +104,14 @@ OPTIONS: tuple[Option, ...] = (
            "run only shard K of N (e.g. 2/3): a stable share of the items by their case key; "
            "`toolselect merge` joins the shards' --toolselect-json files", _shard),
     Option("concurrency", "int", 8, "model calls in flight at once (per process)", _positive),
+    Option("harness_tool_search", "str", "auto",
+           "claude-code/...: the harness's tool search on, off, or auto (its own default)",
+           lambda v: None if v in ("on", "off", "auto") else "must be on, off or auto"),
+    Option("harness_user_settings", "bool", False,
+           "harness routes: run with your own settings, plugins and CLAUDE.md (default: a "
+           "temporary home, so nothing of yours reaches the results)"),
+    Option("harness_concurrency", "int", 4, "harness routes: harness processes at once",
+           _positive),
     Option("rpm", "float", None, "at most this many requests per minute (spaced evenly)",
            _positive_float),
     Option("tpm", "float", None, "at most this many prompt tokens per minute (estimated)",

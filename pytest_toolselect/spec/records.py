@@ -84,7 +84,7 @@ _SCORED_KEYS = ("toolset", "tool_texts", "tools_diff", "renamed_from", "dropped_
                 "calls", "failing_checks", "failing_detail", "checks", "tools_fingerprint",
                 "tools_changed", "case_changed", "error")
 #: present only when there is something to say
-_OPTIONAL_KEYS = ("escalation", "test_failure", "unevaluated_checks")
+_OPTIONAL_KEYS = ("escalation", "test_failure", "unevaluated_checks", "found_by")
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +146,8 @@ class CaseRecord:
     test_failure: str | None = None
     #: failing checks its baseline entry was not evaluated with, set aside by the verdict
     unevaluated_checks: list[str] = field(default_factory=list)
+    #: per rep, a harness's step before its choice (its tool search), None where there was none
+    found_by: list[str | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # the words arrive as text from a file or a worker's report: read once, here
@@ -165,6 +167,8 @@ class CaseRecord:
             out["test_failure"] = self.test_failure
         if self.unevaluated_checks:
             out["unevaluated_checks"] = list(self.unevaluated_checks)
+        if any(f is not None for f in self.found_by):
+            out["found_by"] = list(self.found_by)
         return out
 
     @classmethod
@@ -179,7 +183,8 @@ class CaseRecord:
         return cls(**fields,
                    escalation=Escalation.from_json(escalation) if escalation is not None else None,
                    test_failure=data.get("test_failure"),
-                   unevaluated_checks=list(data.get("unevaluated_checks") or []))
+                   unevaluated_checks=list(data.get("unevaluated_checks") or []),
+                   found_by=list(data.get("found_by") or []))
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> CaseRecord:
@@ -218,6 +223,7 @@ class CaseRecord:
                                    bool(escalation.get("recording"))) if escalation else None),
             test_failure=data.get("test_failure"),
             unevaluated_checks=list(data.get("unevaluated_checks") or []),
+            found_by=list(data.get("found_by") or []),
         )
 
 

@@ -20,6 +20,10 @@ class TurnRequest:
     system: str | None = None
     #: which repetition this is (0-based): reps are independent samples
     rep: int = 0
+    #: the case's servers (spec.config.ServerSpec) and the folder their paths start at: a
+    #: harness route starts them itself; a bare model route reads only `tools`
+    servers: tuple[Any, ...] = field(default=(), compare=False)
+    root: str | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -43,9 +47,12 @@ class Turn:
     #: why the reply cannot be read as a tool choice, as its provider found reading the wire
     #: (spec.replies): such a turn is an error, never scored, cached or recorded
     faults: tuple[str, ...] = ()
+    #: a harness's step before the choice: its tool search, and what it searched for
+    found_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        found = {"found_by": self.found_by} if self.found_by is not None else {}
+        return {**found,
             "calls": [c.to_dict() for c in self.calls],
             "text": self.text,
             "stop_reason": self.stop_reason,

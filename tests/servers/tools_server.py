@@ -7,7 +7,8 @@ tool whose description is the JSON of the environment the server saw; each start
 appended to the file named by the ``TOOLS_SERVER_START_LOG`` variable (if set), so
 tests can count starts. ``--http PORT`` serves over streamable HTTP instead of stdio;
 with ``--require-token T`` it answers 401, as a server behind auth does, unless the request
-carries ``Authorization: Bearer T``.
+carries ``Authorization: Bearer T``. ``--call-log PATH`` answers tools/call and appends each
+call to PATH as a JSON line, so a test can tell that no tool was ever run.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def main() -> None:
     parser.add_argument("--bad-cursor", action="store_true", help="always answer the same cursor")
     parser.add_argument("--http", type=int, default=0, metavar="PORT")
     parser.add_argument("--require-token", default=None)
+    parser.add_argument("--call-log", default=None, metavar="PATH")
     opts = parser.parse_args()
 
     log = os.environ.get("TOOLS_SERVER_START_LOG")
@@ -65,7 +67,13 @@ def main() -> None:
             tools=tools[start:end], next_cursor=str(end) if end < len(tools) else None
         )
 
-    server: Server[Any] = Server("tools-server", instructions=opts.instructions, on_list_tools=list_tools)
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        with open(opts.call_log, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"name": params.name, "arguments": params.arguments}) + "\n")
+        return types.CallToolResult(content=[types.TextContent(type="text", text="done")])
+
+    server: Server[Any] = Server("tools-server", instructions=opts.instructions, on_list_tools=list_tools,
+                                 **({"on_call_tool": call_tool} if opts.call_log else {}))
 
     if opts.http:
         import uvicorn

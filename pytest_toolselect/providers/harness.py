@@ -1,0 +1,193 @@
+"""What the harness routes share (``claude-code/…``, ``openai-agents/…``): a harness is an
+agent program, not a bare model call, that starts the case's MCP servers itself.
+
+Here: whether its optional extra is installed (asked without importing it), its version for
+the subject, the case's servers as an MCP client config, the tool-name map back to the case's
+tools, and a bound on how many harness processes run at once. Nothing here imports an SDK.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import importlib.util
+import re
+import sys
+import weakref
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.tools import Tool
+
+#: route -> (the module its SDK is imported as, its distribution, the extra that installs it)
+HARNESSES: dict[str, tuple[str, str, str]] = {
+    "claude-code": ("claude_agent_sdk", "claude-agent-sdk", "claude-code"),
+    "openai-agents": ("agents", "openai-agents", "openai-agents"),
+}
+
+#: a stdio server's working folder, set before its command runs (an MCP client config has
+#: no cwd key): python -c CHDIR <cwd> <command> <args...>
+_CHDIR = "import os, sys; os.chdir(sys.argv[1]); os.execvp(sys.argv[2], sys.argv[2:])"
+
+
+def check_installed(route: str, model: str) -> None:
+    """Raise ToolselectError (a usage error at the start) when the route's extra is missing."""
+    module, _dist, extra = HARNESSES[route]
+    if importlib.util.find_spec(module) is None:
+        raise ToolselectError(
+            f"{model}: the {route} harness is not installed (no module {module!r})",
+            fix=f"pip install 'pytest-toolselect[{extra}]'",
+        )
+
+
+def version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def normalized(name: str) -> str:
+    """A server or tool name as an MCP client puts it into ``mcp__server__tool``."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", name)
+
+
+def wire_name_map(tools: Iterable[Tool], prefix: str = "mcp__{server}__{tool}") -> dict[str, str]:
+    """The names the harness gives the case's MCP tools -> the tools' names in the case."""
+    names: dict[str, str] = {}
+    for tool in tools:
+        if tool.server:
+            wire = prefix.format(server=normalized(tool.server),
+                                 tool=normalized(tool.original_name or tool.name))
+            names[wire] = tool.name
+    return names
+
+
+def builtin_tools(names: Iterable[str], harness: str, taken: Iterable[Tool]) -> tuple[Tool, ...]:
+    """The harness's own tools as offered tools (so a case may expect or forbid them); a
+    server's tool of the same name keeps its name."""
+    have = {t.name for t in taken}
+    return tuple(Tool(name=n, description=f"{harness} built-in tool", server="")
+                 for n in names if n not in have)
+
+
+def mcp_config(servers: Iterable[Any], root: str | None) -> dict[str, dict[str, Any]]:
+    """The case's servers (spec.config.ServerSpec) as an MCP client config: stdio servers
+    started as discovery starts them (command, args, declared env, cwd), HTTP servers with
+    their headers. ToolselectError for a server a harness cannot start (a tools file)."""
+    from pytest_toolselect.spec.envrefs import resolve, resolve_value
+
+    base = Path(root or ".").resolve()
+    config: dict[str, dict[str, Any]] = {}
+    for spec in servers:
+        what = f"server {spec.name!r}"
+        if spec.kind == "stdio":
+            # as discovery starts it: relative to the rootdir, "python" is this interpreter
+            cwd = base / spec.cwd if spec.cwd else base
+            command = spec.command
+            if command in ("python", "python3"):
+                command = sys.executable
+            elif "/" in command or "\\" in command:
+                command = str(base / command)
+            args = [resolve_value(a, what, f"servers.{spec.name}.args[{i}]")
+                    for i, a in enumerate(spec.args)]
+            config[spec.name] = {
+                "type": "stdio", "command": sys.executable,
+                "args": ["-c", _CHDIR, str(cwd), command, *args],
+                "env": resolve(spec.env, what, f"servers.{spec.name}.env"),
+            }
+        elif spec.kind == "http":
+            config[spec.name] = {
+                "type": "http", "url": resolve_value(spec.url, what, f"servers.{spec.name}.url"),
+                "headers": resolve(spec.headers, what, f"servers.{spec.name}.headers"),
+            }
+        else:
+            raise ToolselectError(
+                f"server {spec.name!r} is a tools file: a harness route starts the case's MCP "
+                "servers itself, and a tools file is not a server",
+                fix=f"give servers.{spec.name} a command or url, or use a bare model route",
+            )
+    return config
+
+
+def check_servers(request: Any, model: str) -> None:
+    """A harness starts the case's servers itself: a request without any (the preference
+    probe's cells, whose twins are no server's tools) cannot be asked of it."""
+    if not request.servers:
+        from . import ProviderCallError
+
+        raise ProviderCallError(
+            f"{model}: a harness route starts the case's MCP servers itself, and this request "
+            "has none (the preference probe's twins are no server's tools)",
+            attempts=0, fix="run the preference probe on the bare model route, e.g. "
+                            "anthropic/<model> (docs/harnesses.md)")
+
+
+def secrets_of(servers: Iterable[Any]) -> tuple[str, ...]:
+    """What the servers' config holds that must never reach a message."""
+    return tuple(s for spec in servers for s in spec.secrets)
+
+
+class HarnessProvider:
+    """What both harness providers share: their state, no built-ins unless they have some, and
+    one call's frame (its slot, its deadline, its errors with secrets masked, its reply read)."""
+
+    #: the subject's provider name, and what a message calls the harness
+    provider = ""
+    label = ""
+
+    def __init__(self, model: str, settings: Any) -> None:
+        self.model = model
+        #: the model name the harness is given (the string minus its route prefix)
+        self.api_model = model.split("/", 1)[1]
+        self.settings = settings
+        self._slots = Slots(settings.harness_concurrency)
+
+    def harness_tools(self, tools: Any) -> tuple[Tool, ...]:
+        """The harness's own tools, offered beside the case's (none unless it has some)."""
+        return ()
+
+    async def call(self, request: Any, ask: Callable[[], Awaitable[Any]],
+                   secrets: Iterable[str | None]) -> Any:
+        """`ask()` in a slot, under the per-call timeout; any failure a ProviderCallError."""
+        from pytest_toolselect.spec.replies import read_faults
+
+        from . import ProviderCallError, UnreadableReplyError
+        from .secrets import redact
+
+        check_servers(request, self.model)
+        timeout = self.settings.timeout
+        async with self._slots.get():
+            try:
+                turn = await asyncio.wait_for(ask(), timeout)
+            except asyncio.TimeoutError:
+                raise ProviderCallError(f"{self.model}: {self.label} gave no tool choice in {timeout:g} s",
+                                        attempts=1, fix="raise --toolselect-timeout") from None
+            except ProviderCallError:
+                raise
+            except Exception as e:
+                said = redact(f"{type(e).__name__}: {e}", tuple(secrets))
+                raise ProviderCallError(f"{self.model}: {self.label} failed: {said}",
+                                        attempts=1) from None
+        faults = read_faults(turn)
+        if faults:
+            raise UnreadableReplyError(self.model, turn, faults)
+        return turn
+
+
+class Slots:
+    """At most `n` harness calls at once (each is a process), per event loop."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary())
+
+    def get(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        sem = self._by_loop.get(loop)
+        if sem is None:
+            sem = self._by_loop[loop] = asyncio.Semaphore(self.n)
+        return sem

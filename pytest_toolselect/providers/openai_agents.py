@@ -1,0 +1,121 @@
+"""``openai-agents/<model>``: the question asked of an OpenAI Agents SDK agent.
+
+The agent gets the case's servers as its MCP servers (the SDK starts and lists them, as an
+app built on it does) and an OpenAI-compatible Chat Completions client (api_base honoured).
+The model is wrapped so that its first response is captured and the run ends right there,
+before the SDK runs any tool: no ``tools/call`` reaches a server. Tracing is off (it would
+upload the run to OpenAI).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from typing import Any
+
+from pytest_toolselect.spec.tools import ToolCall
+
+from . import ProviderCallError, Turn, TurnRequest
+from .harness import HarnessProvider, mcp_config, secrets_of, version
+from .preflight import placeholder_key
+from .pricing import cost_usd
+from .secrets import key_from_env
+from .wire import make_usage
+
+
+class _Captured(Exception):  # a signal, not an error: the run ends with it
+    def __init__(self, response: Any) -> None:
+        super().__init__("first response captured")
+        self.response = response
+
+
+class OpenAIAgentsProvider(HarnessProvider):
+    """An Agents SDK agent offers only the tools it is given: no built-ins of its own."""
+
+    provider = "openai-agents"
+    label = "the Agents SDK agent"
+
+    def subject(self) -> dict[str, Any]:
+        s = self.settings
+        return {"provider": self.provider, "model": self.model,
+                "harness": {"name": "openai-agents", "version": version("openai-agents")},
+                "settings": {"max_tokens": s.max_tokens, "temperature": s.temperature}}
+
+    def endpoint(self) -> str | None:
+        return self.settings.api_base or os.environ.get("OPENAI_BASE_URL") or None
+
+    async def first_turn(self, request: TurnRequest) -> Turn:
+        s = self.settings
+        key = (key_from_env(s.api_key_env, self.model) or os.environ.get("OPENAI_API_KEY")
+               or placeholder_key(self.model, s) or "")
+        turn: Turn = await self.call(request, lambda: self._ask(request, key),
+                                     (key, *secrets_of(request.servers)))
+        return turn
+
+    async def _ask(self, request: TurnRequest, key: str) -> Turn:
+        from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, RunConfig, Runner
+        from agents.mcp import MCPServerStdio, MCPServerStreamableHttp
+        from openai import AsyncOpenAI
+
+        s = self.settings
+        client = AsyncOpenAI(api_key=key, base_url=s.api_base, max_retries=0, timeout=s.timeout + 5)
+
+        class FirstResponse(OpenAIChatCompletionsModel):
+            async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+                raise _Captured(await super().get_response(*args, **kwargs))
+
+        limits = {spec.name: spec.limit for spec in request.servers}
+        servers: list[Any] = []
+        for name, entry in mcp_config(request.servers, request.root).items():
+            if entry["type"] == "stdio":
+                params = {k: entry[k] for k in ("command", "args", "env")}
+                servers.append(MCPServerStdio(params=params, name=name,  # type: ignore[arg-type]
+                                              client_session_timeout_seconds=limits[name]))
+            else:
+                servers.append(MCPServerStreamableHttp(
+                    params={"url": entry["url"], "headers": entry["headers"]}, name=name,
+                    client_session_timeout_seconds=limits[name]))
+        settings = ModelSettings(max_tokens=s.max_tokens, temperature=s.temperature)
+        response: Any = None
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                for server in servers:
+                    await stack.enter_async_context(server)
+                agent = Agent(name="toolselect", instructions=request.system or None,
+                              mcp_servers=servers, model_settings=settings,
+                              model=FirstResponse(model=self.api_model, openai_client=client))
+                await Runner.run(agent, request.question, max_turns=1,
+                                 run_config=RunConfig(tracing_disabled=True))
+        except _Captured as captured:
+            response = captured.response
+        finally:
+            await client.close()
+        if response is None:
+            raise ProviderCallError(f"{self.model}: the agent ended without a model response",
+                                    attempts=1)
+        return self._turn(response, request)
+
+    def _turn(self, response: Any, request: TurnRequest) -> Turn:
+        names = {(t.original_name or t.name): t.name for t in request.tools if t.server}
+        calls: list[ToolCall] = []
+        texts: list[str] = []
+        for item in response.output:
+            kind = getattr(item, "type", None)
+            if kind == "function_call":
+                raw = item.arguments or "{}"
+                try:
+                    args = json.loads(raw)
+                except ValueError:
+                    args = None
+                ok = isinstance(args, dict)
+                calls.append(ToolCall(names.get(item.name, item.name), args if ok else {},
+                                      raw_arguments=None if ok else raw))
+            elif kind == "message":
+                texts += [getattr(c, "text", "") for c in item.content or []]
+        u = response.usage
+        cached = getattr(getattr(u, "input_tokens_details", None), "cached_tokens", 0) or 0
+        usage = make_usage(int(u.input_tokens or 0) - cached, int(u.output_tokens or 0), cached, 0)
+        return Turn(calls=tuple(calls), text="\n".join(t for t in texts if t),
+                    stop_reason="tool_use" if calls else "end_turn", usage=usage,
+                    cost_usd=cost_usd(self.model, usage, self.settings.prices))

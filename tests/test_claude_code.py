@@ -1,0 +1,207 @@
+"""The claude-code/<model> route end to end: the real Claude Code CLI (bundled with
+claude-agent-sdk) against the fake API, with a real stdio MCP server that records every
+tools/call it gets.
+
+The harness is a process per call (seconds to start): each test runs few cases.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
+from harness_support import calls_of, require_harness, run_from_parent
+
+from conftest import FIND, REGISTRY_TOOLS, Project, case
+
+# imported before pytester snapshots sys.modules
+claude_agent_sdk = require_harness("claude_agent_sdk", "claude-code")
+KEY = "sk-ant-" + "api03-harness-secret-" + "7" * 16  # built: no key-shaped literal
+MCP_FIND = "mcp__registry__find_company"
+#: a harness call starts a process: a generous deadline that only catches a hang
+TIMEOUT = "--toolselect-timeout=300"
+
+
+def offered(body: Any) -> list[str]:
+    return [t.get("name") for t in body.get("tools", [])] if isinstance(body, dict) else []
+
+
+def picks(name: str, args: dict[str, Any] | None = None) -> Any:
+    """A model that calls `name` once it is offered, searching for it first under tool search."""
+    def answer(body: Any) -> Reply:
+        names = offered(body)
+        if name in names:
+            return Reply(tool_calls=[(name, args or {"name": "Acme Widgets"})],
+                         input_tokens=1000, output_tokens=100)
+        if "ToolSearch" in names:
+            return Reply(tool_calls=[("ToolSearch", {"query": f"select:{name}"})])
+        return Reply(text="no tool")
+    return answer
+
+
+@pytest.fixture
+def harness(project: Project, fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
+            tmp_path: Path) -> tuple[Project, Path]:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    log = tmp_path / "calls.jsonl"
+    server = project.stdio_server(REGISTRY_TOOLS, flags={"call-log": str(log)})
+    project.config(servers={"registry": server}, model="claude-code/claude-test",
+                   api_base=fake_api.url, retry_backoff=0)
+    return project, log
+
+
+def _requests(fake_api: FakeAPI) -> list[Any]:
+    return [r.body for r in fake_api.requests if isinstance(r.body, dict) and r.body.get("stream")]
+
+
+def test_mcp_tools_reach_the_harness_and_no_tool_is_run(harness: tuple[Project, Path],
+                                                        fake_api: FakeAPI) -> None:
+    project, log = harness
+    fake_api.handler = picks(MCP_FIND)
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT,
+                                        "--toolselect-json=out.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*claude-code/claude-test*via the Claude Code harness*"])
+    sent = _requests(fake_api)
+    assert sent and MCP_FIND in offered(sent[0]) and "Bash" in offered(sent[0])
+    assert FIND[1] in json.dumps(sent[0]["messages"])  # the question is the prompt
+    assert calls_of(log) == []  # denied: the server never got a tools/call
+    doc = json.loads((project.path / "out.json").read_text())
+    rec = doc["cases"][0]
+    assert rec["first_tool"] == "find_company"  # mcp__registry__find_company mapped back
+    assert rec["calls"][0][0]["arguments"] == {"name": "Acme Widgets"}
+    assert doc["subject"]["harness"]["name"] == "claude-code"
+    assert doc["subject"]["harness"]["version"] == claude_agent_sdk._cli_version.__cli_version__
+
+
+def test_a_case_expecting_the_mcp_tool_fails_when_the_model_picks_bash(
+        harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    project, log = harness
+    fake_api.handler = picks("Bash", {"command": "grep -ri acme /srv/register"})
+    project.cases([case(*FIND), case("shell", "Count the lines of register.csv", ["Bash"])])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*called:   Bash(command='grep -ri acme /srv/register')*"])
+    assert calls_of(log) == []
+
+
+def test_tool_search_the_first_call_after_the_search_is_the_choice(
+        harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    project, log = harness
+    fake_api.handler = picks(MCP_FIND)
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=on", TIMEOUT,
+                                        "--toolselect-json=out.json")
+    result.assert_outcomes(passed=1)
+    sent = _requests(fake_api)
+    # hidden at first: the harness offered its search, the MCP tool only once searched for
+    assert MCP_FIND not in offered(sent[0]) and "ToolSearch" in offered(sent[0])
+    assert MCP_FIND in offered(sent[-1])
+    assert calls_of(log) == []
+    rec = json.loads((project.path / "out.json").read_text())["cases"][0]
+    assert rec["first_tool"] == "find_company"
+    assert rec["found_by"] == ["ToolSearch: select:mcp__registry__find_company"]
+
+
+def test_an_invented_identifier_is_caught(harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    project, _ = harness
+    fake_api.handler = picks("mcp__registry__list_officers", {"company_number": "99887766"})
+    project.cases([case("officers", "Who runs Acme Widgets Ltd?", ["list_officers"],
+                        forbid_ungrounded=True)])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*99887766*"])
+
+
+def test_keys_are_masked(harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    project, _ = harness
+    # a 400 echoing the key, as a proxy may (the CLI retries a 401 for minutes)
+    fake_api.handler = lambda body: Reply(status=400, error=f"bad request for key {KEY}")
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT,
+                                        "--toolselect-json=out.json")
+    result.assert_outcomes(errors=1)
+    assert any(r.headers.get("x-api-key") == KEY for r in fake_api.requests)  # the key was sent
+    out = result.stdout.str() + result.stderr.str() + (project.path / "out.json").read_text()
+    assert KEY not in out
+    assert "bad request for key" in out  # the error was reported, the key masked in it
+
+
+def test_the_builtin_list_is_the_installed_clis(harness: tuple[Project, Path],
+                                                fake_api: FakeAPI) -> None:
+    """CLAUDE_CODE_TOOLS names what the installed CLI offers: an upgrade that changes its
+    tools fails here, not silently in users' cases."""
+    from pytest_toolselect.providers.claude_code import CLAUDE_CODE_TOOLS
+
+    project, _ = harness
+    fake_api.handler = picks(MCP_FIND)
+    project.cases([case(*FIND)])
+    project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT).assert_outcomes(passed=1)
+    sent = {n for n in offered(_requests(fake_api)[0]) if not n.startswith("mcp__")}
+    assert sent == set(CLAUDE_CODE_TOOLS) - {"ToolSearch"}
+
+
+def test_records_holds_and_regresses_from_the_parent_folder(harness: tuple[Project, Path],
+                                                            fake_api: FakeAPI) -> None:
+    project, log = harness
+    project.cases([case(*FIND)])
+    suite = project.path
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return run_from_parent(suite, "--toolselect-harness-tool-search=off", TIMEOUT)
+
+    fake_api.handler = picks(MCP_FIND)
+    first = run()
+    assert first.returncode == 0, first.stdout[-3000:]
+    stored = json.loads((suite / "base.json").read_text())
+    assert stored["subject"]["provider"] == "claude-code"
+    assert stored["cases"][next(iter(stored["cases"]))]["status"] == "held"
+    held = run()
+    assert held.returncode == 0, held.stdout[-3000:]
+    fake_api.handler = picks("Bash", {"command": "ls"})
+    regressed = run()
+    assert regressed.returncode == 1, regressed.stdout[-3000:]
+    assert "regress" in regressed.stdout.lower()
+    assert calls_of(log) == []
+    # a harness upgrade is another subject, refused as a model change is
+    stored["subject"]["harness"]["version"] = "0.0.1"
+    (suite / "base.json").write_text(json.dumps(stored))
+    upgraded = run()
+    assert upgraded.returncode == 4, upgraded.stdout[-3000:]
+    assert "harness" in upgraded.stderr + upgraded.stdout
+
+
+def test_a_model_that_never_answers_is_an_error_on_its_item(harness: tuple[Project, Path],
+                                                            fake_api: FakeAPI) -> None:
+    project, _ = harness
+    fake_api.handler = lambda body: Reply(hang=True)
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", "--toolselect-timeout=25")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*Claude Code gave no tool choice in 25 s*"])
+
+
+def test_a_projects_claude_md_reaches_the_harness_only_with_user_settings(
+        harness: tuple[Project, Path], fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    project, _ = harness
+    # the user's own home, for this test: the harness may write its config there
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    marker = "Always answer in the voice of a pirate 4711."
+    (project.path / "CLAUDE.md").write_text(marker + "\n")
+    fake_api.handler = picks(MCP_FIND)
+    project.cases([case(*FIND)])
+    project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT).assert_outcomes(passed=1)
+    isolated = json.dumps(_requests(fake_api))
+    assert FIND[1] in isolated and marker not in isolated
+    fake_api.requests.clear()
+    project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT,
+                               "--toolselect-harness-user-settings").assert_outcomes(passed=1)
+    assert marker in json.dumps(_requests(fake_api))

@@ -1,0 +1,137 @@
+"""The harness routes' shared parts, without starting a harness: the bound on processes at
+once, the MCP config built from the case's servers, the names mapped back, and the request a
+harness cannot be asked (no servers: the preference probe's cells)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conftest import FIND, Project, case
+from pytest_toolselect.providers import ProviderCallError, ProviderSettings, TurnRequest, get_provider
+from pytest_toolselect.providers.harness import (
+    Slots,
+    builtin_tools,
+    mcp_config,
+    normalized,
+    wire_name_map,
+)
+from pytest_toolselect.spec.config import ServerSpec
+from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.spec.tools import Tool
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_slots_let_at_most_n_calls_run_at_once(n: int) -> None:
+    async def main() -> int:
+        slots = Slots(n)
+        running, most = 0, 0
+        release = asyncio.Event()
+
+        async def call() -> None:
+            nonlocal running, most
+            async with slots.get():
+                running += 1
+                most = max(most, running)
+                await release.wait()
+                running -= 1
+
+        tasks = [asyncio.create_task(call()) for _ in range(n + 3)]
+        while running < n:  # the first n are in; the rest wait for a slot
+            await asyncio.sleep(0)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        assert running == n
+        release.set()
+        await asyncio.gather(*tasks)
+        return most
+
+    assert asyncio.run(main()) == n
+
+
+@pytest.mark.parametrize("model", ["claude-code/claude-test", "openai-agents/gpt-test"])
+def test_a_request_without_servers_is_an_error_that_says_why(model: str) -> None:
+    provider = get_provider(model, ProviderSettings(api_base="http://127.0.0.1:9"))
+    request = TurnRequest(question="q", tools=(Tool("a_v1", "twin"), Tool("a_v2", "twin")))
+    with pytest.raises(ProviderCallError, match="preference probe") as caught:
+        asyncio.run(provider.first_turn(request))
+    assert caught.value.attempts == 0 and "bare model route" in str(caught.value.fix)
+
+
+def test_a_tools_file_server_is_refused_by_name() -> None:
+    with pytest.raises(ToolselectError, match="'static' is a tools file"):
+        mcp_config([ServerSpec(name="static", tools_file="x.tools.json")], ".")
+
+
+def test_a_stdio_server_starts_in_its_cwd_with_its_declared_env(tmp_path: Path) -> None:
+    (tmp_path / "srv").mkdir()
+    spec = ServerSpec(name="s", command="python", cwd="srv", env=(("MODE", "x"),),
+                      args=("-c", "import os, json; print(json.dumps([os.getcwd(), os.environ['MODE']]))"))
+    entry = mcp_config([spec], str(tmp_path))["s"]
+    assert entry["type"] == "stdio" and entry["env"] == {"MODE": "x"}
+    out = subprocess.run([entry["command"], *entry["args"]], env={**entry["env"]},
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    assert json.loads(out) == [str(tmp_path / "srv"), "x"]
+
+
+def test_an_http_server_keeps_its_url_and_headers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TOKEN_FOR_TEST", "t0k")
+    spec = ServerSpec(name="h", url="http://127.0.0.1:1/mcp",
+                      headers=(("Authorization", "Bearer ${TOKEN_FOR_TEST}"),))
+    assert mcp_config([spec], ".")["h"] == {"type": "http", "url": "http://127.0.0.1:1/mcp",
+                                            "headers": {"Authorization": "Bearer t0k"}}
+
+
+names = st.text(min_size=1, max_size=20)
+
+
+@given(server=names, tool=names)
+def test_a_wire_name_maps_back_to_the_cases_tool(server: str, tool: str) -> None:
+    case_tool = Tool(f"renamed-{tool}", "d", server=server, original_name=tool)
+    wire = f"mcp__{normalized(server)}__{normalized(tool)}"
+    assert wire_name_map([case_tool]) == {wire: case_tool.name}
+    assert all(c.isascii() and (c.isalnum() or c in "_-") for c in normalized(tool))
+    assert len(normalized(tool)) == len(tool)
+
+
+def test_a_servers_tool_keeps_a_name_a_builtin_also_has() -> None:
+    mine = (Tool("Bash", "my own shell tool", server="ops"),)
+    added = builtin_tools(["Bash", "Read"], "Claude Code", mine)
+    assert [t.name for t in added] == ["Read"]
+
+
+def test_the_harness_modules_are_not_imported_by_the_routes() -> None:
+    code = ("import sys; from pytest_toolselect.providers import get_provider, ProviderSettings;"
+            "get_provider('claude-code/x', ProviderSettings()); get_provider('openai-agents/x', "
+            "ProviderSettings()); print(sorted(m for m in ('claude_agent_sdk', 'agents', 'openai')"
+            " if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize(("model", "module", "extra"), [
+    ("claude-code/claude-test", "claude_agent_sdk", "claude-code"),
+    ("openai-agents/gpt-test", "agents", "openai-agents"),
+])
+def test_a_missing_extra_is_one_usage_error(project: Project, model: str, module: str,
+                                            extra: str) -> None:
+    project.config(model=model, api_base="http://127.0.0.1:9")
+    project.cases([case(*FIND), case("two", "another", ["find_company"])])
+    # the harness hidden from this run, as when its extra is not installed
+    (project.path / "conftest.py").write_text(
+        "import importlib.util\n"
+        "_find = importlib.util.find_spec\n"
+        f"importlib.util.find_spec = lambda name, *a: None if name == {module!r} else _find(name, *a)\n")
+    result = project.pytester.runpytest_subprocess()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count(f"the {extra} harness is not installed") == 1
+    assert f"pip install 'pytest-toolselect[{extra}]'" in err

@@ -1,0 +1,100 @@
+"""The openai-agents/<model> route end to end: a real Agents SDK agent with the case's stdio
+MCP server (which records every tools/call it gets), its model an OpenAI-compatible Chat
+Completions client pointed at the fake API; the first response is captured before any tool
+runs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
+from harness_support import calls_of, require_harness, run_from_parent
+
+from conftest import FIND, REGISTRY_TOOLS, Project, case
+
+# imported before pytester snapshots sys.modules
+agents = require_harness("agents", "openai-agents")
+KEY = "sk-proj-" + "agents-secret-" + "5" * 24  # built: no key-shaped literal
+TIMEOUT = "--toolselect-timeout=300"
+
+
+def picks(name: str, args: dict[str, Any] | None = None) -> Any:
+    return lambda body: Reply(tool_calls=[(name, args or {"name": "Acme Widgets"})],
+                              input_tokens=1000, output_tokens=100)
+
+
+@pytest.fixture
+def harness(project: Project, fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
+            tmp_path: Path) -> tuple[Project, Path]:
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    log = tmp_path / "calls.jsonl"
+    server = project.stdio_server(REGISTRY_TOOLS, flags={"call-log": str(log)})
+    project.config(servers={"registry": server}, model="openai-agents/gpt-test",
+                   api_base=fake_api.url + "/v1", retry_backoff=0,
+                   prices={"openai-agents/gpt-test": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}})
+    return project, log
+
+
+def test_the_first_response_is_scored_and_no_tool_runs(harness: tuple[Project, Path],
+                                                       fake_api: FakeAPI) -> None:
+    project, log = harness
+    fake_api.handler = picks("find_company")
+    project.cases([case(*FIND), case("vat", "Check VAT number GB123456789", ["lookup_vat"])])
+    result = project.pytester.runpytest(TIMEOUT, "--toolselect-json=out.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*via the OpenAI Agents SDK*", "*cost: $0.0024*"])
+    # one request per case: the run ended at the first response
+    assert len(fake_api.requests) == 2
+    for sent in fake_api.requests:
+        assert [t["function"]["name"] for t in sent.body["tools"]] == [t["name"] for t in REGISTRY_TOOLS]
+    asked = " ".join(json.dumps(r.body["messages"]) for r in fake_api.requests)
+    assert FIND[1] in asked and "GB123456789" in asked
+    assert calls_of(log) == []
+    doc = json.loads((project.path / "out.json").read_text())
+    assert doc["subject"]["harness"] == {"name": "openai-agents", "version": agents.__version__}
+    assert {r["first_tool"] for r in doc["cases"]} == {"find_company"}
+
+
+def test_an_invented_identifier_is_caught(harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    project, _ = harness
+    fake_api.handler = picks("list_officers", {"company_number": "99887766"})
+    project.cases([case("officers", "Who runs Acme Widgets Ltd?", ["list_officers"],
+                        forbid_ungrounded=True)])
+    result = project.pytester.runpytest(TIMEOUT)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*99887766*"])
+
+
+def test_keys_are_masked(harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    project, _ = harness
+    fake_api.handler = lambda body: Reply(status=401, error=f"bad key {KEY}")
+    project.cases([case(*FIND)])
+    result = project.pytester.runpytest(TIMEOUT, "--toolselect-json=out.json")
+    result.assert_outcomes(errors=1)
+    assert fake_api.requests[0].headers["authorization"] == f"Bearer {KEY}"  # the key was sent
+    out = result.stdout.str() + result.stderr.str() + (project.path / "out.json").read_text()
+    assert KEY not in out
+    assert "bad key" in out  # the error was reported, the key masked in it
+
+
+def test_records_holds_and_regresses_from_the_parent_folder(harness: tuple[Project, Path],
+                                                            fake_api: FakeAPI) -> None:
+    project, log = harness
+    project.cases([case(*FIND)])
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return run_from_parent(project.path, TIMEOUT)
+
+    fake_api.handler = picks("find_company")
+    assert (first := run()).returncode == 0, first.stdout[-3000:]
+    stored = json.loads((project.path / "base.json").read_text())
+    assert stored["subject"]["provider"] == "openai-agents"
+    assert (held := run()).returncode == 0, held.stdout[-3000:]
+    fake_api.handler = picks("lookup_vat", {"vat_number": "x"})
+    assert (regressed := run()).returncode == 1, regressed.stdout[-3000:]
+    assert "regress" in regressed.stdout.lower()
+    assert calls_of(log) == []
