@@ -54,7 +54,7 @@ def pytest_sessionfinish(session):
     assert len(fake_api.requests) == 1
     assert 'MODULES ["openai"]' in result.stdout.str()
     assert "FROZEN True" in result.stdout.str()
-    result.stdout.fnmatch_lines(["*openai/gpt-4o-mini: $0.0000 over 1 calls*"])
+    result.stdout.fnmatch_lines(["*openai/gpt-4o-mini: $0.0000 over 1 call,*"])
 
 
 #: a conftest that says, once collection is over and before any item ran, whether the

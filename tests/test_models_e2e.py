@@ -155,7 +155,7 @@ def test_an_unpriced_call_makes_the_cap_blind(models: Project, fake_api: FakeAPI
     assert len(fake_api.requests) == 1
     result.stdout.fnmatch_lines(["*cost cap $100 is blind: a call to anthropic/claude-unpriced-test "
                                  "came back with no price*",
-                                 "*1 calls with no known price, not in the total*"])
+                                 "*1 call with no known price, not in the total*"])
 
 
 def test_a_zero_price_does_not_move_the_cap(models: Project, fake_api: FakeAPI) -> None:

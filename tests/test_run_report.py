@@ -16,6 +16,7 @@ from pytest_toolselect.report import html as html_report
 from pytest_toolselect.report import markdown, results
 from pytest_toolselect.report.merge import merge_documents
 from pytest_toolselect.report.terminal import lines, summarize
+from pytest_toolselect.spec.plural import plural
 from pytest_toolselect.spec.records import CaseRecord
 from pytest_toolselect.spec.report_input import SummaryInput
 
@@ -70,9 +71,9 @@ def test_an_unpriced_rep_is_an_unpriced_call_in_every_report() -> None:
     assert doc["cost"]["by_model"]["m"] == {
         "calls": 2, "priced_usd": 0.5, "unpriced_calls": 1,
         "usage": {"input_tokens": 10, "output_tokens": 2}}
-    assert ("  m: 1 calls with no known price, not in the total (add the model under `prices:` "
+    assert ("  m: 1 call with no known price, not in the total (add the model under `prices:` "
             "in toolselect.yaml)") in _terminal([rec])
-    assert "; 1 calls with no known price, not in the total" in markdown.render(doc)
+    assert "; 1 call with no known price, not in the total" in markdown.render(doc)
     assert "m: 2 calls, 1 unpriced" in html.unescape(html_report.render(doc))
     # a merge counts it from the shard's per-rep costs, as the run did
     keys = [rec["key"]]
@@ -149,7 +150,7 @@ def _terminal_counts(out: list[str]) -> tuple[dict[str, tuple[int, int]], list[s
             confusions = line.removeprefix("top confusions (expected -> chosen): ").split(", ")
         if m := re.fullmatch(r"  (m\d): \$[\d.]+ over (\d+) calls?, .*", line):
             cost[m[1]] = (int(m[2]), 0)
-        if m := re.fullmatch(r"  (m\d): (\d+) calls with no known price, .*", line):
+        if m := re.fullmatch(r"  (m\d): (\d+) calls? with no known price, .*", line):
             cost[m[1]] = (cost[m[1]][0], int(m[2]))
     return cats, confusions, cost
 
@@ -195,8 +196,8 @@ def test_every_report_and_any_merge_agree_on_every_count(
         ], row_line
     for model, (calls, unpriced) in json_cost.items():
         line = next(li for li in md.splitlines() if li.startswith(f"- {markdown.code(model)}: "))
-        assert f" over {calls} calls," in line
-        assert (f"; {unpriced} calls with no known price" in line) == bool(unpriced)
+        assert f" over {plural(calls, 'call')}," in line
+        assert (f"; {plural(unpriced, 'call')} with no known price" in line) == bool(unpriced)
     for key in doc["verdict"]["blocking_cases"]:
         assert markdown.code(key) in md
 
@@ -210,7 +211,7 @@ def test_every_report_and_any_merge_agree_on_every_count(
         assert (f"expected {c['expected']}\nchose {c['chosen']}\n{n} rep{'' if n == 1 else 's'} "
                 f"({'acceptable' if c['correct'] else 'off target'})") in page
     for model, (calls, unpriced) in json_cost.items():
-        assert f"{model}: {calls} calls" + (f", {unpriced} unpriced" if unpriced else "") in page
+        assert f"{model}: {plural(calls, 'call')}" + (f", {unpriced} unpriced" if unpriced else "") in page
     for key in doc["verdict"]["blocking_cases"]:
         assert key in page
 

@@ -174,7 +174,7 @@ def _cost(cost: Mapping[str, Any]) -> list[str]:
         if saved:
             line += f", prompt-cache reads saved {_money(saved)}"
         if r["unpriced_calls"]:
-            line += f"; {r['unpriced_calls']} calls with no known price, not in the total"
+            line += f"; {plural(r['unpriced_calls'], 'call')} with no known price, not in the total"
         out.append(line)
     if cost["probe_usd"]:
         out.append(f"- preference probe: {_money(cost['probe_usd'])}")

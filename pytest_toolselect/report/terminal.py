@@ -284,5 +284,5 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
             line += f", {c.truncated} cut at max_tokens after a tool call"
         yield line
         if c.unpriced_calls:
-            yield (f"  {model}: {c.unpriced_calls} calls with no known price, not in the total "
+            yield (f"  {model}: {plural(c.unpriced_calls, 'call')} with no known price, not in the total "
                    "(add the model under `prices:` in toolselect.yaml)")
