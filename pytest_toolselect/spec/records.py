@@ -81,7 +81,8 @@ _SCORED_KEYS = ("toolset", "tool_texts", "tools_diff", "renamed_from", "dropped_
                 "calls", "failing_checks", "failing_detail", "checks", "tools_fingerprint",
                 "tools_changed", "case_changed", "error")
 #: present only when there is something to say
-_OPTIONAL_KEYS = ("escalation", "test_failure", "unevaluated_checks")
+_OPTIONAL_KEYS = ("escalation", "test_failure", "unevaluated_checks", "offered", "tool_defs",
+                  "attribution")
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +144,14 @@ class CaseRecord:
     test_failure: str | None = None
     #: failing checks its baseline entry was not evaluated with, set aside by the verdict
     unevaluated_checks: list[str] = field(default_factory=list)
+    #: the tool fingerprints in the order offered, the system prompt's last (the baseline
+    #: keeps it, so the tool set can be offered again)
+    offered: list[str] | None = None
+    #: each tool whole (name, description, input schema) by fingerprint, for those this
+    #: process met first (each travels once, as tool_texts)
+    tool_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: what re-asking the model with the baseline's tools found (gate/attribution.py)
+    attribution: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: _copy(getattr(self, k)) for k in _CASE_KEYS}
@@ -156,6 +165,9 @@ class CaseRecord:
             out["test_failure"] = self.test_failure
         if self.unevaluated_checks:
             out["unevaluated_checks"] = list(self.unevaluated_checks)
+        for k in ("offered", "tool_defs", "attribution"):
+            if getattr(self, k):
+                out[k] = _copy(getattr(self, k))
         return out
 
     @classmethod
@@ -170,7 +182,9 @@ class CaseRecord:
         return cls(**fields,
                    escalation=Escalation.from_json(escalation) if escalation is not None else None,
                    test_failure=data.get("test_failure"),
-                   unevaluated_checks=list(data.get("unevaluated_checks") or []))
+                   unevaluated_checks=list(data.get("unevaluated_checks") or []),
+                   offered=_copy(data.get("offered")), tool_defs=_copy(data.get("tool_defs") or {}),
+                   attribution=_copy(data.get("attribution")))
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> CaseRecord:
@@ -208,6 +222,8 @@ class CaseRecord:
                                    bool(escalation.get("recording"))) if escalation else None),
             test_failure=data.get("test_failure"),
             unevaluated_checks=list(data.get("unevaluated_checks") or []),
+            offered=_copy(data.get("offered")), tool_defs=_copy(data.get("tool_defs") or {}),
+            attribution=_copy(data.get("attribution")),
         )
 
 
