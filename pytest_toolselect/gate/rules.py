@@ -40,10 +40,13 @@ STILL_FAILING = "still_failing"
 ERROR = "error"
 #: not run: the cost cap stopped new calls
 SKIPPED = "skipped"
+#: a regression the model's move explains: the baseline's own tools fail now too
+#: (gate/attribution.py); not blocking unless --toolselect-fail-on-drift
+DRIFT = "drift"
 #: without any baseline a case is an ordinary test
 PASSED, FAILED = "passed", "failed"
 
-VERDICT_ORDER = (REGRESSION, FAILED, ERROR, SKIPPED, FIXED, NEW_FAILING, STILL_FAILING, FLAKY, NEW,
+VERDICT_ORDER = (DRIFT, REGRESSION, FAILED, ERROR, SKIPPED, FIXED, NEW_FAILING, STILL_FAILING, FLAKY, NEW,
                  HELD, PASSED)
 
 #: one stored run of a case: (passes, reps)
@@ -217,7 +220,7 @@ def judge(failing: Sequence[Collection[str]], base: Mapping[str, Any] | None, *,
 
 
 def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: bool,
-                   accept_regressions: bool) -> str:
+                   accept_regressions: bool, fail_on_drift: bool = False) -> str:
     """How a verdict shows in pytest: 'passed', 'failed', 'xfailed' or 'warned' (passed + warning)."""
     if verdict in (HELD, PASSED, NEW, FIXED):
         return "passed"
@@ -231,6 +234,8 @@ def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: 
         return "failed" if fail_on_still_failing else "xfailed"
     if verdict == NEW_FAILING:
         return "xfailed"
+    if verdict == DRIFT:
+        return "xfailed" if accept_regressions or not fail_on_drift else "failed"
     raise ValueError(f"no pytest outcome for verdict {verdict!r}")
 
 

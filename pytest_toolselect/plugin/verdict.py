@@ -151,6 +151,7 @@ def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> Non
 
 def xfail_reason(rec: CaseRecord) -> str:
     label = {"still_failing": "still failing", "new_failing": "new failing",
+             "drift": "drift (fails with the baseline's tools too)",
              "regression": "regression accepted by --toolselect-update-baseline"}[rec.verdict]
     if rec.dropped_from:
         from pytest_toolselect.gate.evidence import dropped_label
