@@ -353,7 +353,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-extra-reps", type=int, default=sequential.DEFAULT_MAX_EXTRA_REPS,
                         help="adaptive reps: the cap of extra reps per case (default: the "
                              "plugin's)")
+    parser.add_argument("--attribution-prs", type=int, default=5_000,
+                        help="pull requests per row of the drift scenario, and cases per row "
+                             "of the attribution scenario (default 5000; 0 skips both)")
+    parser.add_argument("--only-attribution", action="store_true",
+                        help="print only the drift and attribution scenarios")
     args = parser.parse_args(argv)
+    if args.only_attribution:
+        return attribution_report(args)
 
     rules = list(gate.RULES)
     start = time.perf_counter()
@@ -397,6 +404,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"default rule: {gate.DEFAULT_RULE}, but this run chose {chosen.get(main_history)} at "
               f"history {main_history}: update gate.DEFAULT_RULE and docs/gate.md")
+    print(f"({time.perf_counter() - start:.1f} s)")
+    return attribution_report(args)
+
+
+def attribution_report(args: argparse.Namespace) -> int:
+    """The drift and attribution scenarios (attribution_sim.py), with the history's default."""
+    if args.attribution_prs <= 0:
+        return 0
+    import attribution_sim
+
+    start = time.perf_counter()
+    rng = np.random.default_rng([args.seed, 26])
+    print()
+    for line in attribution_sim.drift(
+            rng, prs=args.attribution_prs, cases=args.cases, reps=CHOOSE_AT_REPS,
+            runs=args.history[0], regressed=args.regressed, max_extra=args.max_extra_reps,
+            population=POPULATION, regressed_from=REGRESSED_FROM, regressed_to=REGRESSED_TO,
+            run_adaptive=run_adaptive):
+        print(line)
+    print()
+    for line in attribution_sim.attribution(rng, trials=args.attribution_prs // 5,
+                                            reps=CHOOSE_AT_REPS):
+        print(line)
     print(f"({time.perf_counter() - start:.1f} s)")
     return 0
 

@@ -112,7 +112,7 @@ def test_a_two_tools_reworded_the_one_that_breaks_a_held_case_is_named(
     found = broken["attribution"]
     assert found["outcome"] == "regression" and found["search"] == "one at a time"
     assert [(c["tool"], c["part"]) for c in found["causes"]] == [("get_company", "description")]
-    assert found["baseline_tools"] == [9, 9] and found["head"] == [0, 9]
+    assert found["baseline_tools"] == [15, 15] and found["head"] == [0, 15]
     for report in run.every_report():
         assert CAUSE_A in report
         # the harmless rewording is a change the tools note lists, never a cause
@@ -120,8 +120,8 @@ def test_a_two_tools_reworded_the_one_that_breaks_a_held_case_is_named(
     # the word diff of the cause is shown with it
     assert "[-Look up a company" in run.terminal or "[-Look" in run.terminal
     assert run.case("invoices")["verdict"] == "held" and "attribution" not in run.case("invoices")
-    # the paired check (9 + 9) and one variant per changed tool (2 x 9)
-    assert run.attribution_calls() == found["calls"] == 36
+    # the paired check (15 + 15) and one variant per changed tool (2 x 9)
+    assert run.attribution_calls() == found["calls"] == 48
     print(f"attribution (a): {run.attribution_calls()} calls")
 
 
@@ -132,7 +132,7 @@ def test_b_the_model_moved_and_the_tools_did_not_drift(project: Project, model: 
     drifted = run.case("company")
     assert drifted["verdict"] == "drift" and drifted["outcome"] == "xfailed"
     assert drifted["attribution"]["same_tools"] is True
-    line = "drift: fails with the baseline's tools too (0/9 now, 3/3 recorded)"
+    line = "drift: fails with the baseline's tools too (0/15 now, 3/3 recorded)"
     for report in run.every_report():
         assert line in report
     # drift is the first thing the summary says, with what to do
@@ -140,8 +140,8 @@ def test_b_the_model_moved_and_the_tools_did_not_drift(project: Project, model: 
     assert "re-record main" in run.summary()[0]
     assert "**drift: 1 case fails" in run.markdown
     assert not run.doc["verdict"]["blocking"]
-    # identical requests: one arm of 9 reps
-    assert run.attribution_calls() == 9
+    # identical requests: one arm of 15 reps
+    assert run.attribution_calls() == 15
     print(f"attribution (b): {run.attribution_calls()} calls")
     again = Run(project, model, "--toolselect-fail-on-drift")
     assert again.result.ret == 1
@@ -161,11 +161,11 @@ def test_c_drift_and_an_edit_at_once(project: Project, model: WordModel) -> None
         ("list_invoices", "description")]
     for report in run.every_report():
         assert "caused by the change to list_invoices's description" in report
-        assert "drift: fails with the baseline's tools too (0/9 now, 3/3 recorded)" in report
+        assert "drift: fails with the baseline's tools too (0/15 now, 3/3 recorded)" in report
     assert run.summary()[0].startswith("drift: 1 case fails")
     assert run.doc["verdict"]["blocking_cases"] == [IDS["invoices"]]
-    # two paired checks of 9 + 9; one changed tool needs no variant
-    assert run.attribution_calls() == 36
+    # two paired checks of 15 + 15; one changed tool needs no variant
+    assert run.attribution_calls() == 60
     print(f"attribution (c): {run.attribution_calls()} calls")
 
 
@@ -177,10 +177,10 @@ def test_d_a_new_tool_that_takes_a_case_is_shadowing(project: Project, model: Wo
     assert run.result.ret == 1
     found = run.case("company")["attribution"]
     assert found["causes"] == [{"tool": "search_companies", "part": "added", "shadowing": True,
-                                "evidence": [9, 9]}]
+                                "evidence": [15, 15]}]
     for report in run.every_report():
         assert "shadowed by the new tool search_companies" in report
-    assert run.attribution_calls() == 18
+    assert run.attribution_calls() == 30
     print(f"attribution (d): {run.attribution_calls()} calls")
 
 
@@ -205,3 +205,31 @@ def test_a_bad_cap_is_a_usage_error(project: Project, model: WordModel) -> None:
     result = project.pytester.runpytest(*ARGS, "--toolselect-attribution-max-calls=lots")
     assert result.ret == 4
     assert "attribution-max-calls" in result.stdout.str() + result.stderr.str()
+
+
+def test_the_response_cache_replays_the_attribution(project: Project, model: WordModel) -> None:
+    model.deaf = set(DEAF)
+    first = Run(project, model, "--toolselect-cache=answers.sqlite")
+    assert first.case("company")["verdict"] == "drift" and first.calls > 0
+    # a CI job with no key replays every call, the attribution's too: nothing is asked
+    again = Run(project, model, "--toolselect-cache=answers.sqlite", "--toolselect-cache-mode=replay")
+    assert again.calls == 0 and again.result.ret == 0
+    assert again.case("company")["attribution"]["summary"] == first.case("company")["attribution"]["summary"]
+
+
+def test_shards_attribute_their_own_cases_and_merge(project: Project, model: WordModel) -> None:
+    model.deaf = set(DEAF)
+    for k in (1, 2):
+        result = project.pytester.runpytest(*ARGS, f"--toolselect-shard={k}/2",
+                                            f"--toolselect-json=shard{k}.json")
+        assert result.ret in (0, 1)
+    from pytest_toolselect import cli
+
+    status = cli.main(["merge", *(str(project.path / f"shard{k}.json") for k in (1, 2)),
+                       "--json", str(project.path / "merged.json")])
+    assert status == 0
+    doc = json.loads((project.path / "merged.json").read_text())
+    company = {c["nodeid"]: c for c in doc["cases"]}[IDS["company"]]
+    assert company["verdict"] == "drift" and company["attribution"]["outcome"] == "drift"
+    assert doc["verdict"]["exit_status"] == 0
+    assert doc["cost"]["attribution"]["calls"] == company["attribution"]["calls"] == 15

@@ -155,10 +155,11 @@ async def attribute(runner: Caller, spend: Spend, nodeid: str, run: CaseRun, tok
             head_d = [t.to_dict() for t in head_tools]
             changed = attr.changes(base_d, base_system, head_d, head_system)
             chosen = {first_tool(t) for t in (*head_turns, *run.turns)}
+            m = attr.variant_reps(runner.settings.reps, deterministic)
 
             async def restores(revert: list[dict[str, Any]]) -> tuple[bool, list[int]]:
                 tools, system = attr.variant(base_d, base_system, head_d, head_system, revert)
-                ((passes, reps, _),) = await asker.ask([(_tools(tools), system)], len(head_turns))
+                ((passes, reps, _),) = await asker.ask([(_tools(tools), system)], m)
                 return attr.worse((passes, reps), head_now, attr.RESTORE_ALPHA,
                                   deterministic)[0], [passes, reps]
 

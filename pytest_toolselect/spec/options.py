@@ -51,7 +51,7 @@ def _max_calls(v: Any) -> str | None:
     parts = str(v).strip().split("/")
     if len(parts) in (1, 2) and all(p.isdigit() for p in parts):
         return None
-    return "must be PER_CASE or PER_CASE/PER_RUN, counts of 0 or more (e.g. 60/300)"
+    return "must be PER_CASE or PER_CASE/PER_RUN, counts of 0 or more (e.g. 90/450)"
 
 
 def _shard(v: Any) -> str | None:
@@ -90,7 +90,7 @@ OPTIONS: tuple[Option, ...] = (
            "on: ask a case the gate would block again with the baseline's tools, to tell drift "
            "from the pull request and name the edit that broke it; off: do not (docs/gate.md)",
            lambda v: None if v in ("on", "off") else "must be on or off"),
-    Option("attribution_max_calls", "str", "60/300",
+    Option("attribution_max_calls", "str", "90/450",
            "attribution: at most this many calls per case, and per run (PER_CASE/PER_RUN; per "
            "process under -n)", _max_calls),
     Option("fail_on_suite_drop", "bool", False,
