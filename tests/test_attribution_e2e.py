@@ -38,7 +38,8 @@ CASES = [case("company", "Look up the company register entry for Acme", ["get_co
 IDS = {c["id"]: f"registry.toolselect.yaml::{c['id']}" for c in CASES}
 #: a model update: it no longer weighs these words, and "company" then ties with list_officers
 DEAF = {"look", "up", "register"}
-ARGS = ("--toolselect-baseline=base.json", "--toolselect-reps=3", "--toolselect-max-extra-reps=6")
+ARGS = ("--toolselect-baseline=base.json", "--toolselect-reps=3", "--toolselect-max-extra-reps=6",
+        "--toolselect-attribution=on")  # the suite's projects turn it off (conftest.py)
 REPORTS = ("--toolselect-json=out.json", "--toolselect-markdown=comment.md",
            "--toolselect-html=report.html")
 
@@ -146,6 +147,15 @@ def test_b_the_model_moved_and_the_tools_did_not_drift(project: Project, model: 
     again = Run(project, model, "--toolselect-fail-on-drift")
     assert again.result.ret == 1
     assert again.doc["verdict"]["reasons"] == ["1 drift (--toolselect-fail-on-drift)"]
+
+
+def test_attribution_is_on_by_default(project: Project, model: WordModel,
+                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_ADDOPTS", "-p no:hypothesispytest")  # not the suite's "off"
+    model.deaf = set(DEAF)
+    result = project.pytester.runpytest(*(a for a in ARGS if "attribution" not in a))
+    assert result.ret == 0
+    assert result.stdout.str().count("drift: fails with the baseline's tools too") == 1
 
 
 def test_c_drift_and_an_edit_at_once(project: Project, model: WordModel) -> None:
