@@ -46,7 +46,7 @@ DRIFT = "drift"
 #: without any baseline a case is an ordinary test
 PASSED, FAILED = "passed", "failed"
 
-VERDICT_ORDER = (DRIFT, REGRESSION, FAILED, ERROR, SKIPPED, FIXED, NEW_FAILING, STILL_FAILING, FLAKY, NEW,
+VERDICT_ORDER = (REGRESSION, FAILED, ERROR, DRIFT, SKIPPED, FIXED, NEW_FAILING, STILL_FAILING, FLAKY, NEW,
                  HELD, PASSED)
 
 #: one stored run of a case: (passes, reps)
