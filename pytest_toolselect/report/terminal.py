@@ -274,9 +274,9 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
         if c.truncated:
             line += f", {c.truncated} cut at max_tokens after a tool call"
         yield line
-    spent = summary.get("attribution")
-    if spent:
-        yield "  " + attribution_cost_line(spent)
         if c.unpriced_calls:
             yield (f"  {model}: {c.unpriced_calls} calls with no known price, not in the total "
                    "(add the model under `prices:` in toolselect.yaml)")
+    spent = summary.get("attribution")
+    if spent:
+        yield "  " + attribution_cost_line(spent)
