@@ -353,10 +353,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-extra-reps", type=int, default=sequential.DEFAULT_MAX_EXTRA_REPS,
                         help="adaptive reps: the cap of extra reps per case (default: the "
                              "plugin's)")
+    parser.add_argument("--attribution-prs", type=int, default=None,
+                        help="pull requests per row of the drift scenario, and 5 times the cases "
+                             "per row of the attribution scenario (default a quarter of --prs: "
+                             "5000; 0 skips both)")
+    parser.add_argument("--only-attribution", action="store_true",
+                        help="print only the drift and attribution scenarios")
     args = parser.parse_args(argv)
+    if args.attribution_prs is None:
+        args.attribution_prs = args.prs // 4
+    start = time.perf_counter()
+    if args.only_attribution:
+        attribution_report(args)
+        print(f"({time.perf_counter() - start:.1f} s)")
+        return 0
 
     rules = list(gate.RULES)
-    start = time.perf_counter()
     population = ", ".join(f"{s:.0%} at p={p}" for s, p in POPULATION)
     print(f"gate validity: {args.cases} cases ({population}), {args.prs} simulated pull requests "
           f"per scenario and cell, seed {args.seed}")
@@ -397,8 +409,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"default rule: {gate.DEFAULT_RULE}, but this run chose {chosen.get(main_history)} at "
               f"history {main_history}: update gate.DEFAULT_RULE and docs/gate.md")
+    attribution_report(args)
     print(f"({time.perf_counter() - start:.1f} s)")
     return 0
+
+
+def attribution_report(args: argparse.Namespace) -> None:
+    """The drift and attribution scenarios (attribution_sim.py), with the history's default."""
+    if args.attribution_prs <= 0:
+        return
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)  # loaded from a file (the suite's check), not run as a script
+    import attribution_sim
+
+    rng = np.random.default_rng([args.seed, 26])
+    print()
+    for line in attribution_sim.drift(
+            rng, prs=args.attribution_prs, cases=args.cases, reps=CHOOSE_AT_REPS,
+            runs=args.history[0], regressed=args.regressed, max_extra=args.max_extra_reps,
+            population=POPULATION, regressed_from=REGRESSED_FROM, regressed_to=REGRESSED_TO,
+            run_adaptive=run_adaptive):
+        print(line)
+    print()
+    for line in attribution_sim.attribution(rng, trials=max(1, args.attribution_prs // 5),
+                                            reps=CHOOSE_AT_REPS):
+        print(line)
 
 
 if __name__ == "__main__":

@@ -401,3 +401,65 @@ def refused_url_fixture() -> Iterator[str]:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         sock.close()
+
+
+# a model that reads the tools' descriptions --------------------------------------------
+_STOP_WORDS = frozenset({"a", "an", "the", "of", "by", "for", "to", "and", "or", "in", "on", "its",
+                         "it", "is", "what", "who", "which", "with", "from", "this", "that", "me"})
+
+
+def _words(text: str) -> set[str]:
+    import re
+
+    return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if w not in _STOP_WORDS}
+
+
+@dataclass
+class WordModel:
+    """A fake model whose choice depends on the words of the tools' descriptions: it calls
+    the offered tool whose description shares the most words with the question (a tie goes
+    to the tool offered first; no shared word: it answers in text). Set as a FakeAPI
+    ``handler``; it reads both wire formats (Anthropic and OpenAI).
+
+    ``deaf`` is a model update: words it no longer weighs, in questions and descriptions
+    alike, whatever the tools say. ``asked`` counts the calls it answered.
+    """
+
+    deaf: set[str] = field(default_factory=set)
+    asked: int = 0
+
+    @staticmethod
+    def offered(body: Any) -> list[tuple[str, str]]:
+        """(name, description) of each offered tool, in order."""
+        out = []
+        for tool in body.get("tools") or ():
+            fn = tool.get("function", tool)  # OpenAI nests the function
+            out.append((str(fn.get("name")), str(fn.get("description") or "")))
+        return out
+
+    @staticmethod
+    def question(body: Any) -> str:
+        for message in reversed(body.get("messages") or ()):
+            if message.get("role") != "user":
+                continue
+            content = message.get("content")
+            if isinstance(content, str):
+                return content
+            return " ".join(str(b.get("text", "")) for b in content or () if isinstance(b, dict))
+        return ""
+
+    def choose(self, question: str, tools: list[tuple[str, str]]) -> str | None:
+        asked = _words(question) - self.deaf
+        best, score = None, 0
+        for name, description in tools:
+            shared = len(asked & (_words(description) - self.deaf))
+            if shared > score:
+                best, score = name, shared
+        return best
+
+    def __call__(self, body: Any) -> Reply:
+        self.asked += 1
+        name = self.choose(self.question(body), self.offered(body))
+        if name is None:
+            return Reply(text="None of these tools fits.", input_tokens=1000, output_tokens=100)
+        return Reply(tool_calls=[(name, {})], input_tokens=1000, output_tokens=100)

@@ -46,7 +46,7 @@ HOSTILE = ("</script><script>alert(1)</script> <img src=x onerror=alert(1)> `${a
 _STATUS = {gate.HELD: "held", gate.PASSED: "held", gate.NEW: "held", gate.FIXED: "held",
            gate.FLAKY: "flaky", gate.REGRESSION: "failing", gate.FAILED: "failing",
            gate.NEW_FAILING: "failing", gate.STILL_FAILING: "failing", gate.ERROR: None,
-           gate.SKIPPED: None}
+           gate.SKIPPED: None, gate.DRIFT: "failing"}
 
 
 def record(nodeid: str, verdict: str, *, expect: list[str] | None = None,

@@ -50,7 +50,8 @@ ARGS = ("--toolselect-baseline=base.json", "--toolselect-json=out.json",
 
 
 def _pytest(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTEST_ADDOPTS": "-p no:hypothesispytest"}
+    # attribution off: the scripted model's regression with unchanged tools would be drift
+    env = {**os.environ, "PYTEST_ADDOPTS": "-p no:hypothesispytest --toolselect-attribution=off"}
     return subprocess.run([sys.executable, "-m", "pytest", *args], cwd=where, env=env,
                           capture_output=True, text=True, timeout=600, check=False)
 

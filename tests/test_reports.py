@@ -79,7 +79,9 @@ def _plan(project: Project, plan: dict[str, Any]) -> None:
 
 
 def _pytest(where: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTEST_ADDOPTS": "-p no:hypothesispytest -p no:cacheprovider"}
+    # attribution off: the scripted model's regression with unchanged tools would be drift
+    env = {**os.environ, "PYTEST_ADDOPTS": "-p no:hypothesispytest -p no:cacheprovider "
+           "--toolselect-attribution=off"}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:randomly", *args], cwd=where,
                           env=env, capture_output=True, text=True, timeout=300, check=False)
 

@@ -14,6 +14,7 @@ from pytest_toolselect.spec.checknames import CHECK_NAMES
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.fingerprint import fingerprint as fingerprint  # re-exported
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
+from pytest_toolselect.spec.tools import Tool
 
 from .atomic import write_text
 from .rules import DEFAULT_HISTORY
@@ -40,6 +41,20 @@ class Baseline:
     descriptions: dict[str, str] = field(default_factory=dict)
     #: per linted server, each tool's accepted description and schema fingerprint (rug pulls)
     lint_tools: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    #: per tools fingerprint, the fingerprints of its tools in the order offered (the
+    #: system prompt's last); with ``tools``, the tool set as it was offered
+    offered: dict[str, list[str]] = field(default_factory=dict)
+    #: per tool fingerprint, the tool whole: name, description, input schema (shared by
+    #: every entry offered it)
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def tool_set(self, tools_fingerprint: str | None) -> tuple[tuple[Tool, ...], str | None] | None:
+        """The tools and system prompt an entry was recorded with, or None: the file was
+        written before the baseline kept them (update it on main to keep them)."""
+        from .toolsdiff import rebuild
+
+        order = self.offered.get(tools_fingerprint or "")
+        return None if order is None else rebuild(order, self.tools)
 
     @property
     def empty(self) -> bool:
@@ -131,7 +146,8 @@ def load(path: Path) -> Baseline | None:
     return Baseline(path=path, subject=data["subject"], cases=data["cases"],
                     groups=data.get("groups", {}), lint=data.get("lint", {}),
                     toolsets=data.get("toolsets", {}), descriptions=data.get("descriptions", {}),
-                    lint_tools=data.get("lint_tools", {}))
+                    lint_tools=data.get("lint_tools", {}), offered=data.get("offered", {}),
+                    tools=data.get("tools", {}))
 
 
 def _malformed(path: Path, text: str, where: tuple[str | int, ...] | None, message: str,
@@ -312,10 +328,15 @@ def _tool_tables(cases: Mapping[str, Mapping[str, Any]], records: Iterable[CaseR
     over the old file's), and nothing else: the file stays bounded and deterministic."""
     toolsets = dict(old.toolsets) if old is not None else {}
     texts = dict(old.descriptions) if old is not None else {}
+    offered = dict(old.offered) if old is not None else {}
+    defs = dict(old.tools) if old is not None else {}
     for rec in records:
         if rec.toolset is not None and rec.tools_fingerprint is not None:
             toolsets[rec.tools_fingerprint] = rec.toolset
+            if rec.offered is not None:
+                offered[rec.tools_fingerprint] = list(rec.offered)
         texts.update(rec.tool_texts)
+        defs.update(rec.tool_defs)
     used = sorted({c["tools_fingerprint"] for c in cases.values() if c.get("tools_fingerprint")}
                   & set(toolsets))
     out: dict[str, Any] = {}
@@ -323,6 +344,12 @@ def _tool_tables(cases: Mapping[str, Mapping[str, Any]], records: Iterable[CaseR
         out["toolsets"] = {fp: dict(sorted(toolsets[fp].items())) for fp in used}
         tool_fps = sorted({t for fp in used for t in toolsets[fp].values()} & set(texts))
         out["descriptions"] = {t: texts[t] for t in tool_fps}
+    # the tool sets whole, each tool once however many entries were offered it; a set
+    # with a tool whose definition never travelled is left out (it could not be rebuilt)
+    kept = [fp for fp in used if fp in offered and all(t in defs for t in offered[fp])]
+    if kept:
+        out["offered"] = {fp: list(offered[fp]) for fp in kept}
+        out["tools"] = {t: defs[t] for t in sorted({t for fp in kept for t in offered[fp]})}
     return out
 
 

@@ -42,6 +42,7 @@ def case_outcome(record: CaseRecord | Mapping[str, Any], settings: Mapping[str, 
         fail_on_flaky=bool(settings.get("fail_on_flaky")),
         fail_on_still_failing=bool(settings.get("fail_on_still_failing")),
         accept_regressions=bool(settings.get("update_baseline")),
+        fail_on_drift=bool(settings.get("fail_on_drift")),
     )
 
 
@@ -103,6 +104,8 @@ def decide(cases: Iterable[CaseRecord | Mapping[str, Any]], settings: Mapping[st
     if own:
         whose = "its" if own == 1 else "their"
         reasons.append(f"{own} decorated test{'s' if own != 1 else ''} failed {whose} own assertion")
+    if counts.get(gate.DRIFT) and settings.get("fail_on_drift") and not settings.get("update_baseline"):
+        reasons.append(f"{counts[gate.DRIFT]} drift (--toolselect-fail-on-drift)")
     if counts.get(gate.FLAKY) and settings.get("fail_on_flaky"):
         reasons.append(f"{counts[gate.FLAKY]} flaky (--toolselect-fail-on-flaky)")
     if counts.get(gate.STILL_FAILING) and settings.get("fail_on_still_failing"):

@@ -43,6 +43,9 @@ STILL_FAILING = Verdict.STILL_FAILING
 ERROR = Verdict.ERROR
 #: not run: the cost cap stopped new calls
 SKIPPED = Verdict.SKIPPED
+#: a regression the model's move explains: the baseline's own tools fail now too
+#: (gate/attribution.py); not blocking unless --toolselect-fail-on-drift
+DRIFT = Verdict.DRIFT
 #: without any baseline a case is an ordinary test
 PASSED, FAILED = Verdict.PASSED, Verdict.FAILED
 
@@ -220,7 +223,7 @@ def judge(failing: Sequence[Collection[str]], base: Mapping[str, Any] | None, *,
 
 
 def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: bool,
-                   accept_regressions: bool) -> Outcome:
+                   accept_regressions: bool, fail_on_drift: bool = False) -> Outcome:
     """How a verdict shows in pytest: 'passed', 'failed', 'xfailed' or 'warned' (passed + warning)."""
     if verdict in (HELD, PASSED, NEW, FIXED):
         return Outcome.PASSED
@@ -234,6 +237,8 @@ def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: 
         return Outcome.FAILED if fail_on_still_failing else Outcome.XFAILED
     if verdict == NEW_FAILING:
         return Outcome.XFAILED
+    if verdict == DRIFT:
+        return Outcome.XFAILED if accept_regressions or not fail_on_drift else Outcome.FAILED
     raise ValueError(f"no pytest outcome for verdict {verdict!r}")
 
 

@@ -68,6 +68,53 @@ def texts(tools: Sequence[Tool], system: str | None, skip: Collection[str] = (),
     return {fp: redact(text[:TEXT_LIMIT], secrets) for fp, text in named if fp not in skip}
 
 
+def definitions(tools: Sequence[Tool], system: str | None, skip: Collection[str] = (),
+                secrets: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """Each tool exactly as offered (name, description, input schema), by the tool's
+    fingerprint, but those in skip; the system prompt as the tool named SYSTEM holding its
+    text. The baseline keeps these whole, so a case's tool set can be offered again as it
+    was recorded (attribution); key-shaped strings and declared secrets are masked."""
+    if skip and all(fp in skip for fp in toolset(tools, system).values()):
+        return {}
+    from pytest_toolselect.spec.secrets import redact, redact_data
+
+    out = {_tool_fingerprint(t): {"name": t.name, "description": redact(t.description, secrets),
+                                  "input_schema": redact_data(t.input_schema, secrets)}
+           for t in tools}
+    if system is not None:
+        out[_fingerprint(system)] = {"name": SYSTEM, "description": redact(system, secrets),
+                                     "input_schema": {}}
+    return {fp: d for fp, d in out.items() if fp not in skip}
+
+
+def offered(tools: Sequence[Tool], system: str | None) -> list[str]:
+    """The fingerprints of the tools in the order they were offered, the system prompt's
+    last: with definitions(), what rebuilds the request (order can sway a model)."""
+    out = [_tool_fingerprint(t) for t in tools]
+    if system is not None:
+        out.append(_fingerprint(system))
+    return out
+
+
+def rebuild(order: Sequence[str], defs: Mapping[str, Mapping[str, Any]]
+            ) -> tuple[tuple[Tool, ...], str | None] | None:
+    """The tools and system prompt a baseline recorded (offered() over definitions()), or
+    None when a definition is missing (a file written before the tools were kept)."""
+    from pytest_toolselect.spec.tools import Tool
+
+    tools: list[Tool] = []
+    system: str | None = None
+    for fp in order:
+        d = defs.get(fp)
+        if d is None:
+            return None
+        if d["name"] == SYSTEM:
+            system = d["description"]
+        else:
+            tools.append(Tool(d["name"], d["description"], dict(d.get("input_schema") or {})))
+    return tuple(tools), system
+
+
 def word_diff(before: str, after: str, limit: int = DIFF_LIMIT) -> str:
     """The words removed ``[-...-]`` and added ``{+...+}``, with a little context."""
     a, b = before.split(), after.split()

@@ -18,7 +18,7 @@ from pytest_toolselect.run.case_run import CaseRun
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.records import CaseRecord, GroupRecord
-from pytest_toolselect.spec.vocabulary import Outcome
+from pytest_toolselect.spec.vocabulary import Outcome, Verdict
 
 from .shown import shown
 
@@ -151,8 +151,9 @@ def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> Non
 
 
 def xfail_reason(rec: CaseRecord) -> str:
-    label = {"still_failing": "still failing", "new_failing": "new failing",
-             "regression": "regression accepted by --toolselect-update-baseline"}[rec.verdict]
+    label = {Verdict.STILL_FAILING: "still failing", Verdict.NEW_FAILING: "new failing",
+             Verdict.DRIFT: "drift (fails with the baseline's tools too)",
+             Verdict.REGRESSION: "regression accepted by --toolselect-update-baseline"}[rec.verdict]
     if rec.dropped_from:
         from pytest_toolselect.gate.evidence import dropped_label
 

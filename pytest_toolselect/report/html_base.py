@@ -21,7 +21,7 @@ CALL_CLIP = 160
 INDEX_CLIP = 5000
 
 _VERDICT_COLOURS = {
-    gate.REGRESSION: "#b91c1c", gate.FAILED: "#b91c1c", gate.ERROR: "#7e22ce",
+    gate.DRIFT: "#9a3412", gate.REGRESSION: "#b91c1c", gate.FAILED: "#b91c1c", gate.ERROR: "#7e22ce",
     gate.SKIPPED: "#6b7280", gate.FIXED: "#0f766e", gate.NEW_FAILING: "#c2410c",
     gate.STILL_FAILING: "#b45309", gate.FLAKY: "#a16207", gate.NEW: "#1d4ed8",
     gate.HELD: "#15803d", gate.PASSED: "#15803d",

@@ -159,7 +159,7 @@ def _cases_card(cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
 
 #: verdicts that block whatever the flags, and those that are failures but not blocking by default
 _SEVERE = {gate.REGRESSION, gate.FAILED, gate.ERROR}
-_WARN = {gate.NEW_FAILING, gate.STILL_FAILING, gate.FLAKY, gate.SKIPPED}
+_WARN = {gate.DRIFT, gate.NEW_FAILING, gate.STILL_FAILING, gate.FLAKY, gate.SKIPPED}
 
 
 def _by_severity(cases: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

@@ -24,7 +24,7 @@ from pytest_toolselect.spec.plural import plural
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .printable import printable
 from .run_report import NOTHING, expected_label
-from .words import counted, escalation_line, verdict_counts
+from .words import attribution_cost_line, counted, escalation_line, verdict_counts
 
 #: GitHub refuses comments over 65,536 characters; leave room for a wrapper's own text
 LIMIT = 60_000
@@ -39,8 +39,10 @@ _PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
 #: issue, even when escaped; a word joiner after the sign stops both (code spans are exempt)
 _REF = re.compile(r"([@#])(?=\w)")
 
-#: sections shown in full, in this order (each blocks the merge)
+#: sections shown in full, in this order (each blocks the merge; drift when flagged to)
 OPEN_SECTIONS = (
+    (gate.DRIFT, "Drift", "fail with the baseline's own tools now too (not blocking unless "
+     "--toolselect-fail-on-drift)"),
     (gate.REGRESSION, "Regressions", "held on the baseline, fail now"),
     (gate.FAILED, "Failing", "no baseline: ordinary test failures"),
     (gate.ERROR, "Errors", "not scored; their baseline entries are kept"),
@@ -176,6 +178,8 @@ def _cost(cost: Mapping[str, Any]) -> list[str]:
         if r["unpriced_calls"]:
             line += f"; {plural(r['unpriced_calls'], 'call')} with no known price, not in the total"
         out.append(line)
+    if cost.get("attribution"):
+        out.append(f"- {text(attribution_cost_line(cost['attribution']))}")
     if cost["probe_usd"]:
         out.append(f"- preference probe: {_money(cost['probe_usd'])}")
     return [*out, ""]
@@ -209,6 +213,11 @@ def _head(doc: Mapping[str, Any]) -> list[str]:
         out = ["## ✅ toolselect: not blocking", "",
                "Nothing that held on the baseline fails now." if doc["baseline"]["mode"] == "compared"
                else "No case fails."]
+    drifted = summary["verdicts"].get(gate.DRIFT)
+    if drifted:
+        from pytest_toolselect.gate.attribution import drift_line
+
+        out += ["", f"**{text(drift_line(drifted), 500)}**"]
     if verdict.get("missing_shards"):
         # toolselect merge --partial: this is not the whole suite's verdict
         out += ["", f"Partial: shard {', '.join(code(m) for m in verdict['missing_shards'])} "

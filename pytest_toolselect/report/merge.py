@@ -99,6 +99,9 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
         "preference": preference,
         "tool_texts": dict(sorted({k: v for _, doc in documents
                                    for k, v in (doc.get("tool_texts") or {}).items()}.items())),
+        **({"tools": defs} if (defs := dict(sorted(
+            {k: v for _, doc in documents for k, v in (doc.get("tools") or {}).items()}.items())))
+           else {}),
         **({"lint": lint} if lint else {}),
     }
     escalated = results.escalations(records)
@@ -198,6 +201,7 @@ def baseline_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     records = [dict(c) for c in document["cases"]]
     if records:
         records[0]["tool_texts"] = dict(document.get("tool_texts") or {})
+        records[0]["tool_defs"] = dict(document.get("tools") or {})
     return records
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_toolselect.gate.evidence import dropped_label
 from pytest_toolselect.gate.toolsdiff import lines as tool_lines
+from pytest_toolselect.spec.plural import plural
 from pytest_toolselect.spec.records import CaseRecord, Escalation, as_case_record
 
 
@@ -25,6 +26,8 @@ def notes(record: CaseRecord | Mapping[str, Any]) -> list[tuple[str, list[str]]]
                     + " (too little evidence for the gate's rule to call it a regression)", []))
     if case.escalation is not None:
         out.append((escalated_label(case.escalation), []))
+    if case.attribution is not None:
+        out.append(attribution_note(case.attribution))
     changed = [what for what, moved in (("the tools offered or the system prompt", case.tools_changed),
                                         ("the case itself", case.case_changed)) if moved]
     if changed:
@@ -57,6 +60,20 @@ def tool_changes(records: Iterable[CaseRecord | Mapping[str, Any]]) -> list[dict
                                            "line": tool_lines([change])[0], "cases": []})
             entry["cases"].append(case.nodeid)
     return list(found.values())
+
+
+def attribution_note(found: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """What asking again with the baseline's tools found, and the word diffs of its causes."""
+    from pytest_toolselect.gate.attribution import summary
+
+    calls = found.get("calls", 0)
+    spent = f"attribution: {plural(calls, 'call')}"
+    if found.get("outcome") is None:
+        return f"not attributed: {found.get('unavailable')}", [spent] if calls else []
+    details = [f"{c['tool']}: {c['diff']}" for c in found.get("causes") or () if c.get("diff")]
+    if found.get("stopped"):
+        spent += f", stopped early ({found['stopped']})"
+    return summary(found), [*details, spent]
 
 
 def escalated_label(escalation: Escalation) -> str:

@@ -70,7 +70,11 @@ def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] |
         "tools_fingerprint": rec.tools_fingerprint,
         # and the tools a baseline keeps for the tools-changed note (texts: the document's)
         "toolset": rec.toolset,
+        # the order of the tools offered (their definitions: the document's `tools`)
+        "offered": rec.offered,
     }
+    if rec.attribution is not None:
+        entry["attribution"] = rec.attribution
     if rec.escalation is not None:
         entry["escalation"] = rec.escalation.to_json()
     if rec.test_failure:
@@ -127,6 +131,7 @@ def build(data: ResultsInput | Mapping[str, Any]) -> dict[str, Any]:
         "cases": cases,
         "preference": preference,
         "tool_texts": tool_texts(records),
+        **({"tools": defs} if (defs := tool_defs(records)) else {}),
         **({"lint": data.lint} if data.lint else {}),
         **({"shard": dict(data.shard)} if data.shard is not None else {}),
     }
@@ -143,6 +148,14 @@ def tool_texts(records: Iterable[CaseRecord]) -> dict[str, str]:
     for rec in records:
         texts.update(rec.tool_texts)
     return dict(sorted(texts.items()))
+
+
+def tool_defs(records: Iterable[CaseRecord]) -> dict[str, dict[str, Any]]:
+    """Every tool whole the records carried, by tool fingerprint (as tool_texts)."""
+    defs: dict[str, dict[str, Any]] = {}
+    for rec in records:
+        defs.update(rec.tool_defs)
+    return dict(sorted(defs.items()))
 
 
 def escalations(records: Iterable[CaseRecord | Mapping[str, Any]]) -> Escalations | None:

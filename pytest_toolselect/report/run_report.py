@@ -85,6 +85,8 @@ class RunReport:
     intents: int
     intent_disagreements: Mapping[str, Mapping[str, int]]
     costs: Mapping[str, ModelCost]
+    #: the attribution's calls (in ``costs`` too): cases asked again, calls, priced USD
+    attribution: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def wrong_choices(self) -> list[Confusion]:
@@ -114,6 +116,7 @@ class RunReport:
             "cache_savings_usd": dict(sorted(cache_savings.items())),
             "cap_usd": cap,
             "capped": capped,
+            **({"attribution": dict(self.attribution)} if self.attribution else {}),
         }
 
 
@@ -140,6 +143,7 @@ def build_report(records: Sequence[CaseRecord],
         intent_disagreements={k: dict(sorted(v.items())) for k, v in sorted(by_intent.items())
                               if len(v) > 1},
         costs=_costs(records),
+        attribution=_attribution(records),
     )
 
 
@@ -188,11 +192,25 @@ def _costs(records: Iterable[CaseRecord]) -> dict[str, ModelCost]:
             continue
         calls, priced, unpriced, usage, truncated = rows.get(r.model, (0, 0.0, 0, Counter(), 0))
         usage.update(r.usage)
-        rows[r.model] = (calls + len(r.costs), priced + sum(c for c in r.costs if c is not None),
-                         unpriced + sum(1 for c in r.costs if c is None), usage,
+        # the attribution's calls (asked again with the baseline's tools) are the model's too
+        found = r.attribution or {}
+        usage.update(found.get("usage") or {})
+        costs = [*r.costs, *(found.get("costs") or ())]
+        rows[r.model] = (calls + len(costs), priced + sum(c for c in costs if c is not None),
+                         unpriced + sum(1 for c in costs if c is None), usage,
                          truncated + r.truncated)
     return {m: ModelCost(calls, priced, unpriced, dict(usage), truncated)
             for m, (calls, priced, unpriced, usage, truncated) in sorted(rows.items())}
+
+
+def _attribution(records: Iterable[CaseRecord]) -> dict[str, Any]:
+    """The cases asked again with the baseline's tools and what that cost (empty: none)."""
+    found = [r.attribution for r in records if r.attribution and r.attribution.get("calls")]
+    if not found:
+        return {}
+    costs = [c for a in found for c in a.get("costs") or ()]
+    return {"cases": len(found), "calls": sum(a["calls"] for a in found),
+            "priced_usd": sum(c for c in costs if c is not None)}
 
 
 def first_tools_by_intent(records: Iterable[CaseRecord]) -> dict[str, Counter[str]]:

@@ -15,7 +15,7 @@ from pytest_toolselect.spec.report_input import SummaryInput
 
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .run_report import NOTHING, ModelCost, build_report
-from .words import counted, escalation_line, verdict_counts
+from .words import attribution_cost_line, counted, escalation_line, verdict_counts
 
 #: the regressions' title when --toolselect-update-baseline accepts them
 #: a check's detail names values already clipped; this bounds the sentence around them
@@ -24,6 +24,8 @@ ACCEPTED = ("regressions accepted (held on the baseline, fail now; --toolselect-
             "records the new behaviour)")
 
 SECTIONS = (
+    (gate.DRIFT, "drift (fail with the baseline's own tools now too: the model moved, not this "
+                 "change; re-record main)"),
     (gate.REGRESSION, "regressions (held on the baseline, fail now: these block)"),
     (gate.FAILED, "failing (no baseline: an ordinary test failure)"),
     (gate.ERROR, "errors (not scored; baseline entries kept)"),
@@ -119,6 +121,7 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
         "gone": list(data.gone),
         "intents": report.intents,
         "costs": report.costs,
+        "attribution": report.attribution,
         "cache_savings": dict(data.cache_savings),
         "cost_cap": data.cost_cap,
         "verbose": data.verbose,
@@ -160,13 +163,18 @@ def unevaluated_line(found: Mapping[str, Any], *, updated: bool = False) -> str:
 
 def _counts_line(summary: Mapping[str, Any]) -> str:
     v = summary["verdicts"]
-    order = [gate.REGRESSION, gate.FAILED, gate.ERROR, gate.HELD, gate.PASSED, gate.NEW,
+    order = [gate.DRIFT, gate.REGRESSION, gate.FAILED, gate.ERROR, gate.HELD, gate.PASSED, gate.NEW,
              gate.FIXED, gate.NEW_FAILING, DROPPED, gate.STILL_FAILING, gate.FLAKY]
     parts = verdict_counts([(k, v[k]) for k in order if v.get(k)])
     return f"{counted(summary['total'], 'case')}: " + (parts or "none run")
 
 
 def lines(summary: Mapping[str, Any]) -> Iterator[str]:
+    drifted = summary["verdicts"].get(gate.DRIFT)
+    if drifted:
+        from pytest_toolselect.gate.attribution import drift_line
+
+        yield drift_line(drifted)  # first: it explains every other red of this run
     yield summary["model_line"]
     if summary["baseline"]:
         mode = summary["baseline_mode"]
@@ -286,3 +294,6 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
         if c.unpriced_calls:
             yield (f"  {model}: {plural(c.unpriced_calls, 'call')} with no known price, not in the total "
                    "(add the model under `prices:` in toolselect.yaml)")
+    spent = summary.get("attribution")
+    if spent:
+        yield "  " + attribution_cost_line(spent)

@@ -25,6 +25,12 @@ def verdict_counts(counts: dict[str, int] | list[tuple[str, int]]) -> str:
     return ", ".join(counted(n, v) for v, n in items)
 
 
+def attribution_cost_line(spent: Mapping[str, Any]) -> str:
+    """The attribution's share of the cost, in one line (its calls are in the totals)."""
+    return (f"attribution: {counted(spent['calls'], 'call')} asking {counted(spent['cases'], 'case')} "
+            f"again with the baseline's tools, ${spent['priced_usd']:.4f} (in the totals above)")
+
+
 def escalation_line(escalations: Escalations | Mapping[str, Any]) -> str:
     """Adaptive reps in one line: cases asked again, extra calls, verdicts (a live run's
     Escalations, or a saved document's summary.escalations)."""

@@ -89,17 +89,14 @@ class CaseRecords:
                     failing[name] = check.detail
         from pytest_toolselect.gate.evidence import dropped_from
 
+        from .escalation import judged
         from .lineage import tool_fields
 
         status = run.status
         base, renamed = self.baselines.entry_following_rename(nodeid, case)
-        rule: str | gate.Rule = self.settings.options.rule
-        if run.escalation is not None:
-            from .escalation import verdict_rule
-
-            rule = verdict_rule(self, nodeid, case, run.escalation, len(run.scores)) or rule
-        verdict, unevaluated = gate.judge([s.failing for s in run.scores], base,
-                                          have_baseline=self.baselines.have_baseline, rule=rule)
+        verdict, unevaluated = judged(self, nodeid, run)
+        if verdict == gate.REGRESSION and (run.attribution or {}).get("outcome") == gate.DRIFT:
+            verdict = gate.DRIFT  # the baseline's own tools fail now too: the model moved
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
         secrets = [v for n in self.calls.servers_for(case) if n in self.settings.config.servers
                    for v in self.settings.config.servers[n].secrets]
@@ -137,6 +134,7 @@ class CaseRecords:
             and base.get("case_fingerprint") not in (None, case_fp),
             error=None,
             escalation=run.escalation,
+            attribution=run.attribution,
             unevaluated_checks=unevaluated,
         )
 

@@ -36,6 +36,8 @@ class CaseRun:
     scores: tuple[Any, ...] = ()  # checks.ScoreResult per rep
     #: adaptive reps: the extra reps asked and why they stopped early (None: not asked again)
     escalation: Escalation | None = None
+    #: a case the gate would block, asked again with the baseline's tools (run/attribution.py)
+    attribution: dict[str, Any] | None = None
 
     def with_reps(self, turns: Iterable[Turn], scores: Iterable[Any]) -> CaseRun:
         """This run with more reps after its own (turns and their scores in order)."""

@@ -98,6 +98,17 @@ def verdict_rule(parts: CallParts, nodeid: str, case: Case, escalation: Escalati
                                                                       design, test)))
 
 
+def judged(parts: CallParts, nodeid: str, run: CaseRun) -> tuple[str, list[str]]:
+    """The gate's verdict of a case's reps (and the checks set aside, gate.judge), by the
+    rule its adaptive reps leave it with: what its record says and what attribution asks."""
+    base, _ = parts.baselines.entry_following_rename(nodeid, run.case)
+    rule: str | gate.Rule = parts.settings.options.rule
+    if run.escalation is not None:
+        rule = verdict_rule(parts, nodeid, run.case, run.escalation, len(run.scores)) or rule
+    return gate.judge([s.failing for s in run.scores], base,
+                      have_baseline=parts.baselines.have_baseline, rule=rule)
+
+
 async def escalate(runner: Caller, nodeid: str, run: CaseRun,
                    request: Callable[[int], TurnRequest], tokens: int) -> CaseRun:
     """The run with the reps its plan asks for in batches, and what happened noted on it."""

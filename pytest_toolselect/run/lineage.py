@@ -70,8 +70,11 @@ def tool_fields(run: CaseRun, tools_fp: str, base: Mapping[str, Any] | None,
     controller once), and, when the tools moved under the case, what changed."""
     toolset = toolsdiff.toolset(run.tools, run.system)
     new = toolsdiff.texts(run.tools, run.system, skip=sent, secrets=secrets)
+    defs = toolsdiff.definitions(run.tools, run.system, skip=sent, secrets=secrets)
     sent.update(new)
-    fields: dict[str, Any] = {"toolset": toolset, "tool_texts": new, "tools_diff": None}
+    fields: dict[str, Any] = {"toolset": toolset, "tool_texts": new, "tools_diff": None,
+                              "offered": toolsdiff.offered(run.tools, run.system),
+                              "tool_defs": defs}
     old_fp = base.get("tools_fingerprint") if base is not None else None
     if baseline is not None and old_fp not in (None, tools_fp) and old_fp in baseline.toolsets:
         fields["tools_diff"] = toolsdiff.diff(

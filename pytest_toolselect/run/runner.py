@@ -56,6 +56,12 @@ class CaseRunner:
         self.server_specs = server_specs
         self._scheduler: Scheduler | None = None
         self._pending: dict[str, concurrent.futures.Future[Any]] = {}
+        from pytest_toolselect.gate.attribution import parse_max_calls
+
+        from .attribution import Spend
+
+        #: the attribution's calls in this process, under --toolselect-attribution-max-calls
+        self.attribution_spend = Spend(*parse_max_calls(settings.options.attribution_max_calls))
 
     @property
     def scheduler(self) -> Scheduler:
@@ -102,9 +108,12 @@ class CaseRunner:
         run = CaseRun(case=case, tools=tools, system=system, turns=tuple(turns),
                       scores=tuple(score(case, t.calls, tools, arguments_filled=filled) for t in turns))
         if nodeid is not None:
-            from .escalation import escalate
+            from .attribution import attribute
+            from .escalation import escalate, judged
 
             run = await escalate(self, nodeid, run, request, tokens)
+            run = await attribute(self, self.attribution_spend, nodeid, run, tokens,
+                                  lambda r: judged(self, nodeid, r)[0])
         return run
 
     async def call(self, request: TurnRequest, tokens: int) -> Turn:

@@ -95,10 +95,13 @@ class Options:
     reps: int
     fail_on_still_failing: bool
     fail_on_flaky: bool
+    fail_on_drift: bool
     history: int
     rule: str
     adaptive: str
     max_extra_reps: int
+    attribution: str
+    attribution_max_calls: str
     fail_on_suite_drop: bool
     bm25_threshold: float
     discovery_timeout: float

@@ -122,7 +122,8 @@ class SessionSummary:
     def gate_settings(self) -> dict[str, Any]:
         """The settings the one verdict reads (gate.decision), as the results document holds them."""
         return {name: getattr(self.settings.options, name) for name in (
-            "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline")}
+            "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
+            "fail_on_drift")}
 
     def decision(self) -> Decision:
         """The run's one verdict: what the session's exit status and every report read."""
@@ -166,7 +167,7 @@ class SessionSummary:
         settings = {name: getattr(self.settings.options, name) for name in (
             "reps", "rule", "history", "adaptive", "max_extra_reps", "max_tokens", "temperature",
             "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
-            "min_effect_change", "lint")}
+            "min_effect_change", "lint", "fail_on_drift", "attribution")}
         base = self.baselines.baseline
         return ResultsInput(
             provenance=provenance(self.settings.rootdir,

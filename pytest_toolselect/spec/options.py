@@ -47,6 +47,13 @@ def _non_negative(v: Any) -> str | None:
     return None if v >= 0 else "must be 0 or more"
 
 
+def _max_calls(v: Any) -> str | None:
+    parts = str(v).strip().split("/")
+    if len(parts) in (1, 2) and all(p.isdigit() for p in parts):
+        return None
+    return "must be PER_CASE or PER_CASE/PER_RUN, counts of 0 or more (e.g. 90/450)"
+
+
 def _shard(v: Any) -> str | None:
     from pytest_toolselect.spec.shards import shard_problem
 
@@ -64,6 +71,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("fail_on_still_failing", "bool", False,
            "also fail on cases that failed on the baseline and still fail"),
     Option("fail_on_flaky", "bool", False, "also fail on cases whose reps disagree"),
+    Option("fail_on_drift", "bool", False,
+           "also fail on drift: a case that fails with the baseline's own tools now too (the "
+           "model moved, not the pull request; see docs/gate.md)"),
     Option("history", "int", DEFAULT_HISTORY,
            "runs per case the baseline keeps when updated, so a case that wobbles on main is known "
            "as marginal", _positive),
@@ -76,6 +86,13 @@ OPTIONS: tuple[Option, ...] = (
            lambda v: None if v in ("on", "off") else "must be on or off"),
     Option("max_extra_reps", "int", DEFAULT_MAX_EXTRA_REPS,
            "adaptive reps: at most this many extra calls per case", _non_negative),
+    Option("attribution", "str", "on",
+           "on: ask a case the gate would block again with the baseline's tools, to tell drift "
+           "from the pull request and name the edit that broke it; off: do not (docs/gate.md)",
+           lambda v: None if v in ("on", "off") else "must be on or off"),
+    Option("attribution_max_calls", "str", "90/450",
+           "attribution: at most this many calls per case, and per run (PER_CASE/PER_RUN; per "
+           "process under -n)", _max_calls),
     Option("fail_on_suite_drop", "bool", False,
            "also fail when the share of cases held fell against the baseline, beyond its 95% interval"),
     Option("bm25_threshold", "float", 1.0,

@@ -84,7 +84,8 @@ _SCORED_KEYS = ("toolset", "tool_texts", "tools_diff", "renamed_from", "dropped_
                 "calls", "failing_checks", "failing_detail", "checks", "tools_fingerprint",
                 "tools_changed", "case_changed", "error")
 #: present only when there is something to say
-_OPTIONAL_KEYS = ("escalation", "test_failure", "unevaluated_checks", "found_by")
+_OPTIONAL_KEYS = ("escalation", "test_failure", "unevaluated_checks", "found_by", "offered",
+                  "tool_defs", "attribution")
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +149,14 @@ class CaseRecord:
     unevaluated_checks: list[str] = field(default_factory=list)
     #: per rep, a harness's step before its choice (its tool search), None where there was none
     found_by: list[str | None] = field(default_factory=list)
+    #: the tool fingerprints in the order offered, the system prompt's last (the baseline
+    #: keeps it, so the tool set can be offered again)
+    offered: list[str] | None = None
+    #: each tool whole (name, description, input schema) by fingerprint, for those this
+    #: process met first (each travels once, as tool_texts)
+    tool_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: what re-asking the model with the baseline's tools found (gate/attribution.py)
+    attribution: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         # the words arrive as text from a file or a worker's report: read once, here
@@ -169,6 +178,9 @@ class CaseRecord:
             out["unevaluated_checks"] = list(self.unevaluated_checks)
         if any(f is not None for f in self.found_by):
             out["found_by"] = list(self.found_by)
+        for k in ("offered", "tool_defs", "attribution"):
+            if getattr(self, k):
+                out[k] = _copy(getattr(self, k))
         return out
 
     @classmethod
@@ -184,7 +196,9 @@ class CaseRecord:
                    escalation=Escalation.from_json(escalation) if escalation is not None else None,
                    test_failure=data.get("test_failure"),
                    unevaluated_checks=list(data.get("unevaluated_checks") or []),
-                   found_by=list(data.get("found_by") or []))
+                   found_by=list(data.get("found_by") or []),
+                   offered=_copy(data.get("offered")), tool_defs=_copy(data.get("tool_defs") or {}),
+                   attribution=_copy(data.get("attribution")))
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> CaseRecord:
@@ -224,6 +238,8 @@ class CaseRecord:
             test_failure=data.get("test_failure"),
             unevaluated_checks=list(data.get("unevaluated_checks") or []),
             found_by=list(data.get("found_by") or []),
+            offered=_copy(data.get("offered")), tool_defs=_copy(data.get("tool_defs") or {}),
+            attribution=_copy(data.get("attribution")),
         )
 
 

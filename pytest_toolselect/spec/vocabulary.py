@@ -37,6 +37,8 @@ class Verdict(Word):
     REGRESSION = "regression"
     FAILED = "failed"
     ERROR = "error"
+    #: a regression the model's move explains: the baseline's own tools fail now too
+    DRIFT = "drift"
     #: not run: the cost cap stopped new calls
     SKIPPED = "skipped"
     FIXED = "fixed"

@@ -1,0 +1,211 @@
+"""Attribution in a run: a case the gate would block is asked again with the baseline's tools.
+
+The decisions are gate/attribution.py's; this module finds the cases to ask (only those
+the gate would call a regression, whose baseline entry keeps its tool set), asks the
+paired arms interleaved and, when the tool set changed, the variants of the search for
+the edit that broke the case. Every call goes through the runner: the same scheduler,
+rate limits, response cache (rep indices from attribution.REP_OFFSET) and cost cap as the
+case's own reps; the calls are capped per case and per process
+(--toolselect-attribution-max-calls) and counted on the record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from pytest_toolselect.gate import attribution as attr
+from pytest_toolselect.gate import rules as gate
+
+if TYPE_CHECKING:
+    from pytest_toolselect.providers import Turn
+    from pytest_toolselect.spec.tools import Tool
+
+    from .case_run import CaseRun
+    from .contracts import Caller
+
+#: why the attribution stopped before it was complete
+CAPPED, COST_CAP, FAILED = "attribution cap", "cost cap", "a call failed"
+
+
+@dataclass
+class Spend:
+    """The attribution's calls this process made (the per-run cap counts these)."""
+
+    per_case: int = attr.DEFAULT_MAX_CALLS[0]
+    per_run: int = attr.DEFAULT_MAX_CALLS[1]
+    calls: int = 0
+
+
+class _Stop(Exception):
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+@dataclass
+class _Asker:
+    """One case's attribution calls, under its caps."""
+
+    runner: Caller
+    run: CaseRun
+    tokens: int
+    spend: Spend
+    known: frozenset[str]
+    calls: int = 0
+    costs: list[float | None] = field(default_factory=list)
+    usage: dict[str, int] = field(default_factory=dict)
+
+    def room(self) -> int:
+        return max(0, min(self.spend.per_case - self.calls, self.spend.per_run - self.spend.calls))
+
+    async def ask(self, arms: Sequence[tuple[tuple[Tool, ...], str | None]], n: int
+                  ) -> list[tuple[int, int, list[Turn]]]:
+        """n reps of each arm, interleaved (rep i of every arm before rep i + 1 of any):
+        per arm its passes, reps and turns."""
+        from pytest_toolselect.providers import TurnRequest
+        from pytest_toolselect.scoring.checks import score
+
+        from .budget import CostCapReached
+
+        if n < 1 or n * len(arms) > self.room():
+            raise _Stop(CAPPED)
+        self.calls += n * len(arms)
+        self.spend.calls += n * len(arms)
+        jobs = [(a, self.runner.call(TurnRequest(question=self.run.case.question, tools=tools,
+                                                 system=system or None, rep=attr.REP_OFFSET + i),
+                                     self.tokens))
+                for i in range(n) for a, (tools, system) in enumerate(arms)]
+        results = await asyncio.gather(*(j for _, j in jobs), return_exceptions=True)
+        filled = bool(getattr(self.runner.wiring.provider, "fills_arguments", True))
+        out = [(0, 0, []) for _ in arms]
+        errors = [r for r in results if isinstance(r, BaseException)]
+        for (a, _), turn in zip(jobs, results, strict=True):
+            if isinstance(turn, BaseException):
+                continue
+            self.costs.append(turn.cost_usd)
+            for k, v in turn.usage.items():
+                self.usage[k] = self.usage.get(k, 0) + v
+            scored = score(self.run.case, turn.calls, arms[a][0], arguments_filled=filled)
+            passes, reps, turns = out[a]
+            out[a] = (passes + int(self.known.isdisjoint(scored.failing)), reps + 1, [*turns, turn])
+        if errors:
+            raise _Stop(COST_CAP if any(isinstance(e, CostCapReached) for e in errors) else FAILED)
+        return out
+
+
+def _tools(defs: Sequence[dict[str, Any]]) -> tuple[Tool, ...]:
+    from pytest_toolselect.spec.tools import Tool
+
+    return tuple(Tool(d["name"], d.get("description", ""), dict(d.get("input_schema") or {}))
+                 for d in defs)
+
+
+def should_attribute(parts: Caller, verdict: str) -> bool:
+    settings = parts.settings
+    return (verdict == gate.REGRESSION and settings.options.attribution == "on"
+            and not settings.flag("update_baseline"))
+
+
+async def attribute(runner: Caller, spend: Spend, nodeid: str, run: CaseRun, tokens: int,
+                    verdict_of: Callable[[CaseRun], str]) -> CaseRun:
+    """The run with what asking again found noted on it (``run.attribution``), when the gate
+    would call the case a regression; the run as it is otherwise."""
+    if not should_attribute(runner, verdict_of(run)):
+        return run
+    baselines = runner.baselines
+    entry, _ = baselines.entry_following_rename(nodeid, run.case)
+    stored = baselines.baseline
+    if entry is None or stored is None:
+        return run
+    found = stored.tool_set(entry.get("tools_fingerprint"))
+    if found is None:
+        return replace(run, attribution=attr.unavailable(
+            "the baseline does not keep the tools this case was recorded with (written before "
+            "it kept them): update it on main (--toolselect-update-baseline) to keep them"))
+    from .case_run import first_tool
+
+    base_tools, base_system = found
+    head_tools, head_system = run.tools, run.system
+    same = ([t.to_dict() for t in base_tools], base_system) == (
+        [t.to_dict() for t in head_tools], head_system)
+    deterministic = bool(getattr(runner.wiring.provider, "deterministic", False))
+    n = attr.paired_reps(runner.settings.reps, deterministic)
+    asker = _Asker(runner, run, tokens, spend, gate.evaluated_checks(entry))
+    history = gate.history_of(entry)
+    recorded = (sum(p for p, _ in history), sum(r for _, r in history))
+    result: dict[str, Any] = {"outcome": None, "recorded": list(recorded), "same_tools": same,
+                              "reps_per_arm": n, "causes": [], "search": None,
+                              "stopped": None, "calls": 0}
+    try:
+        # identical requests: one arm is both (asking it twice would sample the same thing)
+        n = min(n, asker.room() // (1 if same else 2))
+        arms = [(base_tools, base_system)] + ([] if same else [(head_tools, head_system)])
+        answers = await asker.ask(arms, n)
+        base_now = answers[0][:2]
+        head_now = answers[-1][:2]
+        head_turns = answers[-1][2]
+        outcome, p = attr.paired_outcome(recorded, base_now, head_now, deterministic)
+        result.update(outcome=outcome, p_paired=round(p, 6), baseline_tools=list(base_now),
+                      head=list(head_now))
+        if outcome == attr.REGRESSION and not same:
+            base_d = [t.to_dict() for t in base_tools]
+            head_d = [t.to_dict() for t in head_tools]
+            changed = attr.changes(base_d, base_system, head_d, head_system)
+            chosen = {first_tool(t) for t in (*head_turns, *run.turns)}
+            m = attr.variant_reps(runner.settings.reps, deterministic)
+
+            async def restores(revert: list[dict[str, Any]]) -> tuple[bool, list[int]]:
+                tools, system = attr.variant(base_d, base_system, head_d, head_system, revert)
+                ((passes, reps, _),) = await asker.ask([(_tools(tools), system)], m)
+                return attr.worse((passes, reps), head_now, attr.RESTORE_ALPHA,
+                                  deterministic)[0], [passes, reps]
+
+            causes, search = await _search(changed, base_now, restores)
+            for c in causes:
+                if c["part"] == "added" and c["tool"] in chosen:
+                    c["shadowing"] = True
+                diff = attr.diff_of(base_d, base_system, head_d, head_system, c["tool"])
+                if diff is not None:
+                    c["diff"] = diff
+            result.update(causes=causes, search=search)
+    except _Stop as stop:
+        result["stopped"] = stop.why
+    # each call's price (None: unknown) and the tokens: the cost summary counts them
+    result.update(calls=asker.calls, costs=list(asker.costs), usage=dict(sorted(asker.usage.items())))
+    if result["outcome"] is None:
+        result["unavailable"] = f"stopped before the paired check was made ({result['stopped']})"
+    else:
+        result["summary"] = attr.summary(result)  # what every report says, for JSON readers too
+    return replace(run, attribution=result)
+
+
+async def _search(changed: list[dict[str, Any]], base_now: tuple[int, int],
+                  restores: Callable[[list[dict[str, Any]]], Any]
+                  ) -> tuple[list[dict[str, Any]], str]:
+    """The smallest set of changed tools whose head version breaks the case, found by
+    putting them back: one alone needs no call (the baseline's tools are that set put
+    back); a few are tried one at a time; many are halved while one half takes it back."""
+    if len(changed) == 1:
+        return [{**changed[0], "evidence": list(base_now)}], "single"
+    if len(changed) <= attr.ONE_AT_A_TIME:
+        causes = []
+        for c in changed:
+            ok, evidence = await restores([c])
+            if ok:
+                causes.append({**c, "evidence": evidence})
+        return (causes, "one at a time") if causes else ([], "together")
+    candidates, evidence = list(changed), list(base_now)
+    while len(candidates) > 1:
+        first, second = attr.halves(candidates)
+        ok, seen = await restores(first)
+        if ok:
+            candidates, evidence = first, seen
+            continue
+        ok, seen = await restores(second)
+        if not ok:
+            return [], "together"
+        candidates, evidence = second, seen
+    return [{**candidates[0], "evidence": evidence}], "halving"
