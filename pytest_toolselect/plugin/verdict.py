@@ -87,12 +87,18 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     try:
         run = session.calls.run_case(item.nodeid, case)
     except CostCapReached as e:
+        from pytest_toolselect.providers import billed_turns
+
         item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=str(e), verdict=gate.SKIPPED)
+                                            error=str(e), verdict=gate.SKIPPED,
+                                            billed=billed_turns(e)[0])
         pytest.skip(str(e))
     except ToolselectError as e:
+        from pytest_toolselect.providers import billed_turns
+
+        billed, cut = billed_turns(e)
         item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=str(e))
+                                            error=str(e), billed=billed, inconclusive=cut)
         # The message is the report (plugin.py replaces the longrepr with it), but pytest
         # formats the traceback of a setup error first, chained causes included: through
         # anyio and the mcp SDK that costs about a second of CPU per item of a dead server.

@@ -421,7 +421,7 @@ def _probe_line(summary: Mapping[str, Any]) -> str:
             v is not None for v in over.values()) else None
         if worst is not None:
             line += f"; controls calling a tool: at most {100 * worst:.0f}% per factor"
-    left_out = int(summary.get("n_errors") or 0) + int(summary.get("n_skipped") or 0)
+    left_out = sum(int(summary.get(k) or 0) for k in ("n_errors", "n_skipped", "n_inconclusive"))
     if left_out:
-        line += f"; {left_out} calls left out (errors or not run)"
+        line += f"; {left_out} calls left out (errors, inconclusive or not run)"
     return line

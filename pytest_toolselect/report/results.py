@@ -60,6 +60,7 @@ def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] |
         # per rep (None: no known price), so a merge counts the unpriced calls as the run did
         "costs": list(rec.costs),
         "cached": list(rec.cached),
+        "inconclusive": rec.inconclusive,
         "renamed_from": rec.renamed_from,
         "dropped_from": rec.dropped_from,
         "tools_diff": rec.tools_diff,

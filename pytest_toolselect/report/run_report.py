@@ -59,6 +59,8 @@ class ModelCost:
     unpriced_calls: int = 0
     usage: Mapping[str, int] = field(default_factory=dict)
     truncated: int = 0
+    #: reps cut at max_tokens before any tool call (billed, in the calls and the price)
+    inconclusive: int = 0
 
     @property
     def paid(self) -> bool:
@@ -182,17 +184,18 @@ def _confusions(records: Iterable[CaseRecord]) -> tuple[Confusion, ...]:
 
 def _costs(records: Iterable[CaseRecord]) -> dict[str, ModelCost]:
     """Per model, every rep's call: priced, or with no known price (counted, not summed)."""
-    rows: dict[str, tuple[int, float, int, Counter[str], int]] = {}
+    rows: dict[str, tuple[int, float, int, Counter[str], int, int]] = {}
     for r in records:
         if not r.model:
             continue
-        calls, priced, unpriced, usage, truncated = rows.get(r.model, (0, 0.0, 0, Counter(), 0))
+        calls, priced, unpriced, usage, truncated, cut = rows.get(
+            r.model, (0, 0.0, 0, Counter(), 0, 0))
         usage.update(r.usage)
         rows[r.model] = (calls + len(r.costs), priced + sum(c for c in r.costs if c is not None),
                          unpriced + sum(1 for c in r.costs if c is None), usage,
-                         truncated + r.truncated)
-    return {m: ModelCost(calls, priced, unpriced, dict(usage), truncated)
-            for m, (calls, priced, unpriced, usage, truncated) in sorted(rows.items())}
+                         truncated + r.truncated, cut + r.inconclusive)
+    return {m: ModelCost(calls, priced, unpriced, dict(usage), truncated, cut)
+            for m, (calls, priced, unpriced, usage, truncated, cut) in sorted(rows.items())}
 
 
 def first_tools_by_intent(records: Iterable[CaseRecord]) -> dict[str, Counter[str]]:

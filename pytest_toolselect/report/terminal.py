@@ -81,6 +81,10 @@ def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = Fals
         out.append(f"failing:  {name}: {clip_text(str(detail), CLIP_DETAIL)}")
     if rec.status is not None and rec.reps > 1:
         out.append(f"passes:   {rec.passes}/{rec.reps} reps")
+    if rec.inconclusive:
+        out.append(f"cut:      {rec.inconclusive} of {rec.reps + rec.inconclusive} reps "
+                   "inconclusive (cut at max_tokens before any tool call: billed, not scored; "
+                   "raise max_tokens)")
     if rec.test_failure:
         out.append(f"test:     {rec.test_failure}")
     out.append(f"why:      {clip_text(str(rec.why))}")
@@ -265,6 +269,8 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
                 line += f" (reads saved ${saved:.4f})"
         if c.truncated:
             line += f", {c.truncated} cut at max_tokens after a tool call"
+        if c.inconclusive:
+            line += f", {c.inconclusive} inconclusive (cut at max_tokens before any tool call)"
         yield line
         if c.unpriced_calls:
             yield (f"  {model}: {c.unpriced_calls} calls with no known price, not in the total "
