@@ -40,7 +40,7 @@ billed_unscored = st.builds(
     CaseRecord, status=st.none(), passes=counts, reps=counts, model=maybe_text,
     usage=st.dictionaries(text, counts, max_size=3),
     costs=st.lists(st.none() | st.floats(allow_nan=False), min_size=1, max_size=3),
-    inconclusive=counts, **case_fields)
+    texts=st.lists(text, max_size=3), inconclusive=counts, **case_fields)
 checks = st.lists(st.lists(st.builds(CheckEntry, text, st.booleans(), text), max_size=3), max_size=3)
 scored = st.builds(
     CaseRecord, status=st.sampled_from(["held", "flaky", "failing"]), passes=counts, reps=counts,
@@ -51,7 +51,7 @@ scored = st.builds(
     first_tools=st.lists(maybe_text, max_size=3), model=maybe_text,
     usage=st.dictionaries(text, counts, max_size=3),
     costs=st.lists(st.none() | st.floats(allow_nan=False), max_size=3),
-    cached=st.lists(st.booleans(), max_size=3),
+    texts=st.lists(text, max_size=3), cached=st.lists(st.booleans(), max_size=3),
     inconclusive=counts, truncated=counts,
     dropped_schema_keys=names, first_tool=maybe_text,
     calls=st.lists(st.lists(json_object, max_size=2), max_size=3), failing_checks=names,
@@ -102,13 +102,13 @@ def test_the_json_of_a_case_has_one_shape_per_kind(rec: CaseRecord) -> None:
     if rec.status is None:
         # not scored: the case and its verdict, and what its calls cost when they were billed
         assert keys[11:] == ["status", "verdict", "error", "passes", "reps",
-                             *(["model", "usage", "costs", "inconclusive"]
+                             *(["model", "usage", "costs", "texts", "inconclusive"]
                                if rec.costs else [])]
     else:
         assert keys[11:] == [
             "toolset", "tool_texts", "tools_diff", "renamed_from", "dropped_from", "in_baseline",
             "status", "verdict", "passes", "reps", "first_tools", "model", "usage", "costs",
-            "cached", "inconclusive", "truncated", "dropped_schema_keys", "first_tool",
+            "texts", "cached", "inconclusive", "truncated", "dropped_schema_keys", "first_tool",
             "calls", "failing_checks",
             "failing_detail", "checks", "tools_fingerprint", "tools_changed", "case_changed",
             "error", *(["escalation"] if rec.escalation is not None else []),

@@ -126,7 +126,7 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
     # the one verdict's outcome (plugin/ownership.py sets the report to it, whatever else ran)
     outcome = case_outcome(rec, session.summary.gate_settings())
     if outcome == "failed":
-        raise CaseFailed("\n".join(describe(rec)))
+        raise CaseFailed("\n".join(describe(rec, verbose=item.config.get_verbosity() > 0)))
     if outcome == "xfailed":
         pytest.xfail(shown(xfail_reason(rec)))
     if outcome == "warned":

@@ -54,9 +54,11 @@ def _expected_text(rec: CaseRecord) -> str:
     return text
 
 
-def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = False) -> list[str]:
+def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = False,
+             verbose: bool = False) -> list[str]:
     """One case in full: what was asked, expected, called, which check failed, and why
-    (``error_above``: the error's message is printed above, under ERRORS, and not again)."""
+    (``error_above``: the error's message is printed above, under ERRORS, and not again;
+    ``verbose``: what the model wrote on each rep, too)."""
     rec = as_case_record(record)
     # the record keeps the whole text (the HTML search covers it); what is printed is clipped
     out = [f"question: {clip_text(str(rec.question))}", f"expected: {_expected_text(rec)}"]
@@ -77,6 +79,8 @@ def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = Fals
         count = calls.count(turn)
         suffix = f"   (x{count} of {len(calls)} reps)" if len(calls) > 1 else ""
         out.append(f"called:   {text}{suffix}")
+    if verbose:
+        out.extend(_said(rec.texts))
     for name, detail in rec.failing_detail.items():
         out.append(f"failing:  {name}: {clip_text(str(detail), CLIP_DETAIL)}")
     if rec.status is not None and rec.reps > 1:
@@ -92,6 +96,16 @@ def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = Fals
         out.append(f"note:     {note}")
         out.extend(f"            {line}" for line in details)
     return out
+
+
+def _said(texts: Sequence[str]) -> Iterator[str]:
+    """Each distinct text the model wrote (the record's, already clipped and masked), on one
+    line: a reason to call nothing, or the start of a reply max_tokens cut."""
+    counts = Counter(t for t in texts if t)
+    for text, n in counts.items():
+        suffix = f"   (x{n} of {len(texts)} calls)" if len(texts) > 1 else ""
+        out = " ".join(text.split())
+        yield f"said:     {clip_text(out)!r}{suffix}"
 
 
 def summarize(data: SummaryInput) -> dict[str, Any]:
@@ -211,7 +225,7 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
                 continue
             if verdict == gate.SKIPPED:
                 continue
-            for line in describe(rec, error_above=shown):
+            for line in describe(rec, error_above=shown, verbose=summary.get("verbose", False)):
                 yield f"    {line}"
     if summary["gone"]:
         yield ""

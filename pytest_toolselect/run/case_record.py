@@ -31,6 +31,10 @@ def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
     return dict(sorted(total.items()))
 
 
+#: characters of a turn's text a record keeps (enough for the reason, bounded per rep)
+TEXT_CLIP = 500
+
+
 class CaseRecords:
     """Builds each case's record and keeps the records the controller gathers."""
 
@@ -56,6 +60,15 @@ class CaseRecords:
         from pytest_toolselect.spec.secrets import redact
 
         return redact(error, self.settings.server_secrets())
+
+    def _texts(self, turns: Iterable[Turn]) -> list[str]:
+        """What the model wrote on each turn: why it called nothing, or was cut, is often
+        there. Masked before it is clipped, so no credential is left half."""
+        from pytest_toolselect.spec.clip import clip_text
+        from pytest_toolselect.spec.secrets import redact
+
+        secrets = self.settings.server_secrets()
+        return [clip_text(redact(t.text, secrets), TEXT_CLIP) if t.text else "" for t in turns]
 
     def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
                error: str | None = None, verdict: str = gate.ERROR,
@@ -86,7 +99,7 @@ class CaseRecords:
             if billed:
                 rec = replace(rec, model=self.wiring.provider.model,
                               usage=_sum_usage(t.usage for t in billed),
-                              costs=[t.cost_usd for t in billed],
+                              costs=[t.cost_usd for t in billed], texts=self._texts(billed),
                               inconclusive=len(billed) if inconclusive else 0)
             return rec
         firsts = [first_tool(t) for t in run.turns]
@@ -126,6 +139,7 @@ class CaseRecords:
             # every billed call: the scored reps, then the inconclusive ones
             usage=_sum_usage(t.usage for t in (*run.turns, *run.inconclusive)),
             costs=[t.cost_usd for t in (*run.turns, *run.inconclusive)],
+            texts=self._texts((*run.turns, *run.inconclusive)),
             # a turn answered from the response cache was not asked again (attempts 0)
             cached=[getattr(t, "attempts", 1) == 0 for t in run.turns],
             inconclusive=len(run.inconclusive),

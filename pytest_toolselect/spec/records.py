@@ -75,11 +75,11 @@ _CASE_KEYS = ("nodeid", "key", "order", "case_id", "question", "category", "inte
 #: a case not scored (an error, or not run): the baseline keeps its entry
 _UNSCORED_KEYS = ("status", "verdict", "error", "passes", "reps")
 #: an unscored case whose calls were billed (every rep cut, an unreadable reply): what they cost
-_BILLED_KEYS = ("model", "usage", "costs", "inconclusive")
+_BILLED_KEYS = ("model", "usage", "costs", "texts", "inconclusive")
 #: a scored case, after the case keys
 _SCORED_KEYS = ("toolset", "tool_texts", "tools_diff", "renamed_from", "dropped_from",
                 "in_baseline", "status", "verdict", "passes", "reps", "first_tools", "model",
-                "usage", "costs", "cached", "inconclusive", "truncated", "dropped_schema_keys",
+                "usage", "costs", "texts", "cached", "inconclusive", "truncated", "dropped_schema_keys",
                 "first_tool",
                 "calls", "failing_checks", "failing_detail", "checks", "tools_fingerprint",
                 "tools_changed", "case_changed", "error")
@@ -128,6 +128,8 @@ class CaseRecord:
     model: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
     costs: list[float | None] = field(default_factory=list)
+    #: per billed call (as costs), the first turn's text: clipped, credentials masked
+    texts: list[str] = field(default_factory=list)
     #: per rep: answered from the response cache
     cached: list[bool] = field(default_factory=list)
     #: reps cut at max_tokens before any tool call: billed (their costs follow the scored
@@ -203,6 +205,7 @@ class CaseRecord:
             in_baseline=bool(data.get("in_baseline")),
             first_tools=list(data.get("first_tools") or []), model=data.get("model"),
             usage=dict(data.get("usage") or {}), costs=list(data.get("costs") or []),
+            texts=list(data.get("texts") or []),
             cached=list(data.get("cached") or []), inconclusive=data.get("inconclusive", 0),
             truncated=data.get("truncated", 0),
             dropped_schema_keys=list(data.get("dropped_schema_keys") or []),
