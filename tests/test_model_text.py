@@ -1,5 +1,5 @@
 """What the model wrote is kept: per rep, clipped and masked, in the results, the HTML and,
-with -v, the terminal.
+with -v, the terminal; and the HTML names the route as the terminal does.
 
 Through the real SDKs against the fake API.
 """
@@ -66,3 +66,18 @@ def test_a_cut_reply_keeps_its_text_on_the_error(models: Project, fake_api: Fake
     (entry,) = json.loads((models.path / "out.json").read_text())["cases"]
     assert entry["texts"] == ["Let me think about which register"]
     assert entry["inconclusive"] == 1
+
+
+@pytest.mark.parametrize(("model", "via"), [("openai/gpt-test", "openai SDK"),
+                                            ("anthropic/claude-test", "anthropic SDK")])
+def test_the_html_names_the_route_as_the_terminal_does(models: Project, fake_api: FakeAPI,
+                                                       model: str, via: str) -> None:
+    _config(models, fake_api, model)
+    models.cases([case(*FIND)])
+    result = models.pytester.runpytest("--toolselect-html=out.html", "--toolselect-json=out.json")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines([f"toolselect: model {model} (*), reps 1, via {via}"])
+    html = (models.path / "out.html").read_text()
+    assert f'<span class="sub">via {via}</span>' in html
+    assert "via litellm" not in html
+    assert json.loads((models.path / "out.json").read_text())["settings"]["route"] == via

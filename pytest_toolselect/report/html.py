@@ -253,9 +253,10 @@ def _rate(x: Any) -> str:
 def _facts(doc: Mapping[str, Any], subject: Mapping[str, Any],
            prov: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     model = subject.get("model")
-    provider = subject.get("provider")
+    # the run's own name for its route (the terminal's); subject.provider is a baseline's key
+    route = (doc.get("settings") or {}).get("route")
     shown = f"<code>{_e(_clip(str(model)))}</code>" if model else _NONE
-    yield "model", shown + (f' <span class="sub">via {_e(provider)}</span>' if provider else "")
+    yield "model", shown + (f' <span class="sub">via {_e(route)}</span>' if route else "")
     git = prov.get("git")
     if git:
         commit = str(git.get("commit", ""))

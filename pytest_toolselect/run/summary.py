@@ -167,6 +167,9 @@ class SessionSummary:
             "reps", "rule", "history", "adaptive", "max_extra_reps", "max_tokens", "temperature",
             "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
             "min_effect_change", "lint")}
+        # the route's name as the terminal's model line says it (subject.provider is what a
+        # baseline belongs to, and stays "litellm" on the openai SDK route)
+        settings["route"] = self.wiring.route_name()
         base = self.baselines.baseline
         return ResultsInput(
             provenance=provenance(self.settings.rootdir,
