@@ -248,9 +248,16 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
         return
     run.state.baseline_written = path
     if old is None:
-        lacking = len(known_keys(run.state) - set(group_entries)
-                      - {r.key for r in scored})
-        if lacking:
-            run.state.baseline_notes.append(
-                f"recorded {len(scored)} cases; {lacking} cases were not scored and have no "
-                "entry yet (run again, or with --toolselect-update-baseline, to record them)")
+        from .baseline_note import first_recording_note
+
+        note = first_recording_note(
+            path, records, list(run.state.group_records.values()), known_keys(run.state),
+            stopped=_stopped(run.state))
+        if note:
+            run.state.baseline_notes.append(note)
+
+
+def _stopped(state: RunState) -> bool:
+    """The run ended before every item ran (-x, --sw, Ctrl-C)."""
+    session = state.pytest_session
+    return session is not None and bool(session.shouldfail or session.shouldstop)
