@@ -33,6 +33,17 @@ class Wiring:
         via = f", via {name}" if name is not None else ""
         return f"toolselect: model {model.value} ({where}), reps {self.settings.reps}{via}"
 
+    def local_line(self) -> str | None:
+        """The line naming the local server's defaults this run took (None: it took none)."""
+        if self.custom_provider is not None:
+            return None
+        values = self.settings.local_defaults()
+        if not values:
+            return None
+        from .local_server import summary_line
+
+        return summary_line(values)
+
     def route_name(self) -> str | None:
         """The client that makes the calls, as every report names it (None: embedded)."""
         from pytest_toolselect.providers.routes import ROUTE_NAMES, route
