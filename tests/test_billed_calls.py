@@ -15,6 +15,7 @@ import pytest
 import test_models_e2e
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 from test_models_e2e import CALL_COST, _answer, _config
+from test_probe_e2e import _first_listed, _groups
 
 from conftest import FIND, OFFICERS, Project, case
 from pytest_toolselect.spec.sourcemap import load_schema
@@ -84,3 +85,24 @@ def test_the_cap_and_the_summary_count_the_same_calls(models: Project, fake_api:
     assert float(spent.group(1)) == pytest.approx(total, abs=1e-4) == pytest.approx(
         billed * CALL_COST, abs=1e-4)
     assert f"cost: ${total:.4f} of a $0.003 cap" in out
+
+
+def test_the_total_counts_the_probes_calls_as_the_cap_does(models: Project,
+                                                           fake_api: FakeAPI) -> None:
+    _config(models, fake_api, "anthropic/claude-test")
+    models.cases([case(*FIND)])
+    _groups(models, ["C01"])
+
+    def priced(body: dict[str, Any]) -> Reply:
+        reply = _answer(body) if "Acme" in json.dumps(body["messages"]) else _first_listed(body)
+        reply.input_tokens, reply.output_tokens = 1000, 100  # each call CALL_COST
+        return reply
+
+    fake_api.handler = priced
+    result = models.pytester.runpytest("--toolselect-max-cost-usd=5")
+    result.assert_outcomes(passed=2)
+    billed = len(fake_api.requests)
+    assert billed == 13  # one case, and the control group's 12 cells
+    result.stdout.fnmatch_lines([f"cost: ${billed * CALL_COST:.4f} of a $5 cap",
+                                 f"  tool preference probe: ${12 * CALL_COST:.4f} over 12 calls",
+                                 f"  anthropic/claude-test: ${CALL_COST:.4f} over 1 calls*"])

@@ -135,6 +135,7 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
         "costs": report.costs,
         "cache_savings": dict(data.cache_savings),
         "cost_cap": data.cost_cap,
+        "probe_cost": data.probe_cost,
         "verbose": data.verbose,
         "cache": dict(data.cache_counts) if data.cache and data.cache_counts is not None else None,
         "dropped_schema_keys": sorted({k for r in records for k in r.dropped_schema_keys}),
@@ -265,12 +266,16 @@ def _tokens(n: int) -> str:
 def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
     costs: Mapping[str, ModelCost] = summary.get("costs") or {}
     paid = {m: c for m, c in costs.items() if c.paid}
-    if not paid:
+    probe_usd, probe_calls = summary.get("probe_cost") or (0.0, 0)
+    if not paid and not probe_usd:
         return
-    total = sum(c.priced_usd for c in costs.values())
+    # the cap's own count: every billed call, the cases' and the probe's
+    total = sum(c.priced_usd for c in costs.values()) + probe_usd
     cap = summary.get("cost_cap")
     yield ""
     yield f"cost: ${total:.4f}" + (f" of a ${cap:g} cap" if cap is not None else "")
+    if probe_usd:
+        yield f"  tool preference probe: ${probe_usd:.4f} over {probe_calls} calls"
     for model, c in paid.items():
         u = c.usage
         line = (f"  {model}: ${c.priced_usd:.4f} over {c.calls} calls, "

@@ -119,7 +119,7 @@ class CaseRunner:
     async def rep(self, request: TurnRequest, tokens: int) -> tuple[Turn, bool]:
         """One rep's call: its turn, and whether it is conclusive. A reply cut at max_tokens
         before any tool call is inconclusive: billed and shown, but no evidence either way,
-        so the case is judged on its other reps (docs/checks.md). Other errors raise."""
+        so the case is judged on its other reps (docs/gate.md). Other errors raise."""
         from pytest_toolselect.providers import TruncatedError
 
         try:

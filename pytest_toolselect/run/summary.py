@@ -280,7 +280,14 @@ class SessionSummary:
             suite=self.suite(),
             escalations=escalations(self.state.records.values()),
             cache_counts=self.cache_counts(),
+            probe_cost=self.probe_cost(),
         )
+
+    def probe_cost(self) -> tuple[float, int]:
+        """What the probe's billed calls cost, and how many were priced."""
+        priced = [c["cost_usd"] for r in self.state.group_records.values() for c in r.calls
+                  if c.get("cost_usd") is not None]
+        return sum(priced), len(priced)
 
     def cache_counts(self) -> dict[str, Any] | None:
         """The response cache's hits, misses and savings: this process's and every worker's."""
