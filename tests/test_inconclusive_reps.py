@@ -125,3 +125,13 @@ def test_the_probe_leaves_a_cut_call_out_by_the_same_rule(probe: Project,
     summary = doc["summary"]
     assert (summary["n_inconclusive"], summary["n_errors"]) == (3, 0)
     assert summary["n_scored"] == len(fake_api.requests) - 3
+
+
+def test_a_group_with_every_call_cut_is_an_error_that_says_so(probe: Project,
+                                                              fake_api: FakeAPI) -> None:
+    _groups(probe, ["C01"])
+    fake_api.handler = _cut
+    result = probe.pytester.runpytest()
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*no call of group C01 was scored: all 12 replies were cut at "
+                                 "max_tokens before any tool call (inconclusive) (raise max_tokens)*"])
