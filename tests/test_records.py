@@ -38,6 +38,12 @@ case_fields = {
         [v.value for v in Verdict]), "error": maybe_text,
 }
 unscored = st.builds(CaseRecord, status=st.none(), passes=counts, reps=counts, **case_fields)
+#: an unscored case whose calls were billed (every rep cut, an unreadable reply)
+billed_unscored = st.builds(
+    CaseRecord, status=st.none(), passes=counts, reps=counts, model=maybe_text,
+    usage=st.dictionaries(text, counts, max_size=3),
+    costs=st.lists(st.none() | st.floats(allow_nan=False), min_size=1, max_size=3),
+    texts=st.lists(text, max_size=3), inconclusive=counts, **case_fields)
 checks = st.lists(st.lists(st.builds(CheckEntry, text, st.booleans(), text), max_size=3), max_size=3)
 scored = st.builds(
     CaseRecord, status=st.sampled_from([s.value for s in Status]), passes=counts, reps=counts,
@@ -48,14 +54,15 @@ scored = st.builds(
     first_tools=st.lists(maybe_text, max_size=3), model=maybe_text,
     usage=st.dictionaries(text, counts, max_size=3),
     costs=st.lists(st.none() | st.floats(allow_nan=False), max_size=3),
-    cached=st.lists(st.booleans(), max_size=3), truncated=counts,
+    texts=st.lists(text, max_size=3), cached=st.lists(st.booleans(), max_size=3),
+    inconclusive=counts, truncated=counts,
     dropped_schema_keys=names, first_tool=maybe_text,
     calls=st.lists(st.lists(json_object, max_size=2), max_size=3), failing_checks=names,
     failing_detail=st.dictionaries(text, text, max_size=3), checks=checks,
     tools_fingerprint=maybe_text, tools_changed=st.booleans(), case_changed=st.booleans(),
     escalation=st.none() | st.builds(Escalation, counts, maybe_text, st.booleans()),
     test_failure=maybe_text, unevaluated_checks=names, **case_fields)
-case_records = unscored | scored
+case_records = unscored | billed_unscored | scored
 group_records = st.builds(
     GroupRecord, nodeid=text, order=counts, file=text, group_id=text, control=st.booleans(),
     calls=st.lists(json_object, max_size=3), entry=st.none() | json_object,
@@ -97,13 +104,16 @@ def test_the_json_of_a_case_has_one_shape_per_kind(rec: CaseRecord) -> None:
     assert keys[:11] == ["nodeid", "key", "order", "case_id", "question", "category", "intent",
                          "why", "expect_tool", "allow_no_tool", "case_fingerprint"]
     if rec.status is None:
-        # not scored: the case and its verdict, nothing of a run
-        assert keys[11:] == ["status", "verdict", "error", "passes", "reps"]
+        # not scored: the case and its verdict, and what its calls cost when they were billed
+        assert keys[11:] == ["status", "verdict", "error", "passes", "reps",
+                             *(["model", "usage", "costs", "texts", "inconclusive"]
+                               if rec.costs else [])]
     else:
         assert keys[11:] == [
             "toolset", "tool_texts", "tools_diff", "renamed_from", "dropped_from", "in_baseline",
             "status", "verdict", "passes", "reps", "first_tools", "model", "usage", "costs",
-            "cached", "truncated", "dropped_schema_keys", "first_tool", "calls", "failing_checks",
+            "texts", "cached", "inconclusive", "truncated", "dropped_schema_keys", "first_tool",
+            "calls", "failing_checks",
             "failing_detail", "checks", "tools_fingerprint", "tools_changed", "case_changed",
             "error", *(["escalation"] if rec.escalation is not None else []),
             *(["test_failure"] if rec.test_failure is not None else []),

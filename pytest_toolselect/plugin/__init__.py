@@ -163,7 +163,9 @@ class SessionHooks:
         if not self.session.settings.in_use():
             return None
         note = self.session.settings.configs.note()
-        return [self.session.wiring.model_line(), *([note] if note else [])]
+        local = self.session.wiring.local_line()
+        return [self.session.wiring.model_line(), *([local] if local else []),
+                *([note] if note else [])]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
@@ -405,6 +407,9 @@ class SessionHooks:
             terminalreporter.section("toolselect preference probe")
             for line in run.summary.probe_lines():
                 terminalreporter.write_line(self._shown(line))
+        local = run.wiring.local_line()
+        if local and (state.records or state.group_records):
+            terminalreporter.write_line(self._shown(local))
         for note in state.baseline_notes:
             terminalreporter.write_line(self._shown(f"toolselect: {note}"), yellow=True)
         for problem in state.report_problems:

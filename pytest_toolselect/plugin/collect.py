@@ -189,8 +189,16 @@ class GroupItem(_PlainErrors, pytest.Item):
         if calls and not rec.entry:
             self.stash[RECORD] = replace(rec, verdict=gate.ERROR)
             errors = [c["error"] for c in calls if c.get("error")]
-            raise ToolselectError(f"no call of group {self.group.id} was scored "
-                                  f"({plural(len(errors), 'error')}); first: {errors[0] if errors else '?'}")
+            cut = sum(1 for c in calls if c.get("inconclusive"))
+            if errors:
+                why = plural(len(errors), "error")
+                why += f", {cut} inconclusive" if cut else ""
+                raise ToolselectError(f"no call of group {self.group.id} was scored ({why}); "
+                                      f"first: {errors[0]}")
+            # the gate's rule: a case with every rep cut is an error too
+            raise ToolselectError(f"no call of group {self.group.id} was scored: all {cut} "
+                                  "replies were cut at max_tokens before any tool call "
+                                  "(inconclusive)", fix="raise max_tokens")
 
     def runtest(self) -> None:
         from pytest_toolselect.run.probe_items import regression_text

@@ -88,12 +88,18 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     try:
         run = session.calls.run_case(item.nodeid, case)
     except CostCapReached as e:
+        from pytest_toolselect.providers import billed_turns
+
         item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=str(e), verdict=gate.SKIPPED)
+                                            error=str(e), verdict=gate.SKIPPED,
+                                            billed=billed_turns(e)[0])
         pytest.skip(str(e))
     except ToolselectError as e:
+        from pytest_toolselect.providers import billed_turns
+
+        billed, cut = billed_turns(e)
         item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=str(e))
+                                            error=str(e), billed=billed, inconclusive=cut)
         # The message is the report (plugin.py replaces the longrepr with it), but pytest
         # formats the traceback of a setup error first, chained causes included: through
         # anyio and the mcp SDK that costs about a second of CPU per item of a dead server.
@@ -121,7 +127,7 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
     # the one verdict's outcome (plugin/ownership.py sets the report to it, whatever else ran)
     outcome = case_outcome(rec, session.summary.gate_settings())
     if outcome == Outcome.FAILED:
-        raise CaseFailed("\n".join(describe(rec)))
+        raise CaseFailed("\n".join(describe(rec, verbose=item.config.get_verbosity() > 0)))
     if outcome == Outcome.XFAILED:
         pytest.xfail(shown(xfail_reason(rec)))
     if outcome == Outcome.WARNED:

@@ -260,23 +260,26 @@ def outcome(cell: Cell, turn: Turn | None, group: Group) -> str:
 
 
 def call_record(cell: Cell, group: Group, rep: int, turn: Turn | None = None, *,
-                error: str | None = None, skipped: bool = False) -> CallRecord:
+                error: str | None = None, skipped: bool = False,
+                inconclusive: bool = False) -> CallRecord:
     """One call as a JSON-able record (the unit that travels between xdist workers).
 
     A call that failed keeps its error and no outcome; when the failure came with a
-    billed turn (a reply cut at max_tokens before any tool call) pass that turn too, so
-    its usage and cost are kept. A call not run (cost cap) is ``skipped``.
+    billed turn (an unreadable reply) pass that turn too, so its usage and cost are kept.
+    A reply cut at max_tokens before any tool call is ``inconclusive``, as a case's rep is:
+    billed and counted, no outcome, no error. A call not run (cost cap) is ``skipped``.
     """
     rec: CallRecord = {
         **cell.record_fields(), "rep": rep, "domain": group.domain,
         "control": group.is_control, "calls": [], "outcome": None, "error": error,
         "skipped": skipped, "truncated": False, "usage": {}, "cost_usd": None,
+        "inconclusive": inconclusive,
     }
     if turn is not None:
         rec["calls"] = [c.name for c in turn.calls]
         rec["usage"] = dict(turn.usage)
         rec["cost_usd"] = turn.cost_usd
-        if error is None and not skipped:
+        if error is None and not skipped and not inconclusive:
             rec["outcome"] = outcome(cell, turn, group)
             rec["truncated"] = turn.truncated
     return rec
@@ -469,6 +472,7 @@ def _summary(calls: Sequence[CallRecord], groups: Sequence[GroupKind],
         "n_errors": sum(1 for r in calls if not r.get("skipped") and r.get("error") is not None),
         "n_skipped": sum(1 for r in calls if r.get("skipped")),
         "n_truncated": sum(1 for r in scored if r.get("truncated")),
+        "n_inconclusive": sum(1 for r in calls if r.get("inconclusive")),
         "n_pair_calls": len(pair_calls),
         "n_control_calls": sum(len(v) for v in control_calls.values()),
         "cost_usd": sum(priced),

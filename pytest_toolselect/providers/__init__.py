@@ -137,6 +137,32 @@ class TruncatedError(ProviderCallError):
         self.turn = turn
 
 
+class InconclusiveError(ProviderCallError):
+    """Every rep of a case was cut at max_tokens before any tool call: nothing to judge the
+    case on, so it is an error (a case with one conclusive rep is judged on that rep)."""
+
+    def __init__(self, model: str, turns: tuple[Turn, ...], max_tokens: int) -> None:
+        n = len(turns)
+        super().__init__(
+            f"{model}: {'the reply was' if n == 1 else f'all {n} replies were'} cut at "
+            f"max_tokens={max_tokens} before any tool call: inconclusive, nothing to judge",
+            attempts=sum(t.attempts for t in turns), fix="raise max_tokens")
+        #: the cut replies, with their usage and cost (every report counts them)
+        self.turns = turns
+
+
+def billed_turns(error: BaseException) -> tuple[tuple[Turn, ...], bool]:
+    """The paid-for replies an error carries (every rep cut, an unreadable reply), and
+    whether they were every rep, each cut before any tool call (InconclusiveError)."""
+    cut = isinstance(error, InconclusiveError)
+    # `paid`: set by the runner, every rep of the case; else the error's own reply or replies
+    paid = getattr(error, "paid", None)
+    if paid is None:
+        turn = getattr(error, "turn", None)
+        paid = error.turns if cut else (() if turn is None else (turn,))
+    return tuple(paid), cut
+
+
 class UnreadableReplyError(ProviderCallError):
     """The reply cannot be read as a tool choice (spec.replies): an error, never a score."""
 

@@ -92,6 +92,7 @@ tr.severe td:first-child{border-left-color:#b91c1c}tr.warn td:first-child{border
 .question{margin-top:2px}
 .why{color:var(--muted);font-size:12px;margin-top:2px}
 .call{display:block;margin:0 0 3px}
+.said{display:block;margin:0 0 3px;color:var(--muted)}
 .times{color:var(--muted);font-size:11px;margin-left:4px}
 .fail{display:block;margin:0 0 3px}
 .fail b{color:#b91c1c;font-weight:600}
@@ -260,9 +261,10 @@ def _rate(x: Any) -> str:
 def _facts(doc: Mapping[str, Any], subject: Mapping[str, Any],
            prov: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     model = subject.get("model")
-    provider = subject.get("provider")
+    # the run's own name for its route (the terminal's); subject.provider is a baseline's key
+    route = (doc.get("settings") or {}).get("route")
     shown = f"<code>{_e(_clip(str(model)))}</code>" if model else _NONE
-    yield "model", shown + (f' <span class="sub">via {_e(provider)}</span>' if provider else "")
+    yield "model", shown + (f' <span class="sub">via {_e(route)}</span>' if route else "")
     git = prov.get("git")
     if git:
         commit = str(git.get("commit", ""))
@@ -426,7 +428,7 @@ def _probe_line(summary: Mapping[str, Any]) -> str:
             v is not None for v in over.values()) else None
         if worst is not None:
             line += f"; controls calling a tool: at most {100 * worst:.0f}% per factor"
-    left_out = int(summary.get("n_errors") or 0) + int(summary.get("n_skipped") or 0)
+    left_out = sum(int(summary.get(k) or 0) for k in ("n_errors", "n_skipped", "n_inconclusive"))
     if left_out:
-        line += f"; {left_out} calls left out (errors or not run)"
+        line += f"; {left_out} calls left out (errors, inconclusive or not run)"
     return line

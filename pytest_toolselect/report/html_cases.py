@@ -40,10 +40,26 @@ def _distinct_reps(calls: Sequence[Sequence[Mapping[str, Any]]]) -> list[tuple[l
     return [(list(key), n) for key, n in sorted(counts.items(), key=lambda p: (-p[1], order[p[0]]))]
 
 
+def _said(case: Mapping[str, Any]) -> str:
+    """What the model wrote (each distinct text once, clipped and masked in the record), and
+    the reps cut at max_tokens before any tool call."""
+    texts = [str(t) for t in case.get("texts") or []]
+    counts = Counter(t for t in texts if t)
+    parts = [f'<span class="said">said: <q>{_e(_clip(text))}</q>'
+             + (f'<span class="times">×{n}</span>' if len(texts) > 1 else "") + "</span>"
+             for text, n in counts.items()]
+    cut = int(case.get("inconclusive") or 0)
+    if cut:
+        parts.append(f'<span class="sub">{cut} cut at max_tokens before any tool call '
+                     "(inconclusive, billed)</span>")
+    return "".join(parts)
+
+
 def _called_cell(case: Mapping[str, Any]) -> str:
     calls = list(case.get("calls") or [])
     if not calls:
-        return f'<span class="none">{"not run" if case.get("status") is None else "no rep"}</span>'
+        return (f'<span class="none">{"not run" if case.get("status") is None else "no rep"}</span>'
+                + _said(case))
     parts = []
     for turn, n in _distinct_reps(calls):
         times = f'<span class="times">×{n}</span>' if len(calls) > 1 else ""
@@ -52,7 +68,7 @@ def _called_cell(case: Mapping[str, Any]) -> str:
             continue
         shown = "<br>".join(f"<code>{_e(_clip(c, CALL_CLIP))}</code>" for c in turn)
         parts.append(f'<span class="call">{shown}{times}</span>')
-    return "".join(parts)
+    return "".join(parts) + _said(case)
 
 
 def _failing_cell(case: Mapping[str, Any]) -> str:
@@ -181,6 +197,7 @@ def _index(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                                                    "why", "error", "verdict", "outcome")]
         words.append(_expected_text(case))
         words += [c for rep in calls for c in _rep_calls(rep)]
+        words += [str(t) for t in case.get("texts") or []]
         words += [f"{k}: {v}" for k, v in (case.get("failing_detail") or {}).items()]
         text = "\n".join(w for w in words if w).lower()
         pairs: list[str] = []

@@ -82,8 +82,10 @@ def lines(summary: Mapping[str, Any], *, by_domain: bool = True) -> Iterator[str
         yield "same choice on every rep: n/a (one rep; more reps measure the spread)"
     left_out = []
     if summary["n_errors"]:
-        left_out.append(f"{_plural(summary['n_errors'], 'error')} (failed calls, and replies cut at "
-                        "max_tokens before any tool call)")
+        left_out.append(f"{_plural(summary['n_errors'], 'error')} (failed calls)")
+    if summary.get("n_inconclusive"):
+        left_out.append(f"{summary['n_inconclusive']} inconclusive (cut at max_tokens before any "
+                        "tool call; billed)")
     if summary["n_skipped"]:
         left_out.append(f"{summary['n_skipped']} not run (cost cap)")
     if left_out:
@@ -250,7 +252,8 @@ def build_document(calls: Sequence[Mapping[str, Any]], summary: Mapping[str, Any
 
 
 _RESULT_KEYS = ("group", "cell", "factor", "treated", "position", "rep", "domain", "control",
-                "calls", "outcome", "error", "skipped", "truncated", "usage", "cost_usd")
+                "calls", "outcome", "error", "skipped", "truncated", "inconclusive", "usage",
+                "cost_usd")
 
 
 def _result(rec: Mapping[str, Any]) -> dict[str, Any]:
@@ -259,6 +262,7 @@ def _result(rec: Mapping[str, Any]) -> dict[str, Any]:
     out["usage"] = dict(rec.get("usage") or {})
     out["skipped"] = bool(rec.get("skipped"))
     out["truncated"] = bool(rec.get("truncated"))
+    out["inconclusive"] = bool(rec.get("inconclusive"))
     out["control"] = bool(rec.get("control"))
     return out
 

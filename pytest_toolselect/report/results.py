@@ -59,7 +59,10 @@ def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] |
         "cost_usd": sum(priced) if priced else (None if rec.costs else 0.0),
         # per rep (None: no known price), so a merge counts the unpriced calls as the run did
         "costs": list(rec.costs),
+        # per billed call (as costs): the first turn's text, clipped and masked
+        "texts": list(rec.texts),
         "cached": list(rec.cached),
+        "inconclusive": rec.inconclusive,
         "renamed_from": rec.renamed_from,
         "dropped_from": rec.dropped_from,
         "tools_diff": rec.tools_diff,

@@ -59,6 +59,8 @@ class ModelCost:
     unpriced_calls: int = 0
     usage: Mapping[str, int] = field(default_factory=dict)
     truncated: int = 0
+    #: reps cut at max_tokens before any tool call (billed, in the calls and the price)
+    inconclusive: int = 0
 
     @property
     def paid(self) -> bool:
@@ -186,11 +188,12 @@ def _confusions(records: Iterable[CaseRecord]) -> tuple[Confusion, ...]:
 
 def _costs(records: Iterable[CaseRecord]) -> dict[str, ModelCost]:
     """Per model, every rep's call: priced, or with no known price (counted, not summed)."""
-    rows: dict[str, tuple[int, float, int, Counter[str], int]] = {}
+    rows: dict[str, tuple[int, float, int, Counter[str], int, int]] = {}
     for r in records:
         if not r.model:
             continue
-        calls, priced, unpriced, usage, truncated = rows.get(r.model, (0, 0.0, 0, Counter(), 0))
+        calls, priced, unpriced, usage, truncated, cut = rows.get(
+            r.model, (0, 0.0, 0, Counter(), 0, 0))
         usage.update(r.usage)
         # the attribution's calls (asked again with the baseline's tools) are the model's too
         found = r.attribution or {}
@@ -198,9 +201,9 @@ def _costs(records: Iterable[CaseRecord]) -> dict[str, ModelCost]:
         costs = [*r.costs, *(found.get("costs") or ())]
         rows[r.model] = (calls + len(costs), priced + sum(c for c in costs if c is not None),
                          unpriced + sum(1 for c in costs if c is None), usage,
-                         truncated + r.truncated)
-    return {m: ModelCost(calls, priced, unpriced, dict(usage), truncated)
-            for m, (calls, priced, unpriced, usage, truncated) in sorted(rows.items())}
+                         truncated + r.truncated, cut + r.inconclusive)
+    return {m: ModelCost(calls, priced, unpriced, dict(usage), truncated, cut)
+            for m, (calls, priced, unpriced, usage, truncated, cut) in sorted(rows.items())}
 
 
 def _attribution(records: Iterable[CaseRecord]) -> dict[str, Any]:

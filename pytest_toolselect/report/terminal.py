@@ -57,9 +57,11 @@ def _expected_text(rec: CaseRecord) -> str:
     return text
 
 
-def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = False) -> list[str]:
+def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = False,
+             verbose: bool = False) -> list[str]:
     """One case in full: what was asked, expected, called, which check failed, and why
-    (``error_above``: the error's message is printed above, under ERRORS, and not again)."""
+    (``error_above``: the error's message is printed above, under ERRORS, and not again;
+    ``verbose``: what the model wrote on each rep, too)."""
     rec = as_case_record(record)
     # the record keeps the whole text (the HTML search covers it); what is printed is clipped
     out = [f"question: {clip_text(str(rec.question))}", f"expected: {_expected_text(rec)}"]
@@ -83,10 +85,16 @@ def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = Fals
     found = sorted({f for f in rec.found_by if f})
     if found:
         out.append(f"found by: {clip_text('; '.join(found))}")
+    if verbose:
+        out.extend(_said(rec.texts))
     for name, detail in rec.failing_detail.items():
         out.append(f"failing:  {name}: {clip_text(str(detail), CLIP_DETAIL)}")
     if rec.status is not None and rec.reps > 1:
         out.append(f"passes:   {rec.passes}/{rec.reps} reps")
+    if rec.inconclusive:
+        out.append(f"cut:      {rec.inconclusive} of {rec.reps + rec.inconclusive} reps "
+                   "inconclusive (cut at max_tokens before any tool call: billed, not scored; "
+                   "raise max_tokens)")
     if rec.test_failure:
         out.append(f"test:     {rec.test_failure}")
     out.append(f"why:      {clip_text(str(rec.why))}")
@@ -94,6 +102,16 @@ def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = Fals
         out.append(f"note:     {note}")
         out.extend(f"            {line}" for line in details)
     return out
+
+
+def _said(texts: Sequence[str]) -> Iterator[str]:
+    """Each distinct text the model wrote (the record's, already clipped and masked), on one
+    line: a reason to call nothing, or the start of a reply max_tokens cut."""
+    counts = Counter(t for t in texts if t)
+    for text, n in counts.items():
+        suffix = f"   (x{n} of {len(texts)} calls)" if len(texts) > 1 else ""
+        out = " ".join(text.split())
+        yield f"said:     {clip_text(out)!r}{suffix}"
 
 
 def summarize(data: SummaryInput) -> dict[str, Any]:
@@ -124,6 +142,7 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
         "attribution": report.attribution,
         "cache_savings": dict(data.cache_savings),
         "cost_cap": data.cost_cap,
+        "probe_cost": data.probe_cost,
         "verbose": data.verbose,
         "cache": dict(data.cache_counts) if data.cache and data.cache_counts is not None else None,
         "dropped_schema_keys": sorted({k for r in records for k in r.dropped_schema_keys}),
@@ -222,7 +241,7 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
                 continue
             if verdict == gate.SKIPPED:
                 continue
-            for line in describe(rec, error_above=shown):
+            for line in describe(rec, error_above=shown, verbose=summary.get("verbose", False)):
                 yield f"    {line}"
     if summary["gone"]:
         yield ""
@@ -272,12 +291,16 @@ def _tokens(n: int) -> str:
 def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
     costs: Mapping[str, ModelCost] = summary.get("costs") or {}
     paid = {m: c for m, c in costs.items() if c.paid}
-    if not paid:
+    probe_usd, probe_calls = summary.get("probe_cost") or (0.0, 0)
+    if not paid and not probe_usd:
         return
-    total = sum(c.priced_usd for c in costs.values())
+    # the cap's own count: every billed call, the cases' and the probe's
+    total = sum(c.priced_usd for c in costs.values()) + probe_usd
     cap = summary.get("cost_cap")
     yield ""
     yield f"cost: ${total:.4f}" + (f" of a ${cap:g} cap" if cap is not None else "")
+    if probe_usd:
+        yield f"  tool preference probe: ${probe_usd:.4f} over {probe_calls} calls"
     for model, c in paid.items():
         u = c.usage
         line = (f"  {model}: ${c.priced_usd:.4f} over {plural(c.calls, 'call')}, "
@@ -290,6 +313,8 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
                 line += f" (reads saved ${saved:.4f})"
         if c.truncated:
             line += f", {c.truncated} cut at max_tokens after a tool call"
+        if c.inconclusive:
+            line += f", {c.inconclusive} inconclusive (cut at max_tokens before any tool call)"
         yield line
         if c.unpriced_calls:
             yield (f"  {model}: {plural(c.unpriced_calls, 'call')} with no known price, not in the total "

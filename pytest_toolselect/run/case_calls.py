@@ -180,6 +180,7 @@ class CaseCalls:
         # (the last attempt alone would turn 0 of 31 into "held 1 of 1")
         earlier = self.baselines.state.earlier_runs.get(nodeid)
         if earlier is not None:
-            run = replace(run, turns=(*earlier.turns, *run.turns), scores=(*earlier.scores, *run.scores))
+            run = replace(run, turns=(*earlier.turns, *run.turns), scores=(*earlier.scores, *run.scores),
+                          inconclusive=(*earlier.inconclusive, *run.inconclusive))
         self.baselines.state.earlier_runs[nodeid] = run
         return run

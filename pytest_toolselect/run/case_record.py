@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +14,7 @@ from .case_run import first_tool
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.spec.turns import Turn
 
     from .baseline_access import BaselineAccess
     from .case_calls import CaseCalls
@@ -28,6 +29,10 @@ def _sum_usage(usages: Iterable[dict[str, int]]) -> dict[str, int]:
     for usage in usages:
         total.update(usage)
     return dict(sorted(total.items()))
+
+
+#: characters of a turn's text a record keeps (enough for the reason, bounded per rep)
+TEXT_CLIP = 500
 
 
 class CaseRecords:
@@ -56,9 +61,21 @@ class CaseRecords:
 
         return redact(error, self.settings.server_secrets())
 
+    def _texts(self, turns: Iterable[Turn]) -> list[str]:
+        """What the model wrote on each turn: why it called nothing, or was cut, is often
+        there. Masked before it is clipped, so no credential is left half."""
+        from pytest_toolselect.spec.clip import clip_text
+        from pytest_toolselect.spec.secrets import redact
+
+        secrets = self.settings.server_secrets()
+        return [clip_text(redact(t.text, secrets), TEXT_CLIP) if t.text else "" for t in turns]
+
     def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
-               error: str | None = None, verdict: str = gate.ERROR) -> CaseRecord:
-        """The record of one case, the unit the controller gathers."""
+               error: str | None = None, verdict: str = gate.ERROR,
+               billed: Sequence[Turn] = (), inconclusive: bool = False) -> CaseRecord:
+        """The record of one case, the unit the controller gathers. ``billed``: the calls
+        of a case that errored after they were paid for (every cost figure counts them);
+        ``inconclusive``: they were every rep, each cut before any tool call."""
         from pytest_toolselect.gate.baseline import fingerprint
         from pytest_toolselect.spec.clip import clip_call
 
@@ -79,6 +96,11 @@ class CaseRecords:
             status=None, verdict=verdict, error=self._masked(error),
         )
         if run is None:
+            if billed:
+                rec = replace(rec, model=self.wiring.provider.model,
+                              usage=_sum_usage(t.usage for t in billed),
+                              costs=[t.cost_usd for t in billed], texts=self._texts(billed),
+                              inconclusive=len(billed) if inconclusive else 0)
             return rec
         firsts = [first_tool(t) for t in run.turns]
         modal = Counter(firsts).most_common(1)[0][0] if firsts else None
@@ -111,10 +133,13 @@ class CaseRecords:
             reps=len(run.scores),
             first_tools=firsts,
             model=self.wiring.provider.model,
-            usage=_sum_usage(t.usage for t in run.turns),
-            costs=[t.cost_usd for t in run.turns],
+            # every billed call: the scored reps, then the inconclusive ones
+            usage=_sum_usage(t.usage for t in (*run.turns, *run.inconclusive)),
+            costs=[t.cost_usd for t in (*run.turns, *run.inconclusive)],
+            texts=self._texts((*run.turns, *run.inconclusive)),
             # a turn answered from the response cache was not asked again (attempts 0)
             cached=[getattr(t, "attempts", 1) == 0 for t in run.turns],
+            inconclusive=len(run.inconclusive),
             truncated=sum(1 for t in run.turns if getattr(t, "truncated", False)),
             dropped_schema_keys=sorted({k for t in run.turns
                                         for k in getattr(t, "dropped_schema_keys", ())}),

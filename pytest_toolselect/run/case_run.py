@@ -38,10 +38,15 @@ class CaseRun:
     escalation: Escalation | None = None
     #: a case the gate would block, asked again with the baseline's tools (run/attribution.py)
     attribution: dict[str, Any] | None = None
+    #: reps whose reply was cut at max_tokens before any tool call: billed and shown, never
+    #: scored (the case is judged on the others)
+    inconclusive: tuple[Turn, ...] = ()
 
-    def with_reps(self, turns: Iterable[Turn], scores: Iterable[Any]) -> CaseRun:
+    def with_reps(self, turns: Iterable[Turn], scores: Iterable[Any],
+                  inconclusive: Iterable[Turn] = ()) -> CaseRun:
         """This run with more reps after its own (turns and their scores in order)."""
-        return replace(self, turns=(*self.turns, *turns), scores=(*self.scores, *scores))
+        return replace(self, turns=(*self.turns, *turns), scores=(*self.scores, *scores),
+                       inconclusive=(*self.inconclusive, *inconclusive))
 
     @property
     def passes(self) -> int:

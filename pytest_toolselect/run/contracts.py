@@ -32,3 +32,7 @@ class Caller(CallParts, Protocol):
     """One model call through the run's scheduler, rate limits and cost cap (the runner)."""
 
     async def call(self, request: TurnRequest, tokens: int) -> Turn: ...
+
+    async def rep(self, request: TurnRequest, tokens: int) -> tuple[Turn, bool]:
+        """One rep's call: its turn, and False when it is inconclusive (cut before a tool call)."""
+        ...

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 #: why a case stopped being asked before the rule settled it
-CAPPED, STOPPED = "cost cap", "run stopped"
+CAPPED, STOPPED, CUT = "cost cap", "run stopped", "replies cut at max_tokens"
 
 
 @dataclass(frozen=True)
@@ -123,16 +123,23 @@ async def escalate(runner: Caller, nodeid: str, run: CaseRun,
     asked = 0
     stopped: str | None = None
     while (n := plan.extra(plan.passes(run), len(run.scores))) > 0:
-        reps = len(run.scores)
-        results = await asyncio.gather(*(runner.call(request(rep), tokens)
+        # every rep asked so far, cut ones too: each request is a new sample
+        reps = len(run.scores) + len(run.inconclusive)
+        before = len(run.scores)
+        results = await asyncio.gather(*(runner.rep(request(rep), tokens)
                                          for rep in range(reps, reps + n)),
                                        return_exceptions=True)
         for result in results:
-            if not isinstance(result, BaseException):
-                run = run.with_reps([result], [score(
-                    run.case, result.calls, run.tools, arguments_filled=bool(
-                        getattr(runner.wiring.provider, "fills_arguments", True)))])
-                asked += 1
+            if isinstance(result, BaseException):
+                continue
+            turn, conclusive = result
+            if not conclusive:  # billed and kept, not scored: the rule asks again
+                run = run.with_reps([], [], [turn])
+                continue
+            run = run.with_reps([turn], [score(
+                run.case, turn.calls, run.tools, arguments_filled=bool(
+                    getattr(runner.wiring.provider, "fills_arguments", True)))])
+            asked += 1
         errors = [r for r in results if isinstance(r, BaseException)]
         if any(isinstance(e, CostCapReached) for e in errors):
             stopped = CAPPED
@@ -140,6 +147,8 @@ async def escalate(runner: Caller, nodeid: str, run: CaseRun,
             stopped = STOPPED
         elif errors:
             raise errors[0]
+        elif len(run.scores) == before:
+            stopped = CUT  # a whole batch cut before any tool call: asking again would loop
         if stopped:
             break
     if asked or stopped:

@@ -21,7 +21,6 @@ from pytest_toolselect.gate.keys import (
     split,
 )
 from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.plural import plural
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
@@ -249,10 +248,16 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
         return
     run.state.baseline_written = path
     if old is None:
-        lacking = len(known_keys(run.state) - set(group_entries)
-                      - {r.key for r in scored})
-        if lacking:
-            run.state.baseline_notes.append(
-                f"recorded {plural(len(scored), 'case')}; {plural(lacking, 'case')} "
-                + ("was not scored and has" if lacking == 1 else "were not scored and have")
-                + " no entry yet (run again, or with --toolselect-update-baseline, to record them)")
+        from .baseline_note import first_recording_note
+
+        note = first_recording_note(
+            path, records, list(run.state.group_records.values()), known_keys(run.state),
+            stopped=_stopped(run.state))
+        if note:
+            run.state.baseline_notes.append(note)
+
+
+def _stopped(state: RunState) -> bool:
+    """The run ended before every item ran (-x, --sw, Ctrl-C)."""
+    session = state.pytest_session
+    return session is not None and bool(session.shouldfail or session.shouldstop)

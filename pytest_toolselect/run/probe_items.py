@@ -49,7 +49,7 @@ def resolve(settings: Settings, group: Group) -> Group:
 async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
     """Every cell x rep of the group, as call records (errors and skips kept)."""
     from pytest_toolselect.probe.preference import call_record, cells_for
-    from pytest_toolselect.providers import TurnRequest
+    from pytest_toolselect.providers import TruncatedError, TurnRequest
 
     from .budget import CostCapReached
     from .runner import _token_estimate
@@ -66,6 +66,8 @@ async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
             turn = await runner.call(request, tokens)
         except (CostCapReached, Stopped) as e:
             return {**call_record(cell, resolved, rep, skipped=True), "error": str(e)}
+        except TruncatedError as e:  # the gate's rule: billed and counted, not scored
+            return call_record(cell, resolved, rep, e.turn, inconclusive=True)
         except ToolselectError as e:
             return call_record(cell, resolved, rep, getattr(e, "turn", None), error=str(e))
         return call_record(cell, resolved, rep, turn)

@@ -102,11 +102,29 @@ class CaseRunner:
             return TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep,
                                servers=servers, root=root)
 
-        turns = await asyncio.gather(*(self.call(request(rep), tokens)
-                                       for rep in range(self.settings.reps)))
+        results = await asyncio.gather(*(self.rep(request(rep), tokens)
+                                         for rep in range(self.settings.reps)),
+                                       return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        replies = [r for r in results if not isinstance(r, BaseException)]
+        if errors:
+            from pytest_toolselect.providers import billed_turns
+
+            # the case errs on its first error, with every rep that was paid for (the
+            # others' replies too): each cost figure counts them
+            errors[0].paid = (*(turn for turn, _ in replies),  # type: ignore[union-attr]
+                              *(t for e in errors for t in billed_turns(e)[0]))
+            raise errors[0]
+        turns = [turn for turn, conclusive in replies if conclusive]
+        cut = tuple(turn for turn, conclusive in replies if not conclusive)
+        if not turns:
+            from pytest_toolselect.providers import InconclusiveError
+
+            raise InconclusiveError(self.wiring.provider.model, cut, self.settings.options.max_tokens)
         filled = bool(getattr(self.wiring.provider, "fills_arguments", True))
         run = CaseRun(case=case, tools=tools, system=system, turns=tuple(turns),
-                      scores=tuple(score(case, t.calls, tools, arguments_filled=filled) for t in turns))
+                      scores=tuple(score(case, t.calls, tools, arguments_filled=filled) for t in turns),
+                      inconclusive=cut)
         if nodeid is not None:
             from .attribution import attribute
             from .escalation import escalate, judged
@@ -115,6 +133,17 @@ class CaseRunner:
             run = await attribute(self, self.attribution_spend, nodeid, run, tokens,
                                   lambda r: judged(self, nodeid, r)[0])
         return run
+
+    async def rep(self, request: TurnRequest, tokens: int) -> tuple[Turn, bool]:
+        """One rep's call: its turn, and whether it is conclusive. A reply cut at max_tokens
+        before any tool call is inconclusive: billed and shown, but no evidence either way,
+        so the case is judged on its other reps (docs/gate.md). Other errors raise."""
+        from pytest_toolselect.providers import TruncatedError
+
+        try:
+            return await self.call(request, tokens), True
+        except TruncatedError as e:
+            return e.turn, False
 
     async def call(self, request: TurnRequest, tokens: int) -> Turn:
         """One model call: a scheduler slot, the rate limit, the cost cap, then the call.

@@ -150,7 +150,20 @@ class Settings:
     def option(self, name: str) -> Resolved:
         cfg = self.config
         label = cfg.path.name if cfg.path is not None else "config file"
-        return resolve(self.pytest_config, name, cfg.options, label)
+        resolved = resolve(self.pytest_config, name, cfg.options, label)
+        if resolved.source == "default":
+            from .local_server import LOCAL_DEFAULTS, SOURCE, is_loopback
+
+            if name in LOCAL_DEFAULTS and is_loopback(self.option("api_base").value):
+                return Resolved(LOCAL_DEFAULTS[name], SOURCE)
+        return resolved
+
+    def local_defaults(self) -> dict[str, Any]:
+        """The options that took a local server's default (run/local_server.py), by name."""
+        from .local_server import LOCAL_DEFAULTS, SOURCE
+
+        found = {name: self.option(name) for name in LOCAL_DEFAULTS}
+        return {name: r.value for name, r in found.items() if r.source == SOURCE}
 
     @cached_property
     def options(self) -> Options:

@@ -168,6 +168,9 @@ class SessionSummary:
             "reps", "rule", "history", "adaptive", "max_extra_reps", "max_tokens", "temperature",
             "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
             "min_effect_change", "lint", "fail_on_drift", "attribution")}
+        # the route's name as the terminal's model line says it (subject.provider is what a
+        # baseline belongs to, and stays "litellm" on the openai SDK route)
+        settings["route"] = self.wiring.route_name()
         base = self.baselines.baseline
         return ResultsInput(
             provenance=provenance(self.settings.rootdir,
@@ -282,7 +285,14 @@ class SessionSummary:
             suite=self.suite(),
             escalations=escalations(self.state.records.values()),
             cache_counts=self.cache_counts(),
+            probe_cost=self.probe_cost(),
         )
+
+    def probe_cost(self) -> tuple[float, int]:
+        """What the probe's billed calls cost, and how many were priced."""
+        priced = [c["cost_usd"] for r in self.state.group_records.values() for c in r.calls
+                  if c.get("cost_usd") is not None]
+        return sum(priced), len(priced)
 
     def cache_counts(self) -> dict[str, Any] | None:
         """The response cache's hits, misses and savings: this process's and every worker's."""

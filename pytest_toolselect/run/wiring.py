@@ -28,12 +28,28 @@ class Wiring:
             where = "embedded default"
         else:
             where = f"from {model.source}"
+        # the embedded model's line stays short; an HTTP route says which client makes the calls
+        name = self.route_name()
+        via = f", via {name}" if name is not None else ""
+        return f"toolselect: model {model.value} ({where}), reps {self.settings.reps}{via}"
+
+    def local_line(self) -> str | None:
+        """The line naming the local server's defaults this run took (None: it took none)."""
+        if self.custom_provider is not None:
+            return None
+        values = self.settings.local_defaults()
+        if not values:
+            return None
+        from .local_server import summary_line
+
+        return summary_line(values)
+
+    def route_name(self) -> str | None:
+        """The client that makes the calls, as every report names it (None: embedded)."""
         from pytest_toolselect.providers.routes import ROUTE_NAMES, route
 
-        taken = "hook" if self.custom_provider is not None else route(str(model.value))
-        # the embedded model's line stays short; an HTTP route says which client makes the calls
-        via = f", via {ROUTE_NAMES[taken]}" if taken != "local" else ""
-        return f"toolselect: model {model.value} ({where}), reps {self.settings.reps}{via}"
+        taken = "hook" if self.custom_provider is not None else route(str(self.settings.model.value))
+        return ROUTE_NAMES[taken] if taken != "local" else None
 
     # provider and subject -------------------------------------------------------
     @cached_property

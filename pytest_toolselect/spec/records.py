@@ -77,10 +77,13 @@ _CASE_KEYS = ("nodeid", "key", "order", "case_id", "question", "category", "inte
               "expect_tool", "allow_no_tool", "case_fingerprint")
 #: a case not scored (an error, or not run): the baseline keeps its entry
 _UNSCORED_KEYS = ("status", "verdict", "error", "passes", "reps")
+#: an unscored case whose calls were billed (every rep cut, an unreadable reply): what they cost
+_BILLED_KEYS = ("model", "usage", "costs", "texts", "inconclusive")
 #: a scored case, after the case keys
 _SCORED_KEYS = ("toolset", "tool_texts", "tools_diff", "renamed_from", "dropped_from",
                 "in_baseline", "status", "verdict", "passes", "reps", "first_tools", "model",
-                "usage", "costs", "cached", "truncated", "dropped_schema_keys", "first_tool",
+                "usage", "costs", "texts", "cached", "inconclusive", "truncated", "dropped_schema_keys",
+                "first_tool",
                 "calls", "failing_checks", "failing_detail", "checks", "tools_fingerprint",
                 "tools_changed", "case_changed", "error")
 #: present only when there is something to say
@@ -129,8 +132,13 @@ class CaseRecord:
     model: str | None = None
     usage: dict[str, int] = field(default_factory=dict)
     costs: list[float | None] = field(default_factory=list)
+    #: per billed call (as costs), the first turn's text: clipped, credentials masked
+    texts: list[str] = field(default_factory=list)
     #: per rep: answered from the response cache
     cached: list[bool] = field(default_factory=list)
+    #: reps cut at max_tokens before any tool call: billed (their costs follow the scored
+    #: reps'), never scored
+    inconclusive: int = 0
     truncated: int = 0
     dropped_schema_keys: list[str] = field(default_factory=list)
     first_tool: str | None = None
@@ -168,6 +176,8 @@ class CaseRecord:
         out: dict[str, Any] = {k: _copy(getattr(self, k)) for k in _CASE_KEYS}
         if self.status is None:
             out.update((k, _copy(getattr(self, k))) for k in _UNSCORED_KEYS)
+            if self.costs:
+                out.update((k, _copy(getattr(self, k))) for k in _BILLED_KEYS)
             return out
         out.update((k, _copy(getattr(self, k))) for k in _SCORED_KEYS)
         if self.escalation is not None:
@@ -186,8 +196,9 @@ class CaseRecord:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CaseRecord:
         if data.get("status") is None:
-            _known(cls, data, (*_CASE_KEYS, *_UNSCORED_KEYS))
-            return cls(**{k: _copy(data[k]) for k in (*_CASE_KEYS, *_UNSCORED_KEYS)})
+            _known(cls, data, (*_CASE_KEYS, *_UNSCORED_KEYS), _BILLED_KEYS)
+            return cls(**{k: _copy(data[k]) for k in (*_CASE_KEYS, *_UNSCORED_KEYS)},
+                       **{k: _copy(data[k]) for k in _BILLED_KEYS if k in data})
         _known(cls, data, (*_CASE_KEYS, *_SCORED_KEYS), _OPTIONAL_KEYS)
         fields = {k: _copy(data[k]) for k in (*_CASE_KEYS, *_SCORED_KEYS)}
         fields["checks"] = [[CheckEntry.from_json(c) for c in rep] for rep in data["checks"]]
@@ -223,7 +234,9 @@ class CaseRecord:
             in_baseline=bool(data.get("in_baseline")),
             first_tools=list(data.get("first_tools") or []), model=data.get("model"),
             usage=dict(data.get("usage") or {}), costs=list(data.get("costs") or []),
-            cached=list(data.get("cached") or []), truncated=data.get("truncated", 0),
+            texts=list(data.get("texts") or []),
+            cached=list(data.get("cached") or []), inconclusive=data.get("inconclusive", 0),
+            truncated=data.get("truncated", 0),
             dropped_schema_keys=list(data.get("dropped_schema_keys") or []),
             first_tool=data.get("first_tool"), calls=_copy(list(data.get("calls") or [])),
             failing_checks=list(data.get("failing_checks") or []),

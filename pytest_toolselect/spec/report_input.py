@@ -95,6 +95,9 @@ class SummaryInput:
     #: the cache's lookups over the whole run, every worker's (hits, misses, saved_usd):
     #: a replay miss is an error item with no scored record, yet a miss (None: no cache opened)
     cache_counts: Mapping[str, Any] | None = None
+    #: the preference probe's priced calls (USD, count): the cost cap counts them with the
+    #: cases', so the summary's total does too
+    probe_cost: tuple[float, int] = (0.0, 0)
 
 
 @dataclass(frozen=True)
