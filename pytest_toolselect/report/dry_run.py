@@ -10,6 +10,7 @@ from pytest_toolselect.probe.preference import (
     OUTPUT_TOKENS_PER_CALL,
     TOOL_USE_OVERHEAD_TOKENS,
 )
+from pytest_toolselect.spec.plural import plural as _plural
 
 #: how far the 4-characters-a-token count was from real tokenizers on the repository's
 #: examples (benchmarks/dry_run_tokens.py measures it)
@@ -21,8 +22,6 @@ def _money(x: float) -> str:
     return f"${x:.2f}" if x >= 0.1 else f"${x:.4f}"
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word if n == 1 else word + 's'}"
 
 
 def case_lines(dry: Mapping[str, Any], prices: Mapping[str, float] | None) -> Iterator[str]:

@@ -22,6 +22,7 @@ from pytest_toolselect.probe.preference import (
     filled_system,
 )
 from pytest_toolselect.spec.groups import Group
+from pytest_toolselect.spec.plural import plural as _plural
 from pytest_toolselect.spec.vocabulary import Verdict
 
 SCHEMA_VERSION = "tool_preference.v1"
@@ -41,8 +42,6 @@ def _ci(stat: Mapping[str, Any]) -> str:
     return f"{stat['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] (groups={stat['groups']})"
 
 
-def _plural(n: int, word: str, plural: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (plural or word + 's')}"
 
 
 def _effect_lines(summary: Mapping[str, Any], indent: str) -> Iterator[str]:

@@ -9,11 +9,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.spec.plural import plural as _n
 from pytest_toolselect.spec.records import CaseRecord, GroupRecord
-
-
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def first_recording_note(path: Path | str, records: Sequence[CaseRecord],
