@@ -105,4 +105,4 @@ def test_the_total_counts_the_probes_calls_as_the_cap_does(models: Project,
     assert billed == 13  # one case, and the control group's 12 cells
     result.stdout.fnmatch_lines([f"cost: ${billed * CALL_COST:.4f} of a $5 cap",
                                  f"  tool preference probe: ${12 * CALL_COST:.4f} over 12 calls",
-                                 f"  anthropic/claude-test: ${CALL_COST:.4f} over 1 calls*"])
+                                 f"  anthropic/claude-test: ${CALL_COST:.4f} over 1 call,*"])

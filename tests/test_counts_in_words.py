@@ -50,7 +50,8 @@ def test_one_case_reads_as_one_case_in_every_report(project: Project) -> None:
 def test_lint_counts_a_parametrized_test_as_pytest_does(project: Project) -> None:
     project.config()
     project.cases([case(*FIND)])
-    Path(project.path / "test_decorated.py").write_text(DECORATED)
+    # a name no module of this suite has: an in-process run shares its sys.modules
+    Path(project.path / "test_counted_cases.py").write_text(DECORATED)
     collected = project.pytester.runpytest("--collect-only", "-q")
     items = [line for line in collected.stdout.lines if "::" in line]
     assert len(items) == 1 + 3 + 4, collected.stdout.str()

@@ -13,7 +13,8 @@ from pytest_toolselect.spec.plural import plural
 
 from .charts import esc as _e
 from .charts import short
-from .html_base import _NONE, _OUTCOMES, CALL_CLIP, ERROR_CLIP, INDEX_CLIP, _chip, _clip
+from .html_base import _NONE, _OUTCOMES, CALL_CLIP, CLIP, ERROR_CLIP, INDEX_CLIP, _chip, _clip
+from .html_tools import clipped_diff_html
 from .notes import note_lines
 from .run_report import NOTHING, expected_label
 
@@ -103,7 +104,8 @@ def _verdict_cell(case: Mapping[str, Any]) -> str:
         lines.append(f'<span class="sub">baseline {_e(base["status"])}</span>')
     lines += [f'<span class="tag">{t}</span>' for t, on in (("tools changed", case.get("tools_changed")),
                                                          ("case changed", case.get("case_changed"))) if on]
-    lines += [f'<span class="sub">{_e(_clip(text))}</span>' for text in note_lines(case)]
+    # a note may hold a word diff (the attribution's cause): marked as the tools card marks it
+    lines += [f'<span class="sub">{clipped_diff_html(text, CLIP)}</span>' for text in note_lines(case)]
     return "".join(f'<span class="line">{x}</span>' for x in lines)
 
 

@@ -29,6 +29,21 @@ def diff_html(text: str) -> str:
     return "".join(out)
 
 
+def clipped_diff_html(text: str, limit: int) -> str:
+    """diff_html of a text clipped to ``limit`` characters: a removed or added run the clip
+    cuts is closed where it is cut, so no half of its markup is left as text."""
+    if len(text) <= limit:
+        return diff_html(text)
+    head = text[:limit]
+    opened = head.rfind("[-"), head.rfind("{+")
+    closed = head.rfind("-]"), head.rfind("+}")
+    if opened[0] > closed[0]:
+        head += "-]"
+    if opened[1] > closed[1]:
+        head += "+}"
+    return f"{diff_html(head)}… ({len(text)} chars)"
+
+
 def _change(c: Mapping[str, Any]) -> str:
     head = f'<b>{_e(c["change"])} <code>{_e(c["tool"])}</code></b>'
     diff = f'<div class="diff">{diff_html(c["diff"])}</div>' if c.get("diff") else ""
