@@ -165,3 +165,54 @@ def test_calls_take_slots_in_submission_order_whatever_finishes_preparing_first(
         assert started == list(range(10))
     finally:
         scheduler.close()
+
+
+def test_a_free_slot_waits_for_an_earlier_job_still_preparing() -> None:
+    # with slots free, later jobs that finished preparing first must not take them: under
+    # -x the calls made before the stop are the first items', not those that were quicker
+    scheduler = Scheduler(concurrency=2)
+    started: list[int] = []
+    queued: set[int] = set()
+    try:
+        async def job(n: int) -> None:
+            if n == 0:  # the first job's tools come last, after the others asked for a slot
+                await until(lambda: queued >= {1, 2, 3})
+
+            async def call() -> None:
+                started.append(n)
+                await asyncio.sleep(0.01)
+            queued.add(n)
+            await scheduler.call(call)
+
+        futures = [scheduler.submit(lambda n=n: job(n)) for n in range(4)]
+        for future in futures:
+            future.result(60)
+        assert started[0] == 0, started
+        assert sorted(started) == [0, 1, 2, 3]
+    finally:
+        scheduler.close()
+
+
+def test_a_job_that_ends_without_a_call_holds_no_later_job_back() -> None:
+    scheduler = Scheduler(concurrency=1)
+    try:
+        async def no_call() -> str:
+            return "from the cache"
+
+        async def calls() -> str:
+            return await scheduler.call(lambda: asyncio.sleep(0, "asked"))
+
+        async def fails() -> str:
+            raise ValueError("no tools")
+
+        futures = [scheduler.submit(no_call), scheduler.submit(fails), scheduler.submit(calls)]
+        assert futures[0].result(60) == "from the cache"
+        with pytest.raises(ValueError):
+            futures[1].result(60)
+        assert futures[2].result(60) == "asked"
+        # a call outside any job is not ordered against the jobs
+        outside = asyncio.run_coroutine_threadsafe(
+            scheduler.call(lambda: asyncio.sleep(0, "outside")), scheduler._loop)
+        assert outside.result(60) == "outside"
+    finally:
+        scheduler.close()

@@ -95,6 +95,10 @@ class Scheduler:
         self._free = self.concurrency
         self._waiting: list[tuple[int, int, asyncio.Future[None]]] = []
         self._order = itertools.count()
+        #: by ticket: the job asked for its first call slot, or ended without one
+        self._arrived: list[bool] = []
+        #: every ticket below this one has arrived: only those may take a slot
+        self._arrived_below = 0
         self._thread.start()
         self._ready.wait()
 
@@ -115,23 +119,47 @@ class Scheduler:
         calls made before the stop are those of the first items, not of random ones.
         """
         ticket = len(self._futures)
+        self._arrived.append(False)  # before the job can run: _arrive reads it on the loop
         future = asyncio.run_coroutine_threadsafe(self._guarded(job, ticket), self._loop)
         self._futures.append(future)
         return future
 
     async def _guarded(self, job: Callable[[], Awaitable[T]], ticket: int) -> T:
-        if self._stopped:
-            raise Stopped("the run stopped before this case started")
-        _TICKET.set(ticket)  # copied into the job's child tasks, read by call()
-        return await job()
+        try:
+            if self._stopped:
+                raise Stopped("the run stopped before this case started")
+            _TICKET.set(ticket)  # copied into the job's child tasks, read by call()
+            return await job()
+        finally:
+            self._arrive(ticket)  # a job that ends without a call holds no later one back
+            self._dispatch()
+
+    def _arrive(self, ticket: int) -> None:
+        if ticket >= len(self._arrived) or self._arrived[ticket]:
+            return  # a call outside any job, or the job's later calls
+        self._arrived[ticket] = True
+        while self._arrived_below < len(self._arrived) and self._arrived[self._arrived_below]:
+            self._arrived_below += 1
+
+    def _may_start(self, ticket: int) -> bool:
+        """Whether every job submitted before this one has asked for a slot (or ended).
+
+        A job's preparation (its tools, in a thread) may finish after a later job's; held
+        back, the later one cannot take the slot its predecessor needs, so calls start in
+        pytest's order and -x stops the run after the first items' calls, whatever the load.
+        """
+        return ticket >= len(self._arrived) or ticket < self._arrived_below
 
     async def _acquire(self) -> None:
-        """Take a call slot; waiters are served lowest ticket first."""
-        if self._free > 0 and not self._waiting:
+        """Take a call slot; waiters are served lowest ticket first, in submitting order."""
+        ticket = _TICKET.get()
+        self._arrive(ticket)
+        if self._free > 0 and not self._waiting and self._may_start(ticket):
             self._free -= 1
             return
         waiter = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._waiting, (_TICKET.get(), next(self._order), waiter))
+        heapq.heappush(self._waiting, (ticket, next(self._order), waiter))
+        self._dispatch()  # this arrival may be the one the waiters were held for
         try:
             await waiter
         except asyncio.CancelledError:
@@ -140,12 +168,21 @@ class Scheduler:
             raise
 
     def _release(self) -> None:
-        while self._waiting:
-            _, _, waiter = heapq.heappop(self._waiting)
-            if not waiter.done():
-                waiter.set_result(None)
-                return
         self._free += 1
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Hand free slots to the lowest waiting tickets that may start."""
+        while self._free > 0 and self._waiting:
+            ticket, _, waiter = self._waiting[0]
+            if waiter.done():  # cancelled while it waited
+                heapq.heappop(self._waiting)
+                continue
+            if not self._may_start(ticket):
+                return  # an earlier job is still preparing: its slot waits for it
+            heapq.heappop(self._waiting)
+            self._free -= 1
+            waiter.set_result(None)
 
     async def call(self, make: Callable[[], Awaitable[T]], tokens: int = 0,
                    before: Callable[[], Awaitable[None] | None] | None = None) -> T:
