@@ -9,7 +9,9 @@ and ``refused_url`` fixtures). ``tests`` is on sys.path (pyproject's ``pythonpat
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
+import pkgutil
 import socket
 import subprocess
 import sys
@@ -24,6 +26,27 @@ import pytest  # SDK would be imported again in every run that starts a server)
 import yaml
 from fakeapi import fake_api_fixture, refused_url_fixture  # noqa: F401  (the fixtures)
 from hypothesis import HealthCheck, settings
+
+#: what a run imports only once it needs it. pytester's in-process runs restore sys.modules
+#: after each run, so a module first imported inside one is imported (and, without
+#: bytecode files, compiled) again in the next: imported here once, every in-process run
+#: finds them loaded, as the second run of a user's process would (half the suite's CPU)
+LAZY_IMPORTS = ("jsonschema", "referencing", "jsonschema_specifications", "httpcore2", "httpcore",
+                "h11", "h2.connection", "hpack", "truststore", "mcp.client.streamable_http")
+
+
+def _import_once() -> None:
+    import pytest_toolselect
+
+    names = [m.name for m in pkgutil.walk_packages(pytest_toolselect.__path__, "pytest_toolselect.")
+             if not m.name.endswith("__main__")]
+    for name in (*names, *LAZY_IMPORTS):
+        # a route whose extra is not installed: its own tests say so (harness_support)
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+_import_once()
 
 HERE = Path(__file__).parent / "tests"
 TOOLS_SERVER = HERE / "servers" / "tools_server.py"
