@@ -32,7 +32,8 @@ from hypothesis import HealthCheck, settings
 #: bytecode files, compiled) again in the next: imported here once, every in-process run
 #: finds them loaded, as the second run of a user's process would (half the suite's CPU)
 LAZY_IMPORTS = ("jsonschema", "referencing", "jsonschema_specifications", "httpcore2", "httpcore",
-                "h11", "h2.connection", "hpack", "truststore", "mcp.client.streamable_http")
+                "h11", "h2.connection", "hpack", "truststore", "mcp.client.streamable_http",
+                "openai.resources.chat", "_pytest.stepwise")
 
 
 def _import_once() -> None:
@@ -237,6 +238,20 @@ def pytest_toolselect_provider(model, config):
 '''
 
 
+#: the modules whose tests take longest (a harness call or a subprocess run each, tens of
+#: seconds), longest first. xdist hands out tests in collection order (the groups first, the
+#: largest first): started last, one of these would leave one worker running alone at the end
+LONG_FIRST = ("test_claude_code.py", "test_two_transports.py", "test_openai_agents.py",
+              "test_docs_walk.py", "test_concurrency_e2e.py", "test_servers_from.py",
+              "test_import_cost.py", "test_lint_rugpull.py", "test_baseline_safety.py",
+              "test_html_layout.py", "test_tools_command.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep order
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _not_in_ci() -> Iterator[None]:
     # under CI=true a run refuses to record a missing baseline; the suite's runs are local
@@ -264,3 +279,4 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Proje
 # import ...` finds this module in sys.modules.
 _ROOT = str(Path(__file__).resolve().parent)
 sys.path[:] = [p for p in sys.path if not p or str(Path(p).resolve()) != _ROOT]
+
