@@ -30,7 +30,7 @@ from hypothesis import HealthCheck, settings
 #: what a run imports only once it needs it. pytester's in-process runs restore sys.modules
 #: after each run, so a module first imported inside one is imported (and, without
 #: bytecode files, compiled) again in the next: imported here once, every in-process run
-#: finds them loaded, as the second run of a user's process would (half the suite's CPU)
+#: finds them loaded (this halves the CPU of the files that run pytest in process)
 LAZY_IMPORTS = ("jsonschema", "referencing", "jsonschema_specifications", "httpcore2", "httpcore",
                 "h11", "h2.connection", "hpack", "truststore", "mcp.client.streamable_http",
                 "openai.resources.chat", "_pytest.stepwise")
@@ -279,4 +279,3 @@ def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Proje
 # import ...` finds this module in sys.modules.
 _ROOT = str(Path(__file__).resolve().parent)
 sys.path[:] = [p for p in sys.path if not p or str(Path(p).resolve()) != _ROOT]
-
