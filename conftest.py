@@ -9,7 +9,9 @@ and ``refused_url`` fixtures). ``tests`` is on sys.path (pyproject's ``pythonpat
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
+import pkgutil
 import socket
 import subprocess
 import sys
@@ -24,6 +26,28 @@ import pytest  # SDK would be imported again in every run that starts a server)
 import yaml
 from fakeapi import fake_api_fixture, refused_url_fixture  # noqa: F401  (the fixtures)
 from hypothesis import HealthCheck, settings
+
+#: what a run imports only once it needs it. pytester's in-process runs restore sys.modules
+#: after each run, so a module first imported inside one is imported (and, without
+#: bytecode files, compiled) again in the next: imported here once, every in-process run
+#: finds them loaded (this halves the CPU of the files that run pytest in process)
+LAZY_IMPORTS = ("jsonschema", "referencing", "jsonschema_specifications", "httpcore2", "httpcore",
+                "h11", "h2.connection", "hpack", "truststore", "mcp.client.streamable_http",
+                "openai.resources.chat", "_pytest.stepwise")
+
+
+def _import_once() -> None:
+    import pytest_toolselect
+
+    names = [m.name for m in pkgutil.walk_packages(pytest_toolselect.__path__, "pytest_toolselect.")
+             if not m.name.endswith("__main__")]
+    for name in (*names, *LAZY_IMPORTS):
+        # a route whose extra is not installed: its own tests say so (harness_support)
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
+_import_once()
 
 HERE = Path(__file__).parent / "tests"
 TOOLS_SERVER = HERE / "servers" / "tools_server.py"
@@ -212,6 +236,20 @@ def pytest_toolselect_provider(model, config):
     if model == "script/planned":
         return Planned()
 '''
+
+
+#: the modules whose tests take longest (a harness call or a subprocess run each, tens of
+#: seconds), longest first. xdist hands out tests in collection order (the groups first, the
+#: largest first): started last, one of these would leave one worker running alone at the end
+LONG_FIRST = ("test_claude_code.py", "test_two_transports.py", "test_openai_agents.py",
+              "test_docs_walk.py", "test_concurrency_e2e.py", "test_servers_from.py",
+              "test_import_cost.py", "test_lint_rugpull.py", "test_baseline_safety.py",
+              "test_html_layout.py", "test_tools_command.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep order
 
 
 @pytest.fixture(scope="session", autouse=True)
