@@ -12,12 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import sequential
+
 if TYPE_CHECKING:
     from pytest_toolselect.gate.entry import CaseEntry
     from pytest_toolselect.spec.cases import Case
 
     from .case_run import CaseRun
-    from .escalation import Plan
 
 
 def case_fingerprint(case: Case) -> str:
@@ -26,6 +28,33 @@ def case_fingerprint(case: Case) -> str:
     from pytest_toolselect.spec.fingerprint import fingerprint
 
     return fingerprint(case.fingerprint_data())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a case's adaptive reps are asked and judged (run/escalation.py decides)."""
+
+    design: sequential.Design
+    test: sequential.Test
+    #: the case's stored runs; None: a first recording (nothing to test against)
+    history: tuple[gate.Run, ...] | None
+    #: the checks its entry was evaluated with (None: every check counts); a rep that fails
+    #: only others is not evidence the rule can use (gate.judge sets them aside)
+    known: frozenset[str] | None = None
+
+    def passes(self, run: CaseRun) -> int:
+        if self.known is None:
+            return run.passes
+        return sum(1 for s in run.scores if self.known.isdisjoint(s.failing))
+
+    def extra(self, passes: int, reps: int) -> int:
+        """How many more reps to ask now (0: settled)."""
+        if self.history is None:
+            # once reps disagree they always will: the cap is bought batch by batch
+            return min(self.design.batch, sequential.recording_extra(passes, reps, self.design))
+        if sequential.decide(self.history, passes, reps, self.design, self.test) == sequential.MORE:
+            return self.design.next_batch(reps)
+        return 0
 
 
 @dataclass(frozen=True)

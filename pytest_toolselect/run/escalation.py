@@ -11,48 +11,24 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate import sequential
 from pytest_toolselect.spec.records import Escalation
 
+from .case_outcome import Plan
+
 if TYPE_CHECKING:
     from pytest_toolselect.providers import TurnRequest
 
     from .case_outcome import CaseIdentity, CaseOutcome
-    from .case_run import CaseRun
     from .contracts import Caller, CallParts
 
 
 #: why a case stopped being asked before the rule settled it
 CAPPED, STOPPED, CUT = "cost cap", "run stopped", "replies cut at max_tokens"
-
-
-@dataclass(frozen=True)
-class Plan:
-    design: sequential.Design
-    test: sequential.Test
-    #: the case's stored runs; None: a first recording (nothing to test against)
-    history: list[gate.Run] | None
-    #: the checks its entry was evaluated with (None: every check counts); a rep that fails
-    #: only others is not evidence the rule can use (gate.judge sets them aside)
-    known: frozenset[str] | None = None
-
-    def passes(self, run: CaseRun) -> int:
-        if self.known is None:
-            return run.passes
-        return sum(1 for s in run.scores if self.known.isdisjoint(s.failing))
-
-    def extra(self, passes: int, reps: int) -> int:
-        """How many more reps to ask now (0: settled)."""
-        if self.history is None:
-            # once reps disagree they always will: the cap is bought batch by batch
-            return min(self.design.batch, sequential.recording_extra(passes, reps, self.design))
-        if sequential.decide(self.history, passes, reps, self.design, self.test) == sequential.MORE:
-            return self.design.next_batch(reps)
-        return 0
 
 
 def plan_for(parts: CallParts, identity: CaseIdentity) -> Plan | None:
@@ -72,7 +48,7 @@ def plan_for(parts: CallParts, identity: CaseIdentity) -> Plan | None:
     # a renamed case is judged against the entry it was renamed from: asked again against it
     entry = identity.entry
     if entry is not None:
-        return Plan(design, test, entry.runs, entry.evaluated)
+        return Plan(design, test, tuple(entry.runs), entry.evaluated)
     if baselines.baseline is None or settings.flag("update_baseline"):
         return Plan(design, test, None)  # recorded now for the first time
     return None  # a new case compared with nothing: reported, not recorded
