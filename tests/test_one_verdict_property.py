@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES, case_outcome, decide
+from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.report import results
 from pytest_toolselect.report.merge import merge_documents
 from pytest_toolselect.spec.sourcemap import load_schema
