@@ -9,7 +9,7 @@ never keys.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +96,3 @@ def entries_from_json(cases: Mapping[str, Mapping[str, Any]]) -> dict[str, CaseE
     """The ``cases`` of a baseline document as typed entries, in their order."""
     return {key: CaseEntry.from_json(value) for key, value in cases.items()}
 
-
-def entries_to_json(cases: Iterable[tuple[str, CaseEntry]]) -> dict[str, dict[str, Any]]:
-    return {key: value.to_json() for key, value in cases}
