@@ -41,6 +41,7 @@ import numpy as np
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate import sequential
 from pytest_toolselect.gate.baseline import Baseline, build
+from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.gate.stats import wilson
 
 #: the case population of the issue: (share of cases, true pass probability)
@@ -96,12 +97,12 @@ def _record(passes: int, reps: int) -> dict[str, Any]:
             "case_fingerprint": "sha256:case", "tools_fingerprint": "sha256:tools"}
 
 
-def baseline_entry(runs: Sequence[int], reps: int, keep: int) -> dict[str, Any]:
+def baseline_entry(runs: Sequence[int], reps: int, keep: int) -> CaseEntry:
     """The case's entry after main recorded the baseline, then updated it once per later run."""
     old: Baseline | None = None
     for passes in runs:
         doc = build(SUBJECT, [_record(passes, reps)], old, history=keep)
-        old = Baseline(path=Path("sim.json"), subject=doc["subject"], cases=doc["cases"])
+        old = Baseline.from_json(Path("sim.json"), doc)
     assert old is not None
     return old.cases[NODEID]
 

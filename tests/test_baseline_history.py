@@ -29,7 +29,7 @@ def rec(nodeid: str, passes: int | None, reps: int = 3, *, case_fp: str = "sha25
 
 
 def as_baseline(doc: dict[str, Any]) -> Baseline:
-    return Baseline(path=Path("base.json"), subject=doc["subject"], cases=doc["cases"])
+    return Baseline.from_json(Path("base.json"), doc)
 
 
 def runs(*rounds: list[dict[str, Any]], keep: int = 5) -> dict[str, Any]:
@@ -96,7 +96,8 @@ def test_an_entry_from_before_the_history_counts_as_one_run() -> None:
                "tools_fingerprint": "sha256:tools"},
            # a hand-written entry without fingerprints: nothing says it changed
            B: {"status": "flaky", "passes": 1, "reps": 2}}
-    doc = build(SUBJECT, [rec(A, 2), rec(B, 3)], Baseline(Path("b.json"), SUBJECT, old))
+    doc = build(SUBJECT, [rec(A, 2), rec(B, 3)],
+                Baseline.from_json(Path("b.json"), {"subject": SUBJECT, "cases": old}))
     assert doc["cases"][A]["history"] == [[3, 3], [2, 3]]
     assert doc["cases"][B]["history"] == [[1, 2], [3, 3]]
 
@@ -113,7 +114,7 @@ def test_history_round_trips_through_the_file(tmp_path: Path) -> None:
     path = tmp_path / "base.json"
     write(path, runs([rec(A, 3)], [rec(A, 2)]))
     loaded = load(path)
-    assert loaded is not None and loaded.cases[A]["history"] == [[3, 3], [2, 3]]
+    assert loaded is not None and loaded.cases[A].history == ((3, 3), (2, 3))
 
 
 def test_an_old_file_without_history_still_loads(tmp_path: Path) -> None:
@@ -121,7 +122,8 @@ def test_an_old_file_without_history_still_loads(tmp_path: Path) -> None:
     path.write_text(json.dumps({"schema_version": "toolselect_baseline.v1", "subject": SUBJECT,
                                 "cases": {A: {"status": "held", "passes": 1, "reps": 1}}}))
     loaded = load(path)
-    assert loaded is not None and "history" not in loaded.cases[A]
+    assert loaded is not None and loaded.cases[A].history is None
+    assert loaded.cases[A].runs == [(1, 1)] and "history" not in loaded.cases[A].to_json()
 
 
 @pytest.mark.parametrize(("history", "message"), [

@@ -437,7 +437,7 @@ def test_write_then_load_round_trips_and_leaves_no_temp_file(tmp_path: Path) -> 
     path = tmp_path / "nested" / "base.json"
     write(path, VALID)
     loaded = load(path)
-    assert loaded is not None and loaded.cases == VALID["cases"]
+    assert loaded is not None and loaded.cases_json() == VALID["cases"]
     assert sorted(p.name for p in path.parent.iterdir()) == ["base.json"]
     assert temp_prefix(path) == ".base.json.unfinished-"
     # a new file gets the umask's permissions, not mkstemp's 0600

@@ -77,7 +77,7 @@ def test_each_tool_is_kept_once_across_entries_and_loads_back(tmp_path: Path) ->
     loaded = load(tmp_path / "b.json")
     assert loaded is not None
     for key, tools in (("f::a", one), ("f::c", two)):
-        got = loaded.tool_set(loaded.cases[key]["tools_fingerprint"])
+        got = loaded.tool_set(loaded.cases[key].tools_fingerprint)
         assert got is not None and _as_offered(got[0]) == _as_offered(tools) and got[1] is None
     # an update that runs only c keeps a's and b's tool set (their entries are kept)
     again = build(SUBJECT, [rec("f::c", two, set())], loaded)
@@ -101,7 +101,7 @@ def test_a_baseline_written_before_the_tools_were_kept_loads_and_says_so(tmp_pat
     write(path, doc)
     migrated = load(path)
     assert migrated is not None
-    got = migrated.tool_set(migrated.cases["f::a"]["tools_fingerprint"])
+    got = migrated.tool_set(migrated.cases["f::a"].tools_fingerprint)
     assert got is not None and _as_offered(got[0]) == _as_offered([FIND_NOW])
 
 

@@ -13,7 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import FIND, OFFICERS, WRONG, Project, case
+from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.baseline import Baseline
+from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.run.lifecycle import migrate
 from pytest_toolselect.run.state import RunState
 
@@ -22,19 +24,25 @@ keys = st.builds(lambda folder, name, cid: f"{folder}{name}.toolselect.yaml::{ci
                  st.sampled_from(["", "suite/", "repo/suite/", "other/"]), segment, segment)
 
 
-@given(stored=st.lists(keys, unique=True, max_size=8), current=st.lists(keys, max_size=8),
+entries = st.builds(
+    lambda passes, extra, fp: CaseEntry(gate.status_of(passes, passes + extra), passes,
+                                        passes + extra, case_fingerprint=fp),
+    st.integers(0, 5), st.integers(0, 3), st.none() | st.sampled_from(["sha256:a", "sha256:b"]))
+
+
+@given(stored=st.dictionaries(keys, entries, max_size=8), current=st.lists(keys, max_size=8),
        groups=st.lists(keys, unique=True, max_size=3))
 def test_migrating_gives_a_new_value_and_leaves_the_stored_one_as_read(
-        stored: list[str], current: list[str], groups: list[str]) -> None:
-    base = Baseline(path=Path("base.json"), subject={"model": "m"},
-                    cases={k: {"n": i} for i, k in enumerate(stored)},
-                    groups={k: {"g": i} for i, k in enumerate(groups)})
-    before = copy.deepcopy(dataclasses.asdict(base))
+        stored: dict[str, CaseEntry], current: list[str], groups: list[str]) -> None:
+    base = Baseline(path=Path("base.json"), subject={"model": "m"}, cases=stored,
+                    groups={k: {"kind": "group", "control": bool(i % 2)}
+                            for i, k in enumerate(groups)})
+    before = copy.deepcopy(base.to_json())
     state = RunState()
     state.collected.update(current)
     state.anchor_of.update({k.partition("::")[0]: Path("/repo/suite") for k in current})
     moved = migrate(state, base)
-    assert dataclasses.asdict(base) == before
+    assert base.to_json() == before
     # the same entries, in the same order, each under its old key or the current one
     assert list(moved.cases.values()) == list(base.cases.values())
     assert list(moved.groups.values()) == list(base.groups.values())

@@ -17,6 +17,7 @@ import pytest
 
 from conftest import FIND, PLANNED, Project, case
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.spec.options import BY_NAME
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -24,11 +25,11 @@ pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 REPO = Path(__file__).resolve().parent.parent
 
 
-def entry(*history: tuple[int, int]) -> dict[str, Any]:
+def entry(*history: tuple[int, int]) -> CaseEntry:
     """A baseline entry whose latest run is the last of `history`."""
     passes, reps = history[-1]
-    return {"status": gate.status_of(passes, reps), "passes": passes, "reps": reps,
-            "history": [list(r) for r in history]}
+    return CaseEntry.from_json({"status": gate.status_of(passes, reps), "passes": passes,
+                                "reps": reps, "history": [list(r) for r in history]})
 
 
 def verdict(rule: str, history: Sequence[tuple[int, int]], passes: int, reps: int = 3) -> str:
@@ -45,7 +46,7 @@ TWO_MISSES = [(3, 3), (2, 3), (3, 3), (2, 3), (3, 3)]  # 13 of 15, last run held
 
 @pytest.mark.parametrize("rule", list(gate.RULES))
 def test_verdicts_outside_the_rule_are_unchanged(rule: str) -> None:
-    def classify(passes: int, reps: int, base: dict[str, Any] | None, have: bool = True) -> str:
+    def classify(passes: int, reps: int, base: CaseEntry | None, have: bool = True) -> str:
         return gate.classify(passes, reps, base, have_baseline=have, rule=rule)
 
     assert classify(3, 3, None, have=False) == gate.PASSED
@@ -60,13 +61,12 @@ def test_verdicts_outside_the_rule_are_unchanged(rule: str) -> None:
     assert classify(0, 3, entry((0, 3))) == gate.STILL_FAILING
     # a case that always held and now fails every rep: a clean break, for every rule
     assert classify(0, 3, entry(*CLEAN_15)) == gate.REGRESSION
-    assert classify(0, 1, {"status": "held", "passes": 1, "reps": 1}) == gate.REGRESSION
+    assert classify(0, 1, CaseEntry("held", 1, 1)) == gate.REGRESSION
 
 
 def test_an_entry_from_before_the_history_is_one_run() -> None:
-    assert gate.history_of({"status": "held", "passes": 2, "reps": 2}) == [(2, 2)]
-    assert gate.history_of({"status": "held"}) == [(1, 1)]
-    assert gate.history_of({"status": "failing"}) == [(0, 1)]
+    assert gate.history_of(CaseEntry.from_json({"status": "held", "passes": 2, "reps": 2})) == [
+        (2, 2)]
     assert gate.history_of(entry((3, 3), (1, 3))) == [(3, 3), (1, 3)]
 
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES, case_outcome, decide
+from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.report import results
 from pytest_toolselect.report.merge import merge_documents
 from pytest_toolselect.spec.sourcemap import load_schema
@@ -46,7 +47,9 @@ def runs(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], dict[st
             reps = draw(st.integers(1, 4))
             passes = draw(st.integers(0, reps))
             rec.update(status=gate.status_of(passes, reps), passes=passes, reps=reps,
-                       verdict=gate.classify(passes, reps, entry, have_baseline=have_baseline,
+                       verdict=gate.classify(passes, reps, None if entry is None
+                                             else CaseEntry.from_json(entry),
+                                             have_baseline=have_baseline,
                                              rule=settings_["rule"]))
             if key.endswith(("1", "4")) and draw(st.booleans()):
                 rec["test_failure"] = "AssertionError: the body's own check"

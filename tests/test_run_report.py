@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.report import html as html_report
 from pytest_toolselect.report import markdown, results
 from pytest_toolselect.report.merge import merge_documents
@@ -123,8 +124,9 @@ def runs(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], list[in
             firsts = draw(st.lists(st.sampled_from([*TOOLS, None]), min_size=reps, max_size=reps))
             passes = draw(st.integers(0, reps))
             rec.update(status=gate.status_of(passes, reps), passes=passes, reps=reps,
-                       verdict=gate.classify(passes, reps, entry, have_baseline=bool(base),
-                                             rule="fisher-0.005"),
+                       verdict=gate.classify(passes, reps, None if entry is None
+                                             else CaseEntry.from_json(entry),
+                                             have_baseline=bool(base), rule="fisher-0.005"),
                        first_tools=firsts, model=draw(st.sampled_from(["m1", "m2"])),
                        usage={"input_tokens": draw(st.integers(1, 99)), "output_tokens": 1},
                        costs=draw(st.lists(st.sampled_from([None, 0.25, 0.5]), min_size=reps,

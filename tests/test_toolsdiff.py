@@ -81,8 +81,9 @@ def test_tables_hold_only_what_entries_refer_to(tmp_path: Path) -> None:
     one, two = [Tool("find", "Find it.")], [Tool("find", "Find it now.")]
     first = build(SUBJECT, [rec("f::a", one), rec("f::b", one)], None)
     assert len(first["toolsets"]) == 1 and len(first["descriptions"]) == 1
-    old = Baseline(tmp_path / "b.json", SUBJECT, first["cases"], toolsets=first["toolsets"],
-                   descriptions=first["descriptions"])
+    old = Baseline.from_json(tmp_path / "b.json", {"subject": SUBJECT, "cases": first["cases"],
+                                                    "toolsets": first["toolsets"],
+                                                    "descriptions": first["descriptions"]})
     # b moves to other tools; a is not run (its entry, and its toolset, are kept)
     second = build(SUBJECT, [rec("f::b", two, tool_texts={})], old)
     assert len(second["toolsets"]) == 2

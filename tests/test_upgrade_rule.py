@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_toolselect.gate import baseline
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.report.terminal import lines, summarize
 from pytest_toolselect.spec.checknames import CHECK_NAMES, CHECKS_BEFORE_LIST
 from pytest_toolselect.spec.records import CaseRecord
@@ -26,14 +27,14 @@ rules = st.sampled_from(list(gate.RULES))
 
 
 @st.composite
-def entries(draw: st.DrawFn) -> dict[str, Any]:
+def entries(draw: st.DrawFn) -> CaseEntry:
     history = draw(st.lists(runs, min_size=1, max_size=5))
     passes, reps = history[-1]
     entry: dict[str, Any] = {"status": gate.status_of(passes, reps), "passes": passes,
                              "reps": reps, "history": [list(r) for r in history]}
     if draw(st.booleans()):
         entry["checks"] = draw(st.sets(st.sampled_from(CHECK_NAMES)).map(sorted))
-    return entry
+    return CaseEntry.from_json(entry)
 
 
 def _only(failing: list[list[str]], known: frozenset[str]) -> list[list[str]]:
@@ -42,7 +43,7 @@ def _only(failing: list[list[str]], known: frozenset[str]) -> list[list[str]]:
 
 @given(reps_failing, entries(), rules)
 def test_a_case_is_judged_on_the_checks_its_entry_was_evaluated_with(
-        failing: list[list[str]], entry: dict[str, Any], rule: str) -> None:
+        failing: list[list[str]], entry: CaseEntry, rule: str) -> None:
     verdict, aside = gate.judge(failing, entry, have_baseline=True, rule=rule)
     known = gate.evaluated_checks(entry)
     on_known = gate.judge(_only(failing, known), entry, have_baseline=True, rule=rule)[0]
@@ -63,8 +64,8 @@ def test_a_case_is_judged_on_the_checks_its_entry_was_evaluated_with(
 
 @given(reps_failing, entries(), rules)
 def test_an_entry_that_knows_every_check_is_judged_as_always(
-        failing: list[list[str]], entry: dict[str, Any], rule: str) -> None:
-    entry = {**entry, "checks": list(CHECK_NAMES)}
+        failing: list[list[str]], entry: CaseEntry, rule: str) -> None:
+    entry = CaseEntry.from_json({**entry.to_json(), "checks": list(CHECK_NAMES)})
     passes = sum(1 for f in failing if not f)
     assert gate.judge(failing, entry, have_baseline=True, rule=rule) == (
         gate.classify(passes, len(failing), entry, have_baseline=True, rule=rule), [])
@@ -72,7 +73,7 @@ def test_an_entry_that_knows_every_check_is_judged_as_always(
 
 @given(reps_failing, st.none() | entries(), st.booleans())
 def test_without_an_entry_or_a_baseline_nothing_is_set_aside(
-        failing: list[list[str]], entry: dict[str, Any] | None, have: bool) -> None:
+        failing: list[list[str]], entry: CaseEntry | None, have: bool) -> None:
     if entry is not None and have:
         return
     passes = sum(1 for f in failing if not f)
@@ -81,7 +82,7 @@ def test_without_an_entry_or_a_baseline_nothing_is_set_aside(
 
 
 def test_an_old_entry_is_read_as_the_checks_before_the_list() -> None:
-    old = {"status": "held", "passes": 3, "reps": 3}
+    old = CaseEntry.from_json({"status": "held", "passes": 3, "reps": 3})
     assert gate.evaluated_checks(old) == frozenset(CHECKS_BEFORE_LIST)
     assert "valid_arguments" not in gate.evaluated_checks(old)
     # a held case that fails only valid_arguments now: new failing, not a regression
@@ -90,7 +91,8 @@ def test_an_old_entry_is_read_as_the_checks_before_the_list() -> None:
     # one that also fails an old check on every rep regresses as it did
     assert gate.judge([["tool_choice", "valid_arguments"]] * 3, old, have_baseline=True) == (
         gate.REGRESSION, [])
-    assert gate.judge([["valid_arguments"]] * 3, {**old, "checks": list(CHECK_NAMES)},
+    assert gate.judge([["valid_arguments"]] * 3,
+                      CaseEntry.from_json({**old.to_json(), "checks": list(CHECK_NAMES)}),
                       have_baseline=True) == (gate.REGRESSION, [])
 
 
@@ -105,7 +107,7 @@ def _record(**kw: Any) -> CaseRecord:
 
 
 def test_an_entry_records_the_checks_and_both_shapes_are_valid_baselines() -> None:
-    entry = baseline.entry(_record(tools_fingerprint="sha256:2"))
+    entry = baseline.entry(_record(tools_fingerprint="sha256:2")).to_json()
     assert entry["checks"] == list(CHECK_NAMES)
     schema = load_schema("toolselect_baseline.v1")
     subject = {"provider": "local", "model": "local/bm25"}
@@ -122,7 +124,8 @@ def test_an_old_baseline_loads_and_its_entries_are_rewritten_with_the_list(tmp_p
                                 "cases": {"a.toolselect.yaml::c": old_entry,
                                           "a.toolselect.yaml::kept": old_entry}}))
     loaded = baseline.load(path)
-    assert loaded is not None and "checks" not in loaded.cases["a.toolselect.yaml::c"]
+    assert loaded is not None and loaded.cases["a.toolselect.yaml::c"].checks is None
+    assert "checks" not in loaded.cases["a.toolselect.yaml::c"].to_json()
     doc = baseline.build(loaded.subject, [_record()], loaded)
     assert doc["cases"]["a.toolselect.yaml::c"]["checks"] == list(CHECK_NAMES)
     # an entry this run did not touch keeps what it was evaluated with

@@ -8,6 +8,7 @@ import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pytest_toolselect.spec.checknames import CHECK_NAMES
@@ -17,36 +18,71 @@ from pytest_toolselect.spec.records import CaseRecord, as_case_record
 from pytest_toolselect.spec.tools import Tool
 
 from .atomic import write_text
+from .entry import CaseEntry, entries_from_json
 from .rules import DEFAULT_HISTORY
 
 SCHEMA_VERSION = "toolselect_baseline.v1"
 
 
+#: the tables of a baseline beside its cases, as the file names them
+_TABLES = ("groups", "lint", "toolsets", "descriptions", "lint_tools", "offered", "tools")
+
+
 @dataclass(frozen=True)
 class Baseline:
-    """A stored baseline as read: a value (a migrated one is a new value, see ``with_keys``)."""
+    """A stored baseline as read: an immutable value, its case entries typed. Its tables
+    are read-only mappings (a change raises); a migrated baseline is a new value
+    (``with_keys``), and a new file is built from it (``build``), never by changing it."""
 
     path: Path
-    subject: dict[str, Any]
-    cases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    subject: Mapping[str, Any]
+    cases: Mapping[str, CaseEntry] = field(default_factory=dict)
     #: preference groups' entries (the probe's gate), by key (see keys.py)
-    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    groups: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: lint findings' ids (error and warning level) by server name (--toolselect-lint)
-    lint: dict[str, list[str]] = field(default_factory=dict)
+    lint: Mapping[str, list[str]] = field(default_factory=dict)
     #: False when the file did not exist (this run records it)
     existed: bool = True
     #: per tools fingerprint, each offered tool's fingerprint by name (toolsdiff)
-    toolsets: dict[str, dict[str, str]] = field(default_factory=dict)
+    toolsets: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     #: per tool fingerprint, its bounded description (the system prompt's text)
-    descriptions: dict[str, str] = field(default_factory=dict)
+    descriptions: Mapping[str, str] = field(default_factory=dict)
     #: per linted server, each tool's accepted description and schema fingerprint (rug pulls)
-    lint_tools: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    lint_tools: Mapping[str, Mapping[str, Mapping[str, str]]] = field(default_factory=dict)
     #: per tools fingerprint, the fingerprints of its tools in the order offered (the
     #: system prompt's last); with ``tools``, the tool set as it was offered
-    offered: dict[str, list[str]] = field(default_factory=dict)
+    offered: Mapping[str, list[str]] = field(default_factory=dict)
     #: per tool fingerprint, the tool whole: name, description, input schema (shared by
     #: every entry offered it)
-    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # read-only views of private copies: whoever holds the value cannot change it
+        for name in ("subject", "cases", *_TABLES):
+            value = getattr(self, name)
+            if not isinstance(value, MappingProxyType):
+                object.__setattr__(self, name, MappingProxyType(dict(value)))
+        bad = [k for k, v in self.cases.items() if not isinstance(v, CaseEntry)]
+        if bad:
+            raise TypeError(f"baseline entries must be CaseEntry values: {bad[:3]!r}")
+
+    @classmethod
+    def from_json(cls, path: Path, data: Mapping[str, Any]) -> Baseline:
+        """A baseline document (checked against the schema) as a value."""
+        return cls(path=path, subject=data["subject"], cases=entries_from_json(data["cases"]),
+                   **{name: data.get(name, {}) for name in _TABLES})
+
+    def to_json(self) -> dict[str, Any]:
+        """The document this value was read from, key for key (tables it holds none of
+        left out, as the plugin writes them)."""
+        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "subject": dict(self.subject),
+                               "cases": self.cases_json()}
+        out.update({name: _plain(getattr(self, name)) for name in _TABLES if getattr(self, name)})
+        return out
+
+    def cases_json(self) -> dict[str, dict[str, Any]]:
+        """The entries as the file holds them (what a saved document's reader gets)."""
+        return {k: e.to_json() for k, e in self.cases.items()}
 
     def tool_set(self, tools_fingerprint: str | None) -> tuple[tuple[Tool, ...], str | None] | None:
         """The tools and system prompt an entry was recorded with, or None: the file was
@@ -143,11 +179,14 @@ def load(path: Path) -> Baseline | None:
         # the line-aware parser stops at its depth cap, and says where
         raise _malformed(path, text, None, "it is nested too deep", adopt=True) from None
     _validate(data, path, text)
-    return Baseline(path=path, subject=data["subject"], cases=data["cases"],
-                    groups=data.get("groups", {}), lint=data.get("lint", {}),
-                    toolsets=data.get("toolsets", {}), descriptions=data.get("descriptions", {}),
-                    lint_tools=data.get("lint_tools", {}), offered=data.get("offered", {}),
-                    tools=data.get("tools", {}))
+    return Baseline.from_json(path, data)
+
+
+def _plain(value: Any) -> Any:
+    """A table as plain JSON (its read-only views as dicts)."""
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
 
 
 def _malformed(path: Path, text: str, where: tuple[str | int, ...] | None, message: str,
@@ -219,27 +258,22 @@ def subject_mismatch(stored: Mapping[str, Any], current: Mapping[str, Any]) -> l
 
 
 def entry(record: CaseRecord | Mapping[str, Any],
-          history: Iterable[Iterable[int]] | None = None) -> dict[str, Any]:
+          history: Iterable[Iterable[int]] | None = None) -> CaseEntry:
     """A case's baseline entry from its run record (history: the runs kept, this one last)."""
     rec = as_case_record(record)
-    runs = [[int(p), int(r)] for p, r in history] if history is not None else []
-    if not runs:
-        runs = [[rec.passes, rec.reps]]
-    return {
-        "status": rec.status,
-        "passes": rec.passes,
-        "reps": rec.reps,
-        "first_tool": rec.first_tool,
-        "failing_checks": sorted(rec.failing_checks),
-        "case_fingerprint": rec.case_fingerprint,
-        "tools_fingerprint": rec.tools_fingerprint,
-        "history": runs,
+    assert rec.status is not None, "only a scored case has an entry"
+    runs = tuple((int(p), int(r)) for p, r in history) if history is not None else ()
+    return CaseEntry(
+        status=rec.status, passes=rec.passes, reps=rec.reps, first_tool=rec.first_tool,
+        failing_checks=tuple(sorted(rec.failing_checks)),
+        case_fingerprint=rec.case_fingerprint, tools_fingerprint=rec.tools_fingerprint,
+        history=runs or ((rec.passes, rec.reps),),
         # the checks this version runs: one an upgrade adds later never blocks this entry
-        "checks": list(CHECK_NAMES),
-    }
+        checks=tuple(CHECK_NAMES),
+    )
 
 
-def merged_history(old: Mapping[str, Any] | None, record: CaseRecord | Mapping[str, Any],
+def merged_history(old: CaseEntry | None, record: CaseRecord | Mapping[str, Any],
                    keep: int = DEFAULT_HISTORY) -> list[list[int]]:
     """The runs to store for a case: the old entry's runs plus this one, the last `keep`.
 
@@ -257,16 +291,13 @@ def merged_history(old: Mapping[str, Any] | None, record: CaseRecord | Mapping[s
     this = [[int(p), int(r)] for p, r in [fresh]] if fresh is not None else []
     # a fingerprint the entry does not hold (a hand-written entry) is not a change,
     # as in the run record's case_changed and tools_changed
-    if old is None or any(old.get(k) not in (None, now) for k, now in (
-            ("case_fingerprint", rec.case_fingerprint),
-            ("tools_fingerprint", rec.tools_fingerprint))):
+    if old is None or any(then not in (None, now) for then, now in (
+            (old.case_fingerprint, rec.case_fingerprint),
+            (old.tools_fingerprint, rec.tools_fingerprint))):
         # a first entry needs a run: a replayed one is the best evidence there is
         return this or [[int(rec.passes), int(rec.reps)]]
-    stored = old.get("history")
     # an entry written before the history existed counts as its one run
-    runs = [[int(p), int(r)] for p, r in stored] if stored else [[int(old["passes"]),
-                                                                  int(old["reps"])]]
-    return [*runs, *this][-keep:]
+    return [*([p, r] for p, r in old.runs), *this][-keep:]
 
 
 def build(subject: Mapping[str, Any], records: Iterable[CaseRecord | Mapping[str, Any]],
@@ -284,7 +315,7 @@ def build(subject: Mapping[str, Any], records: Iterable[CaseRecord | Mapping[str
     """
     from .evidence import replayed
 
-    cases: dict[str, dict[str, Any]] = dict(old.cases) if old is not None else {}
+    cases: dict[str, CaseEntry] = dict(old.cases) if old is not None else {}
     for nodeid in gone:
         cases.pop(nodeid, None)
     recs = [as_case_record(r) for r in records]
@@ -296,15 +327,15 @@ def build(subject: Mapping[str, Any], records: Iterable[CaseRecord | Mapping[str
                 before = old.cases.get(rec.renamed_from)
             if before is not None and replayed(rec) and not (rec.case_changed
                                                              or rec.tools_changed):
-                cases[rec.key] = dict(before)  # a replay is no new evidence
+                cases[rec.key] = before  # a replay is no new evidence
                 continue
             cases[rec.key] = entry(rec, merged_history(before, rec, history))
-    groups: dict[str, Any] = dict(old.groups) if old is not None else {}
+    groups: dict[str, Mapping[str, Any]] = dict(old.groups) if old is not None else {}
     groups.update(group_entries or {})
     document: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "subject": dict(subject),
-        "cases": {k: cases[k] for k in sorted(cases)},
+        "cases": {k: cases[k].to_json() for k in sorted(cases)},
     }
     if groups:
         document["groups"] = {k: dict(groups[k]) for k in sorted(groups)}
@@ -313,7 +344,7 @@ def build(subject: Mapping[str, Any], records: Iterable[CaseRecord | Mapping[str
     lint.update({s: sorted(ids) for s, ids in (lint_entries or {}).items()})
     if lint:
         document["lint"] = {k: lint[k] for k in sorted(lint)}
-    accepted = dict(old.lint_tools) if old is not None else {}
+    accepted: dict[str, Mapping[str, Any]] = dict(old.lint_tools) if old is not None else {}
     accepted.update({s: dict(t) for s, t in (lint_tools or {}).items() if t})
     if accepted:
         document["lint_tools"] = {s: {t: dict(accepted[s][t]) for t in sorted(accepted[s])}
@@ -329,7 +360,7 @@ def _tool_tables(cases: Mapping[str, Mapping[str, Any]], records: Iterable[CaseR
     toolsets = dict(old.toolsets) if old is not None else {}
     texts = dict(old.descriptions) if old is not None else {}
     offered = dict(old.offered) if old is not None else {}
-    defs = dict(old.tools) if old is not None else {}
+    defs: dict[str, Any] = {k: _plain(v) for k, v in old.tools.items()} if old is not None else {}
     for rec in records:
         if rec.toolset is not None and rec.tools_fingerprint is not None:
             toolsets[rec.tools_fingerprint] = rec.toolset

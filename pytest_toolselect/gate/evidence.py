@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.gate.rules import STILL_FAILING, Run, history_of
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
 
@@ -35,7 +36,7 @@ def replayed(record: CaseRecord | Mapping[str, Any]) -> bool:
     return rec.status is not None and fresh_run(rec) is None
 
 
-def dropped_from(verdict: str, base: Mapping[str, Any] | None) -> list[int] | None:
+def dropped_from(verdict: str, base: CaseEntry | None) -> list[int] | None:
     """For a case that fails every rep now, held on the baseline at times, and that the
     rule does not call a regression (too little evidence): the baseline's pooled
     [passes, reps]. None otherwise ("still failing" is then the truth)."""

@@ -17,7 +17,6 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.spec.checknames import CHECKS_BEFORE_LIST
 from pytest_toolselect.spec.plural import plural
 
 # the names and defaults are data the options table shows too; re-exported as gate.<name>
@@ -26,6 +25,9 @@ from pytest_toolselect.spec.rules import DEFAULT_RULE
 from pytest_toolselect.spec.rules import RULE_NAMES as RULE_NAMES
 from pytest_toolselect.spec.rules import rule_problem as rule_problem
 from pytest_toolselect.spec.vocabulary import Outcome, Status, Verdict
+
+from .entry import CaseEntry
+from .entry import Run as Run  # re-exported: gate.Run
 
 if TYPE_CHECKING:
     from pytest_toolselect.spec.records import CaseRecord
@@ -52,10 +54,6 @@ PASSED, FAILED = Verdict.PASSED, Verdict.FAILED
 #: most severe first: the enum's own order
 VERDICT_ORDER = tuple(Verdict)
 
-#: one stored run of a case: (passes, reps)
-Run = tuple[int, int]
-
-
 def status_of(passes: int, reps: int) -> Status:
     if passes >= reps:
         return Status.HELD
@@ -77,18 +75,10 @@ class Rule:
     regressed: Callable[[Sequence[Run], int, int], bool]
 
 
-def history_of(base: Mapping[str, Any]) -> list[Run]:
-    """A baseline entry's stored runs, oldest first.
-
-    Entries written before the history existed hold one run (their passes and reps);
-    the oldest test fixtures hold only a status, read as one rep.
-    """
-    stored = base.get("history")
-    if stored:
-        return [(int(p), int(r)) for p, r in stored]
-    if "passes" in base and "reps" in base:
-        return [(int(base["passes"]), int(base["reps"]))]
-    return [(1, 1)] if base.get("status") == HELD else [(0, 1)]
+def history_of(base: CaseEntry) -> list[Run]:
+    """A baseline entry's stored runs, oldest first (``CaseEntry.runs``): entries written
+    before the history existed hold one run (their passes and reps)."""
+    return base.runs
 
 
 def _pooled(history: Iterable[Run]) -> Run:
@@ -168,7 +158,7 @@ def get_rule(name: str | Rule) -> Rule:
 # -- verdicts -------------------------------------------------------------------------------------
 
 
-def classify(passes: int, reps: int, base: Mapping[str, Any] | None, *, have_baseline: bool,
+def classify(passes: int, reps: int, base: CaseEntry | None, *, have_baseline: bool,
              rule: str | Rule = DEFAULT_RULE) -> Verdict:
     """The verdict of one case from its passes over reps now and its baseline entry (if any)."""
     status = status_of(passes, reps)
@@ -181,7 +171,7 @@ def classify(passes: int, reps: int, base: Mapping[str, Any] | None, *, have_bas
             return FLAKY
         return NEW if status == HELD else NEW_FAILING
     if status == HELD:
-        return FIXED if base.get("status") == FAILING else HELD
+        return FIXED if base.status == FAILING else HELD
     if get_rule(rule).regressed(history_of(base), passes, reps):
         return REGRESSION
     if status == FLAKY:
@@ -192,14 +182,12 @@ def classify(passes: int, reps: int, base: Mapping[str, Any] | None, *, have_bas
     return STILL_FAILING
 
 
-def evaluated_checks(base: Mapping[str, Any]) -> frozenset[str]:
-    """The checks a baseline entry was evaluated with: its ``checks`` list, or for an entry
-    written before the list existed, the checks there were then."""
-    stored = base.get("checks")
-    return frozenset(CHECKS_BEFORE_LIST if stored is None else stored)
+def evaluated_checks(base: CaseEntry) -> frozenset[str]:
+    """The checks a baseline entry was evaluated with (``CaseEntry.evaluated``)."""
+    return base.evaluated
 
 
-def judge(failing: Sequence[Collection[str]], base: Mapping[str, Any] | None, *,
+def judge(failing: Sequence[Collection[str]], base: CaseEntry | None, *,
           have_baseline: bool, rule: str | Rule = DEFAULT_RULE) -> tuple[Verdict, list[str]]:
     """The verdict of one case from each rep's failing checks, and the checks set aside.
 

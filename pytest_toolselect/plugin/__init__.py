@@ -146,10 +146,10 @@ def _is_case(item: pytest.Item) -> bool:
 
 def _fingerprints(items: list[pytest.Item], keys: dict[str, str]) -> dict[str, str]:
     """Key -> content fingerprint of the cases these items stand for (those that parse)."""
+    from pytest_toolselect.run.case_outcome import case_fingerprint
     from pytest_toolselect.run.case_run import case_of
-    from pytest_toolselect.spec.fingerprint import fingerprint
 
-    return {keys[item.nodeid]: fingerprint(case.fingerprint_data())
+    return {keys[item.nodeid]: case_fingerprint(case)
             for item in items if (case := case_of(item)) is not None}
 
 
@@ -434,7 +434,9 @@ class StartRefusals:
         # after every other plugin and conftest: what they left on the items is what would run
         from .ownership import refusal
 
-        problem = refusal(items, _is_case)
+        state = self.session.state
+        problem = refusal(items, _is_case, lambda item: state.case_fingerprints.get(
+            state.keys.get(item.nodeid, "")))
         if problem is None:
             return result
         if not self.session.settings.is_worker:

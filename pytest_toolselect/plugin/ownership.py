@@ -43,8 +43,11 @@ def _own_item(item: pytest.Item) -> bool:
     return getattr(item, "group", None) is not None or item.get_closest_marker("toolselect_lint") is not None
 
 
-def refusal(items: Sequence[pytest.Item], is_case: Callable[[pytest.Item], bool]) -> str | None:
-    """The one usage error for case items pytest would judge instead of the gate, or None."""
+def refusal(items: Sequence[pytest.Item], is_case: Callable[[pytest.Item], bool],
+            fingerprint_of: Callable[[pytest.Item], str | None] = lambda item: None) -> str | None:
+    """The one usage error for case items pytest would judge instead of the gate, or None.
+    ``fingerprint_of``: an item's case fingerprint as collection computed it (None: not
+    known, computed here)."""
     cases = [i for i in items if is_case(i)]
     marked = [f"{i.nodeid} ({m})" for i in items if is_case(i) or _own_item(i)
               for m in dict.fromkeys(mk.name for mk in i.iter_markers() if mk.name in OUTCOME_MARKS)]
@@ -54,7 +57,7 @@ def refusal(items: Sequence[pytest.Item], is_case: Callable[[pytest.Item], bool]
                 "or never run). Remove the mark from the case (a conftest that marks every test "
                 "can leave out items with a toolselect_case marker or a .toolselect. file), or "
                 "leave the case out of the run with -k, -m or --deselect")
-    from pytest_toolselect.spec.fingerprint import fingerprint
+    from pytest_toolselect.run.case_outcome import case_fingerprint
 
     seen: dict[tuple[str, str], str] = {}
     doubled: list[str] = []
@@ -63,7 +66,7 @@ def refusal(items: Sequence[pytest.Item], is_case: Callable[[pytest.Item], bool]
         if case is None:
             continue
         function = item.nodeid.partition("[")[0]
-        mark = (function, fingerprint(case.fingerprint_data()))
+        mark = (function, fingerprint_of(item) or case_fingerprint(case))
         if mark in seen:
             doubled.append(f"{item.nodeid} (as {seen[mark]})")
         else:
@@ -109,11 +112,11 @@ def own_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Te
                                           error=f"the case did not run: {_why_not_run(report, call)}")
             item.stash[RECORD] = rec
     elif rec is None:
-        run = item.stash.get(RUN, None)
-        if run is None:
+        outcome = item.stash.get(RUN, None)
+        if outcome is None:
             return
         # the body skipped or xfailed itself after the model was asked: the case is scored
-        rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
+        rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, outcome)
         item.stash[RECORD] = rec
     _set_outcome(report, rec, case, session.summary.gate_settings())
     # plain JSON data on the report travels to the xdist controller with it

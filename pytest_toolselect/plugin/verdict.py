@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.run.case_outcome import CaseOutcome
 from pytest_toolselect.run.case_run import CaseRun
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.spec.errors import ToolselectError
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.spec.cases import Case
 
 ORDER = pytest.StashKey[int]()
-RUN = pytest.StashKey[CaseRun]()
+RUN = pytest.StashKey[CaseOutcome]()
 #: the item's record (a case's or a preference group's), set in setup or call
 RECORD = pytest.StashKey[CaseRecord | GroupRecord]()
 #: a decorated test's case, set by the toolselect_result fixture
@@ -86,7 +87,7 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     session = item.config.stash[RUN_SESSION]
     session.calls.prefetch(item)
     try:
-        run = session.calls.run_case(item.nodeid, case)
+        outcome = session.calls.run_case(item.nodeid, case)
     except CostCapReached as e:
         from pytest_toolselect.providers import billed_turns
 
@@ -108,9 +109,9 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
         item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
                                             error=f"{type(e).__name__}: {e}")
         raise
-    item.stash[RUN] = run
-    warn_unoffered(item, run)
-    return run
+    item.stash[RUN] = outcome
+    warn_unoffered(item, outcome.run)
+    return outcome.run
 
 
 def conclude_case(item: pytest.Item, case: Case) -> None:
@@ -119,8 +120,7 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
 
     __tracebackhide__ = True
     session = item.config.stash[RUN_SESSION]
-    run = item.stash[RUN]
-    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
+    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, item.stash[RUN])
     item.stash[RECORD] = rec
     from pytest_toolselect.gate.decision import case_outcome
 
@@ -143,14 +143,14 @@ def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> Non
     """
     from pytest_toolselect.spec.clip import clip_text
 
-    run = item.stash.get(RUN, None)
-    if run is None or isinstance(exc, pytest.xfail.Exception) or not isinstance(
+    outcome = item.stash.get(RUN, None)
+    if outcome is None or isinstance(exc, pytest.xfail.Exception) or not isinstance(
             exc, (Exception, pytest.fail.Exception)):
         # not scored (its setup failed), or the body skipped or xfailed itself (pytest's
         # xfail is a kind of its fail): the case is scored with its verdict's outcome
         return
     session = item.config.stash[RUN_SESSION]
-    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, run)
+    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, outcome)
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     item.stash[RECORD] = replace(rec, test_failure=clip_text(
         f"{type(exc).__name__}: {message}" if message else type(exc).__name__))

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.providers import Turn
     from pytest_toolselect.spec.tools import Tool
 
+    from .case_outcome import CaseOutcome
     from .case_run import CaseRun
     from .contracts import Caller
 
@@ -109,22 +110,23 @@ def should_attribute(parts: Caller, verdict: str) -> bool:
             and not settings.flag("update_baseline"))
 
 
-async def attribute(runner: Caller, spend: Spend, nodeid: str, run: CaseRun, tokens: int,
-                    verdict_of: Callable[[CaseRun], str]) -> CaseRun:
-    """The run with what asking again found noted on it (``run.attribution``), when the gate
-    would call the case a regression; the run as it is otherwise."""
-    if not should_attribute(runner, verdict_of(run)):
-        return run
-    baselines = runner.baselines
-    entry, _ = baselines.entry_following_rename(nodeid, run.case)
-    stored = baselines.baseline
+async def attribute(runner: Caller, spend: Spend, outcome: CaseOutcome,
+                    tokens: int) -> CaseOutcome:
+    """The outcome with what asking again found noted on its run (``run.attribution``), when
+    the gate would call the case a regression; the outcome as it is otherwise."""
+    from .escalation import judged
+
+    if not should_attribute(runner, judged(runner, outcome)[0]):
+        return outcome
+    run, entry = outcome.run, outcome.identity.entry
+    stored = runner.baselines.baseline
     if entry is None or stored is None:
-        return run
-    found = stored.tool_set(entry.get("tools_fingerprint"))
+        return outcome
+    found = stored.tool_set(entry.tools_fingerprint)
     if found is None:
-        return replace(run, attribution=attr.unavailable(
+        return outcome.with_run(replace(run, attribution=attr.unavailable(
             "the baseline does not keep the tools this case was recorded with (written before "
-            "it kept them): update it on main (--toolselect-update-baseline) to keep them"))
+            "it kept them): update it on main (--toolselect-update-baseline) to keep them")))
     from .case_run import first_tool
 
     base_tools, base_system = found
@@ -133,8 +135,8 @@ async def attribute(runner: Caller, spend: Spend, nodeid: str, run: CaseRun, tok
         [t.to_dict() for t in head_tools], head_system)
     deterministic = bool(getattr(runner.wiring.provider, "deterministic", False))
     n = attr.paired_reps(runner.settings.reps, deterministic)
-    asker = _Asker(runner, run, tokens, spend, gate.evaluated_checks(entry))
-    history = gate.history_of(entry)
+    asker = _Asker(runner, run, tokens, spend, entry.evaluated)
+    history = entry.runs
     recorded = (sum(p for p, _ in history), sum(r for _, r in history))
     result: dict[str, Any] = {"outcome": None, "recorded": list(recorded), "same_tools": same,
                               "reps_per_arm": n, "causes": [], "search": None,
@@ -147,10 +149,10 @@ async def attribute(runner: Caller, spend: Spend, nodeid: str, run: CaseRun, tok
         base_now = answers[0][:2]
         head_now = answers[-1][:2]
         head_turns = answers[-1][2]
-        outcome, p = attr.paired_outcome(recorded, base_now, head_now, deterministic)
-        result.update(outcome=outcome, p_paired=round(p, 6), baseline_tools=list(base_now),
+        paired, p = attr.paired_outcome(recorded, base_now, head_now, deterministic)
+        result.update(outcome=paired, p_paired=round(p, 6), baseline_tools=list(base_now),
                       head=list(head_now))
-        if outcome == attr.REGRESSION and not same:
+        if paired == attr.REGRESSION and not same:
             base_d = [t.to_dict() for t in base_tools]
             head_d = [t.to_dict() for t in head_tools]
             changed = attr.changes(base_d, base_system, head_d, head_system)
@@ -179,7 +181,7 @@ async def attribute(runner: Caller, spend: Spend, nodeid: str, run: CaseRun, tok
         result["unavailable"] = f"stopped before the paired check was made ({result['stopped']})"
     else:
         result["summary"] = attr.summary(result)  # what every report says, for JSON readers too
-    return replace(run, attribution=result)
+    return outcome.with_run(replace(run, attribution=result))
 
 
 async def _search(changed: list[dict[str, Any]], base_now: tuple[int, int],

@@ -9,8 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .case_outcome import CaseIdentity, case_fingerprint
+
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
+    from pytest_toolselect.gate.entry import CaseEntry
     from pytest_toolselect.spec.cases import Case
 
     from .settings import Settings
@@ -27,6 +30,9 @@ class BaselineAccess:
         self.wiring = wiring
         #: writes keys, anchor_of and replaced_subject; reads collected, defined, records
         self.state = state
+        #: the file as read by ``load`` (None: not read yet, absent, empty or replaced)
+        self._stored: Baseline | None = None
+        self._loaded = False
         self._reworded: tuple[tuple[Mapping[str, Any], int], dict[str, str]] | None = None
         self._migrated: tuple[tuple[int, int, int], Baseline] | None = None
         # memos hold the mapping they were computed from (an id alone could be reused)
@@ -37,25 +43,25 @@ class BaselineAccess:
     def baseline_path(self) -> Path | None:
         return self.settings.path("baseline")
 
-    @cached_property
-    def stored(self) -> Baseline | None:
-        """The baseline file as read, checked for this run's subject: None when there is
-        none yet, none is asked for, it is empty, or an update replaces another subject's.
-
-        Read once, by the check at the start (a foreign one is a usage error there)."""
+    def load(self) -> None:
+        """Read the baseline file once, checked for this run's subject (the check at the
+        start calls it): a foreign one is refused here, as a usage error said once; an
+        update that replaces another subject's notes that subject. Reading it again is a
+        no-op: the run compares with the file as it was when it started."""
         from pytest_toolselect.gate.baseline import load, subject_mismatch
 
-        if self.baseline_path is None:
-            return None
+        if self._loaded or self.baseline_path is None:
+            return
         stored = load(self.baseline_path)
+        self._loaded = True
         if stored is None or stored.empty:
             # an empty baseline gates nothing: it counts as absent, and this run records
-            return None
+            return
         differ = subject_mismatch(stored.subject, self.wiring.subject)
         if differ and self.settings.flag("update_baseline"):
             # asked to re-record for this subject: the other subject's entries are not compared
-            self.state.replaced_subject = stored.subject
-            return None
+            self.state.replaced_subject = dict(stored.subject)
+            return
         if differ:
             detail = "; ".join(
                 f"{k}: baseline {stored.subject.get(k)!r}, this run {self.wiring.subject.get(k)!r}"
@@ -67,7 +73,13 @@ class BaselineAccess:
                 "record one for this subject with --toolselect-update-baseline, "
                 "or point --toolselect-baseline at another file."
             )
-        return stored
+        self._stored = stored
+
+    @property
+    def stored(self) -> Baseline | None:
+        """The baseline file as ``load`` read it: None when there is none yet, none is asked
+        for, it is empty, an update replaces another subject's, or it was not loaded."""
+        return self._stored
 
     @property
     def baseline(self) -> Baseline | None:
@@ -92,23 +104,27 @@ class BaselineAccess:
         """Verdicts compare with a baseline (an existing one, or one this run records)."""
         return self.baseline_path is not None
 
-    def baseline_entry(self, nodeid: str) -> dict[str, Any] | None:
+    def identity(self, nodeid: str, case: Case) -> CaseIdentity:
+        """Who the case is and the one entry it is compared with: its own, or, when it is
+        under the key the case was renamed from (same content, old key gone from its file),
+        that one. Its fingerprint is collection's (computed then, once) when it has one."""
+        key = self.key_of(nodeid)
+        fp = self.state.case_fingerprints.get(key) or case_fingerprint(case)
+        entry, renamed = self._entry_of(key, fp)
+        return CaseIdentity(nodeid=nodeid, key=key, case=case, fingerprint=fp, entry=entry,
+                            renamed_from=renamed)
+
+    def _entry_of(self, key: str, case_fp: str) -> tuple[CaseEntry | None, str | None]:
         base = self.baseline
-        return base.cases.get(self.key_of(nodeid)) if base is not None else None
-
-    def entry_following_rename(self, nodeid: str, case: Case) -> tuple[dict[str, Any] | None,
-                                                                       str | None]:
-        """The case's baseline entry and, when it is under the key the case was renamed
-        from (same content, old key gone from its file), that key."""
-        from pytest_toolselect.gate.baseline import fingerprint
-
-        base = self.baseline_entry(nodeid)
-        if base is not None or self.baseline is None:
-            return base, None
-        renamed = self.renamed_from(fingerprint(case.fingerprint_data()))
+        if base is None:
+            return None, None
+        own = base.cases.get(key)
+        if own is not None:
+            return own, None
+        renamed = self.renamed_from(case_fp)
         if renamed is None:
-            renamed = self.reworded_from(self.key_of(nodeid))
-        return (self.baseline.cases.get(renamed), renamed) if renamed is not None else (None, None)
+            renamed = self.reworded_from(key)
+        return (base.cases.get(renamed), renamed) if renamed is not None else (None, None)
 
     def key_of(self, nodeid: str) -> str:
         """The baseline key of an item of this process (its node id if not collected here)."""
@@ -157,7 +173,7 @@ class BaselineAccess:
         """The gone entry this parameter set of a parametrized @case function replaced."""
         return next((old for old, new in self.reworded().items() if new == key), None)
 
-    def baseline_group(self, nodeid: str) -> dict[str, Any] | None:
+    def baseline_group(self, nodeid: str) -> Mapping[str, Any] | None:
         base = self.baseline
         return base.groups.get(self.key_of(nodeid)) if base is not None else None
 

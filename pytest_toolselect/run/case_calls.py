@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.spec.tools import Tool
 
     from .baseline_access import BaselineAccess
-    from .case_run import CaseRun
+    from .case_outcome import CaseOutcome
     from .runner import CaseRunner
     from .settings import Settings
     from .wiring import Wiring
@@ -170,12 +170,14 @@ class CaseCalls:
         if "runner" in self.__dict__:
             self.runner.close()
 
-    def run_case(self, nodeid: str, case: Case) -> CaseRun:
+    def run_case(self, nodeid: str, case: Case) -> CaseOutcome:
         """Discover the case's tools, ask the model reps times, score each first turn.
 
         The calls may already be under way (prefetched); this waits for them.
         """
-        run: CaseRun = self.runner.result(nodeid, lambda: self.runner.case_job(case, nodeid))
+        outcome: CaseOutcome = self.runner.result(nodeid,
+                                                  lambda: self.runner.case_job(case, nodeid))
+        run = outcome.run
         # a rerun plugin ran the item again: its reps add to the evidence, never replace it
         # (the last attempt alone would turn 0 of 31 into "held 1 of 1")
         earlier = self.baselines.state.earlier_runs.get(nodeid)
@@ -183,4 +185,4 @@ class CaseCalls:
             run = replace(run, turns=(*earlier.turns, *run.turns), scores=(*earlier.scores, *run.scores),
                           inconclusive=(*earlier.inconclusive, *run.inconclusive))
         self.baselines.state.earlier_runs[nodeid] = run
-        return run
+        return outcome.with_run(run)

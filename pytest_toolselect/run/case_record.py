@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from .baseline_access import BaselineAccess
     from .case_calls import CaseCalls
-    from .case_run import CaseRun
+    from .case_outcome import CaseOutcome
     from .settings import Settings
     from .state import RunState
     from .wiring import Wiring
@@ -70,19 +70,22 @@ class CaseRecords:
         secrets = self.settings.server_secrets()
         return [clip_text(redact(t.text, secrets), TEXT_CLIP) if t.text else "" for t in turns]
 
-    def record(self, nodeid: str, order: int, case: Case, run: CaseRun | None,
+    def record(self, nodeid: str, order: int, case: Case, outcome: CaseOutcome | None,
                error: str | None = None, verdict: str = gate.ERROR,
                billed: Sequence[Turn] = (), inconclusive: bool = False) -> CaseRecord:
-        """The record of one case, the unit the controller gathers. ``billed``: the calls
-        of a case that errored after they were paid for (every cost figure counts them);
-        ``inconclusive``: they were every rep, each cut before any tool call."""
+        """The record of one case, the unit the controller gathers, built from its outcome
+        (None: it did not run). ``billed``: the calls of a case that errored after they
+        were paid for (every cost figure counts them); ``inconclusive``: they were every
+        rep, each cut before any tool call."""
         from pytest_toolselect.gate.baseline import fingerprint
         from pytest_toolselect.spec.clip import clip_call
 
-        case_fp = fingerprint(case.fingerprint_data())
+        identity = outcome.identity if outcome is not None else self.baselines.identity(nodeid,
+                                                                                        case)
+        case_fp = identity.fingerprint
         rec = CaseRecord(
             nodeid=nodeid,
-            key=self.baselines.key_of(nodeid),
+            key=identity.key,
             order=order,
             case_id=case.id,
             question=case.question,
@@ -95,13 +98,14 @@ class CaseRecords:
             # not scored: the baseline keeps its entry for this case
             status=None, verdict=verdict, error=self._masked(error),
         )
-        if run is None:
+        if outcome is None:
             if billed:
                 rec = replace(rec, model=self.wiring.provider.model,
                               usage=_sum_usage(t.usage for t in billed),
                               costs=[t.cost_usd for t in billed], texts=self._texts(billed),
                               inconclusive=len(billed) if inconclusive else 0)
             return rec
+        run = outcome.run
         firsts = [first_tool(t) for t in run.turns]
         modal = Counter(firsts).most_common(1)[0][0] if firsts else None
         failing: dict[str, str] = {}
@@ -115,8 +119,8 @@ class CaseRecords:
         from .lineage import tool_fields
 
         status = run.status
-        base, renamed = self.baselines.entry_following_rename(nodeid, case)
-        verdict, unevaluated = judged(self, nodeid, run)
+        base, renamed = identity.entry, identity.renamed_from
+        verdict, unevaluated = judged(self, outcome)
         if verdict == gate.REGRESSION and (run.attribution or {}).get("outcome") == gate.DRIFT:
             verdict = gate.DRIFT  # the baseline's own tools fail now too: the model moved
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
@@ -154,9 +158,8 @@ class CaseRecords:
                     for s in run.scores],
             tools_fingerprint=tools_fp,
             # a report can say the tools (or the system prompt) moved under the case
-            tools_changed=base is not None and base.get("tools_fingerprint") not in (None, tools_fp),
-            case_changed=base is not None
-            and base.get("case_fingerprint") not in (None, case_fp),
+            tools_changed=base is not None and base.tools_fingerprint not in (None, tools_fp),
+            case_changed=base is not None and base.case_fingerprint not in (None, case_fp),
             error=None,
             escalation=run.escalation,
             attribution=run.attribution,

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate import sequential
 from pytest_toolselect.spec.records import Escalation
 
+from .case_outcome import Plan
+
 if TYPE_CHECKING:
     from pytest_toolselect.providers import TurnRequest
-    from pytest_toolselect.spec.cases import Case
 
-    from .case_run import CaseRun
+    from .case_outcome import CaseIdentity, CaseOutcome
     from .contracts import Caller, CallParts
 
 
@@ -30,34 +31,10 @@ if TYPE_CHECKING:
 CAPPED, STOPPED, CUT = "cost cap", "run stopped", "replies cut at max_tokens"
 
 
-@dataclass(frozen=True)
-class Plan:
-    design: sequential.Design
-    test: sequential.Test
-    #: the case's stored runs; None: a first recording (nothing to test against)
-    history: list[gate.Run] | None
-    #: the checks its entry was evaluated with (None: every check counts); a rep that fails
-    #: only others is not evidence the rule can use (gate.judge sets them aside)
-    known: frozenset[str] | None = None
-
-    def passes(self, run: CaseRun) -> int:
-        if self.known is None:
-            return run.passes
-        return sum(1 for s in run.scores if self.known.isdisjoint(s.failing))
-
-    def extra(self, passes: int, reps: int) -> int:
-        """How many more reps to ask now (0: settled)."""
-        if self.history is None:
-            # once reps disagree they always will: the cap is bought batch by batch
-            return min(self.design.batch, sequential.recording_extra(passes, reps, self.design))
-        if sequential.decide(self.history, passes, reps, self.design, self.test) == sequential.MORE:
-            return self.design.next_batch(reps)
-        return 0
-
-
-def plan_for(parts: CallParts, nodeid: str, case: Case) -> Plan | None:
+def plan_for(parts: CallParts, identity: CaseIdentity) -> Plan | None:
     """The case's plan, or None: adaptive reps are off, the model is deterministic, the
-    rule has no test, or there is nothing to compare with and nothing being recorded."""
+    rule has no test, or there is nothing to compare with and nothing being recorded.
+    Made once per case, before its first reps: the outcome carries it to the verdict."""
     settings, baselines = parts.settings, parts.baselines
     if settings.options.adaptive != "on" or baselines.baseline_path is None:
         return None
@@ -69,21 +46,20 @@ def plan_for(parts: CallParts, nodeid: str, case: Case) -> Plan | None:
         return None
     design, test = found
     # a renamed case is judged against the entry it was renamed from: asked again against it
-    entry, _ = baselines.entry_following_rename(nodeid, case)
+    entry = identity.entry
     if entry is not None:
-        return Plan(design, test, gate.history_of(entry), gate.evaluated_checks(entry))
+        return Plan(design, test, tuple(entry.runs), entry.evaluated)
     if baselines.baseline is None or settings.flag("update_baseline"):
         return Plan(design, test, None)  # recorded now for the first time
     return None  # a new case compared with nothing: reported, not recorded
 
 
-def verdict_rule(parts: CallParts, nodeid: str, case: Case, escalation: Escalation,
+def verdict_rule(parts: CallParts, plan: Plan | None, escalation: Escalation,
                  reps: int) -> gate.Rule | None:
     """The rule that judges a case asked beyond its fixed reps: the sequential bound at
     the look it stopped at. A case whose asking the cost cap or a stopped run cut short
     is judged as if that look were the last (the reps it has are all it gets). None:
     judge it with the configured rule as usual."""
-    plan = plan_for(parts, nodeid, case)
     if plan is None or plan.history is None:
         return None
     design, test = plan.design, plan.test
@@ -98,28 +74,29 @@ def verdict_rule(parts: CallParts, nodeid: str, case: Case, escalation: Escalati
                                                                       design, test)))
 
 
-def judged(parts: CallParts, nodeid: str, run: CaseRun) -> tuple[str, list[str]]:
+def judged(parts: CallParts, outcome: CaseOutcome) -> tuple[str, list[str]]:
     """The gate's verdict of a case's reps (and the checks set aside, gate.judge), by the
     rule its adaptive reps leave it with: what its record says and what attribution asks."""
-    base, _ = parts.baselines.entry_following_rename(nodeid, run.case)
+    run = outcome.run
     rule: str | gate.Rule = parts.settings.options.rule
     if run.escalation is not None:
-        rule = verdict_rule(parts, nodeid, run.case, run.escalation, len(run.scores)) or rule
-    return gate.judge([s.failing for s in run.scores], base,
+        rule = verdict_rule(parts, outcome.plan, run.escalation, len(run.scores)) or rule
+    return gate.judge([s.failing for s in run.scores], outcome.identity.entry,
                       have_baseline=parts.baselines.have_baseline, rule=rule)
 
 
-async def escalate(runner: Caller, nodeid: str, run: CaseRun,
-                   request: Callable[[int], TurnRequest], tokens: int) -> CaseRun:
-    """The run with the reps its plan asks for in batches, and what happened noted on it."""
+async def escalate(runner: Caller, outcome: CaseOutcome,
+                   request: Callable[[int], TurnRequest], tokens: int) -> CaseOutcome:
+    """The outcome with the reps its plan asks for in batches, and what happened noted on
+    its run."""
     from pytest_toolselect.scoring.checks import score
 
     from .budget import CostCapReached
     from .scheduler import Stopped
 
-    plan = plan_for(runner, nodeid, run.case)
+    plan, run = outcome.plan, outcome.run
     if plan is None:
-        return run
+        return outcome
     asked = 0
     stopped: str | None = None
     while (n := plan.extra(plan.passes(run), len(run.scores))) > 0:
@@ -154,4 +131,4 @@ async def escalate(runner: Caller, nodeid: str, run: CaseRun,
     if asked or stopped:
         run = replace(run, escalation=Escalation(extra_reps=asked, stopped=stopped,
                                                  recording=plan.history is None))
-    return run
+    return outcome.with_run(run)

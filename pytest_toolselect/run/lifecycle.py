@@ -132,7 +132,7 @@ def overlap_problem(run: Baselines) -> str | None:
     taken = {run.renamed_from(fp) for fp in set(run.state.case_fingerprints.values())}
     paired = run.reworded()
     shared = [k for k, entry in base.cases.items()
-              if entry.get("case_fingerprint") in in_file.get(split(k)[0], ())
+              if entry.case_fingerprint in in_file.get(split(k)[0], ())
               or k in taken or k in paired or not is_gone(run.state, k, where, texts)]
     if len(shared) >= MIN_OVERLAP * len(base.cases):
         return None

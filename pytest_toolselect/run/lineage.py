@@ -15,14 +15,15 @@ from pytest_toolselect.gate import toolsdiff
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
+    from pytest_toolselect.gate.entry import CaseEntry
     from pytest_toolselect.run.case_run import CaseRun
 
 
-def by_case_fingerprint(cases: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
+def by_case_fingerprint(cases: Mapping[str, CaseEntry]) -> dict[str, list[str]]:
     """Baseline keys by their entries' case fingerprints (built once per run)."""
     index: dict[str, list[str]] = {}
     for key, entry in cases.items():
-        fp = entry.get("case_fingerprint")
+        fp = entry.case_fingerprint
         if fp:
             index.setdefault(fp, []).append(key)
     return index
@@ -63,7 +64,7 @@ def reworded(stored: Collection[str], families: Mapping[str, Collection[str]]) -
     return pairs
 
 
-def tool_fields(run: CaseRun, tools_fp: str, base: Mapping[str, Any] | None,
+def tool_fields(run: CaseRun, tools_fp: str, base: CaseEntry | None,
                 baseline: Baseline | None, sent: set[str],
                 secrets: Sequence[str] = ()) -> dict[str, Any]:
     """The record's toolset, the texts this process has not sent yet (each travels to the
@@ -75,7 +76,7 @@ def tool_fields(run: CaseRun, tools_fp: str, base: Mapping[str, Any] | None,
     fields: dict[str, Any] = {"toolset": toolset, "tool_texts": new, "tools_diff": None,
                               "offered": toolsdiff.offered(run.tools, run.system),
                               "tool_defs": defs}
-    old_fp = base.get("tools_fingerprint") if base is not None else None
+    old_fp = base.tools_fingerprint if base is not None else None
     if baseline is not None and old_fp not in (None, tools_fp) and old_fp in baseline.toolsets:
         fields["tools_diff"] = toolsdiff.diff(
             baseline.toolsets[old_fp], toolset, baseline.descriptions,

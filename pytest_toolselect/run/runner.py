@@ -13,6 +13,7 @@ import concurrent.futures
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from .case_outcome import CaseOutcome
 from .case_run import CaseRun
 from .scheduler import RateLimiter, Scheduler
 
@@ -86,9 +87,17 @@ class CaseRunner:
             future = self.scheduler.submit(job)
         return future.result()
 
-    async def case_job(self, case: Case, nodeid: str | None = None) -> CaseRun:
+    async def case_job(self, case: Case, nodeid: str) -> CaseOutcome:
+        """The case's reps, its adaptive reps by its plan and, when the gate would block it,
+        its attribution: the outcome the recorder judges and records."""
         from pytest_toolselect.providers import TurnRequest
         from pytest_toolselect.scoring.checks import score
+
+        from .escalation import plan_for
+
+        # who the case is and what it is compared with, found once for its whole journey
+        identity = self.baselines.identity(nodeid, case)
+        plan = plan_for(self, identity)
 
         tools, system = await asyncio.to_thread(self.tools_for, case)
         tokens = _token_estimate(case.question, tools, system)
@@ -125,14 +134,11 @@ class CaseRunner:
         run = CaseRun(case=case, tools=tools, system=system, turns=tuple(turns),
                       scores=tuple(score(case, t.calls, tools, arguments_filled=filled) for t in turns),
                       inconclusive=cut)
-        if nodeid is not None:
-            from .attribution import attribute
-            from .escalation import escalate, judged
+        from .attribution import attribute
+        from .escalation import escalate
 
-            run = await escalate(self, nodeid, run, request, tokens)
-            run = await attribute(self, self.attribution_spend, nodeid, run, tokens,
-                                  lambda r: judged(self, nodeid, r)[0])
-        return run
+        outcome = await escalate(self, CaseOutcome(identity, run, plan), request, tokens)
+        return await attribute(self, self.attribution_spend, outcome, tokens)
 
     async def rep(self, request: TurnRequest, tokens: int) -> tuple[Turn, bool]:
         """One rep's call: its turn, and whether it is conclusive. A reply cut at max_tokens

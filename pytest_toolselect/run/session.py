@@ -71,7 +71,7 @@ class RunSession:
                 from pytest_toolselect.run.lifecycle import check_ci
 
                 check_ci(baselines)
-                _ = baselines.stored  # read once, here: a foreign baseline is refused now
+                baselines.load()  # read once, here: a foreign baseline is refused now
         except ToolselectError as e:
             raise pytest.UsageError(str(e)) from None
 

@@ -69,7 +69,8 @@ class SessionSummary:
             return None
         # --toolselect-update-baseline accepts the drop, as it accepts regressions
         blocking = self.settings.flag("fail_on_suite_drop") and not self.settings.flag("update_baseline")
-        return gate.measure_suite(self.recorder.ordered_records(), base.cases, fail_on_drop=blocking)
+        return gate.measure_suite(self.recorder.ordered_records(), base.cases_json(),
+                                  fail_on_drop=blocking)
 
     # the preference probe (controller) -------------------------------------------------
     def probe(self) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
@@ -179,7 +180,7 @@ class SessionSummary:
             subject=self.wiring.subject,
             settings=settings,
             records=summary.records,
-            baseline_cases=base.cases if base is not None else {},
+            baseline_cases=base.cases_json() if base is not None else {},
             baseline_path=summary.baseline_path,
             baseline_mode=summary.baseline_mode,
             baseline_written=summary.baseline_written,

@@ -1,0 +1,98 @@
+"""A case's baseline entry as a typed, frozen value, converted at the file's edge.
+
+The baseline file holds each case's entry as JSON; ``CaseEntry.from_json`` reads one
+(already checked against the schema by ``baseline.load``) and ``to_json`` writes it back
+key for key, in the order it was read, so an entry kept as it was (a case not run, or a
+replay) leaves the file byte for byte as it was. Readers name fields (``entry.runs``),
+never keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_toolselect.spec.checknames import CHECKS_BEFORE_LIST
+
+#: one stored run of a case: (passes, reps)
+Run = tuple[int, int]
+
+#: the keys an entry may hold (the baseline schema's), in the order the plugin writes them
+KEYS = ("status", "passes", "reps", "first_tool", "failing_checks", "case_fingerprint",
+        "tools_fingerprint", "history", "checks")
+_REQUIRED = ("status", "passes", "reps")
+
+
+@dataclass(frozen=True)
+class CaseEntry:
+    """One case's baseline entry: its status and last run, its fingerprints, its history."""
+
+    status: str
+    passes: int
+    reps: int
+    first_tool: str | None = None
+    failing_checks: tuple[str, ...] = ()
+    case_fingerprint: str | None = None
+    tools_fingerprint: str | None = None
+    #: the stored runs, oldest first; None: written before the history existed
+    history: tuple[Run, ...] | None = None
+    #: the checks the entry was evaluated with; None: written before the list existed
+    checks: tuple[str, ...] | None = None
+    #: the JSON keys the entry holds, in their order (absent and null stay apart)
+    keys: tuple[str, ...] = field(default=KEYS, repr=False)
+
+    def __post_init__(self) -> None:
+        unknown = [k for k in self.keys if k not in KEYS]
+        missing = [k for k in _REQUIRED if k not in self.keys]
+        if unknown or missing or len(set(self.keys)) != len(self.keys):
+            raise ValueError(f"a baseline entry's keys are {list(self.keys)!r}: "
+                             f"unknown {unknown!r}, missing {missing!r}")
+
+    @property
+    def runs(self) -> list[Run]:
+        """The stored runs, oldest first: an entry written before the history existed
+        holds one run (its passes and reps)."""
+        if self.history:
+            return list(self.history)
+        return [(self.passes, self.reps)]
+
+    @property
+    def evaluated(self) -> frozenset[str]:
+        """The checks the entry was evaluated with: its ``checks`` list, or for an entry
+        written before the list existed, the checks there were then."""
+        return frozenset(CHECKS_BEFORE_LIST if self.checks is None else self.checks)
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as the file holds it, key for key."""
+        out: dict[str, Any] = {}
+        for key in self.keys:
+            value = getattr(self, key)
+            if key == "history":
+                value = None if value is None else [[p, r] for p, r in value]
+            elif key in ("failing_checks", "checks"):
+                value = None if value is None else list(value)
+            out[key] = value
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CaseEntry:
+        """An entry as the file holds it (checked against the schema where it was read)."""
+        history = data.get("history")
+        checks = data.get("checks")
+        return cls(
+            status=data["status"], passes=int(data["passes"]), reps=int(data["reps"]),
+            first_tool=data.get("first_tool"),
+            failing_checks=tuple(data.get("failing_checks") or ()),
+            case_fingerprint=data.get("case_fingerprint"),
+            tools_fingerprint=data.get("tools_fingerprint"),
+            history=None if history is None else tuple((int(p), int(r)) for p, r in history),
+            checks=None if checks is None else tuple(checks),
+            keys=tuple(data),
+        )
+
+
+def entries_from_json(cases: Mapping[str, Mapping[str, Any]]) -> dict[str, CaseEntry]:
+    """The ``cases`` of a baseline document as typed entries, in their order."""
+    return {key: CaseEntry.from_json(value) for key, value in cases.items()}
+
