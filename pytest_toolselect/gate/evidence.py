@@ -13,13 +13,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_toolselect.gate.rules import STILL_FAILING, Run, history_of
-from pytest_toolselect.spec.records import CaseRecord, as_case_record
+from pytest_toolselect.spec.records import CaseRecord
 
 
-def fresh_run(record: CaseRecord | Mapping[str, Any]) -> Run | None:
+def fresh_run(record: CaseRecord) -> Run | None:
     """The (passes, reps) of the reps the model was really asked; None when the cache
     answered every rep (the run is no new evidence)."""
-    rec = as_case_record(record)
+    rec = record
     if not any(rec.cached):
         return rec.passes, rec.reps
     fresh = [i for i, hit in enumerate(rec.cached) if not hit]
@@ -29,9 +29,9 @@ def fresh_run(record: CaseRecord | Mapping[str, Any]) -> Run | None:
     return passes, len(fresh)
 
 
-def replayed(record: CaseRecord | Mapping[str, Any]) -> bool:
+def replayed(record: CaseRecord) -> bool:
     """Every rep of a scored case came from the response cache."""
-    rec = as_case_record(record)
+    rec = record
     return rec.status is not None and fresh_run(rec) is None
 
 
@@ -50,9 +50,9 @@ def dropped_from(verdict: str, base: Mapping[str, Any] | None) -> list[int] | No
 DROPPED = "dropped_not_significant"
 
 
-def section(case: CaseRecord | Mapping[str, Any]) -> str:
+def section(case: CaseRecord) -> str:
     """The report section of a record or results case: its verdict, or DROPPED."""
-    rec = as_case_record(case)
+    rec = case
     if rec.verdict == STILL_FAILING and rec.dropped_from:
         return DROPPED
     return rec.verdict
@@ -63,10 +63,10 @@ def dropped_label(held: Iterable[int]) -> str:
     return f"dropped, not significant: held {passes}/{reps} on the baseline"
 
 
-def history_lines(records: Iterable[CaseRecord | Mapping[str, Any]]) -> list[str]:
+def history_lines(records: Iterable[CaseRecord]) -> list[str]:
     """What an update did to the histories: cases restarted (and why), replays not counted."""
     tools = case = cached = 0
-    for rec in map(as_case_record, records):
+    for rec in records:
         if rec.status is None:
             continue
         if rec.case_changed:
