@@ -30,9 +30,8 @@ _ALWAYS = {gate.REGRESSION: ("regression", "regressions"),
            gate.ERROR: ("error (not scored)", "errors (not scored)")}
 
 
-def case_outcome(record: CaseRecord, settings: Mapping[str, Any]) -> Outcome:
+def case_outcome(rec: CaseRecord, settings: Mapping[str, Any]) -> Outcome:
     """How one case ends in pytest: passed, failed, xfailed, warned, error or skipped."""
-    rec = record
     if rec.test_failure:
         return Outcome.FAILED  # a decorated test's own assertion failed: the case still counts
     if rec.verdict in (gate.ERROR, gate.SKIPPED):

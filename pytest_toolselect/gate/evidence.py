@@ -1,5 +1,6 @@
 """What a run is evidence of, for a case's history: pure functions over run records
-(a mapping, a saved document's case or a hand-made record, is read as one at the edge).
+(a saved document's case or a hand-made record is read into one, with CaseRecord.read,
+where it enters).
 
 A rep answered from the response cache repeats an answer the model gave before; adding
 it to the history again would count one ask as several clean runs, and the next
@@ -16,10 +17,9 @@ from pytest_toolselect.gate.rules import STILL_FAILING, Run, history_of
 from pytest_toolselect.spec.records import CaseRecord
 
 
-def fresh_run(record: CaseRecord) -> Run | None:
+def fresh_run(rec: CaseRecord) -> Run | None:
     """The (passes, reps) of the reps the model was really asked; None when the cache
     answered every rep (the run is no new evidence)."""
-    rec = record
     if not any(rec.cached):
         return rec.passes, rec.reps
     fresh = [i for i, hit in enumerate(rec.cached) if not hit]
@@ -29,9 +29,8 @@ def fresh_run(record: CaseRecord) -> Run | None:
     return passes, len(fresh)
 
 
-def replayed(record: CaseRecord) -> bool:
+def replayed(rec: CaseRecord) -> bool:
     """Every rep of a scored case came from the response cache."""
-    rec = record
     return rec.status is not None and fresh_run(rec) is None
 
 
@@ -50,9 +49,8 @@ def dropped_from(verdict: str, base: Mapping[str, Any] | None) -> list[int] | No
 DROPPED = "dropped_not_significant"
 
 
-def section(case: CaseRecord) -> str:
-    """The report section of a record or results case: its verdict, or DROPPED."""
-    rec = case
+def section(rec: CaseRecord) -> str:
+    """The report section of a record (a run's, or a results case read as one): its verdict, or DROPPED."""
     if rec.verdict == STILL_FAILING and rec.dropped_from:
         return DROPPED
     return rec.verdict

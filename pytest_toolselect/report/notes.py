@@ -12,9 +12,8 @@ from pytest_toolselect.spec.plural import plural
 from pytest_toolselect.spec.records import CaseRecord, Escalation
 
 
-def notes(record: CaseRecord) -> list[tuple[str, list[str]]]:
-    """(note, detail lines) pairs, for a run record or a results document's case."""
-    case = record
+def notes(case: CaseRecord) -> list[tuple[str, list[str]]]:
+    """(note, detail lines) pairs, for a run's record or a results document's case read as one."""
     out: list[tuple[str, list[str]]] = []
     if case.model == "local/bm25" and "arguments" in case.failing_checks:
         # the embedded model picks a tool and passes no argument: a matcher can only miss
@@ -52,8 +51,7 @@ def tool_changes(records: Iterable[CaseRecord]) -> list[dict[str, Any]]:
     """Each distinct tool change of the run once, in the order first met, with the cases
     that were offered it: ``{"tool", "change", "diff", "line", "cases"}``."""
     found: dict[tuple[str, str, str | None], dict[str, Any]] = {}
-    for record in records:
-        case = record
+    for case in records:
         for change in case.tools_diff or ():
             key = (change["tool"], change["change"], change.get("diff"))
             entry = found.setdefault(key, {"tool": key[0], "change": key[1], "diff": key[2],

@@ -22,10 +22,9 @@ from .run_report import build_report
 
 SCHEMA_VERSION = "tool_selection.v1"
 
-def case_entry(record: CaseRecord, base: Mapping[str, Any] | None,
+def case_entry(rec: CaseRecord, base: Mapping[str, Any] | None,
                settings: Mapping[str, Any]) -> dict[str, Any]:
     """One case of the document: every key present, whether or not it was scored."""
-    rec = record
     priced = [c for c in rec.costs if c is not None]
     entry = {
         "nodeid": rec.nodeid,

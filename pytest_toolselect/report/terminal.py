@@ -57,12 +57,11 @@ def _expected_text(rec: CaseRecord) -> str:
     return text
 
 
-def describe(record: CaseRecord, *, error_above: bool = False,
+def describe(rec: CaseRecord, *, error_above: bool = False,
              verbose: bool = False) -> list[str]:
     """One case in full: what was asked, expected, called, which check failed, and why
     (``error_above``: the error's message is printed above, under ERRORS, and not again;
     ``verbose``: what the model wrote on each rep, too)."""
-    rec = record
     # the record keeps the whole text (the HTML search covers it); what is printed is clipped
     out = [f"question: {clip_text(str(rec.question))}", f"expected: {_expected_text(rec)}"]
     if rec.error and error_above:
