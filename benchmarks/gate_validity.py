@@ -43,6 +43,7 @@ from pytest_toolselect.gate import sequential
 from pytest_toolselect.gate.baseline import Baseline, build
 from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.gate.stats import wilson
+from pytest_toolselect.spec.records import CaseRecord
 
 #: the case population of the issue: (share of cases, true pass probability)
 POPULATION = ((0.80, 0.99), (0.15, 0.85), (0.05, 0.50))
@@ -134,7 +135,7 @@ def suite_blocks(held_now: int, held_base: int, cases: int) -> bool:
     """gate.suite_change on a suite with these counts, as a run with the flag would ask it."""
     key = (held_now, held_base, cases)
     if key not in _SUITE_MEMO:
-        records = [{"nodeid": f"c{i}", "status": gate.HELD if i < held_now else gate.FAILING}
+        records = [CaseRecord.read({"nodeid": f"c{i}", "status": gate.HELD if i < held_now else gate.FAILING})
                    for i in range(cases)]
         base = {f"c{i}": {"status": gate.HELD if i < held_base else gate.FAILING} for i in range(cases)}
         result = gate.suite_change(records, base, fail_on_drop=True)

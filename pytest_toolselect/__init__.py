@@ -9,7 +9,7 @@ import in every pytest run.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.run.case_run import CaseRun
     from pytest_toolselect.scoring.checks import CheckResult, ScoreResult
     from pytest_toolselect.spec.errors import ToolselectError
+    from pytest_toolselect.spec.jsonvalue import JSONObject
     from pytest_toolselect.spec.tools import Tool, ToolCall
     from pytest_toolselect.spec.turns import Turn, TurnRequest
 
@@ -47,8 +48,8 @@ def __getattr__(name: str) -> Any:
     return getattr(import_module(module, __name__), name)
 
 
-def score_case(case: Mapping[str, Any], calls: Sequence[Mapping[str, Any]],
-               tools: Sequence[Mapping[str, Any]] = ()) -> ScoreResult:
+def score_case(case: JSONObject, calls: Sequence[JSONObject],
+               tools: Sequence[JSONObject] = ()) -> ScoreResult:
     """Score one captured first turn against a case in the case-file format.
 
     ``calls`` is a list of ``{"name": str, "arguments": dict}`` in first-turn order;

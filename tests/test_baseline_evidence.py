@@ -12,6 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, Project, case
+from pytest_toolselect.spec.records import CaseRecord
 from pytest_toolselect.spec.sourcemap import load_schema
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -274,21 +275,22 @@ def test_only_reps_really_asked_count(reps: list[tuple[bool, bool]]) -> None:
               "cached": [c for _, c in reps],
               "checks": [[{"name": "tool_choice", "passed": p, "detail": ""}] for p, _ in reps]}
     fresh = [p for p, cached in reps if not cached]
-    assert fresh_run(record) == ((sum(fresh), len(fresh)) if fresh else None)
+    assert fresh_run(CaseRecord.read(record)) == ((sum(fresh), len(fresh)) if fresh else None)
 
 
 def test_a_record_without_cache_flags_is_one_whole_run() -> None:
     from pytest_toolselect.gate.evidence import fresh_run
 
-    assert fresh_run({"passes": 2, "reps": 3}) == (2, 3)
+    assert fresh_run(CaseRecord.read({"passes": 2, "reps": 3})) == (2, 3)
 
 
 def test_the_history_lines_count_each_case_once_and_truly() -> None:
     from pytest_toolselect.gate.evidence import history_lines
 
-    def rec(cached: bool, **flags: bool) -> dict[str, Any]:
-        return {"status": "held", "passes": 1, "reps": 1, "cached": [cached],
-                "checks": [[{"name": "tool_choice", "passed": True, "detail": ""}]], **flags}
+    def rec(cached: bool, **flags: bool) -> CaseRecord:
+        return CaseRecord.read({"status": "held", "passes": 1, "reps": 1, "cached": [cached],
+                                "checks": [[{"name": "tool_choice", "passed": True, "detail": ""}]],
+                                **flags})
 
     assert history_lines([rec(False, in_baseline=True)]) == []
     # a replayed new case is recorded from its replay: nothing to say

@@ -19,6 +19,7 @@ from conftest import FIND, PLANNED, Project, case
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.spec.options import BY_NAME
+from pytest_toolselect.spec.records import CaseRecord
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -131,7 +132,7 @@ def test_an_unknown_rule_names_the_valid_ones() -> None:
 
 
 def _suite(now: Sequence[str], base: Sequence[str | None], **kw: Any) -> dict[str, Any] | None:
-    records = [{"nodeid": f"c{i}", "status": s} for i, s in enumerate(now)]
+    records = [CaseRecord.read({"nodeid": f"c{i}", "status": s}) for i, s in enumerate(now)]
     cases = {f"c{i}": {"status": s} for i, s in enumerate(base) if s is not None}
     return gate.suite_change(records, cases, **kw)
 

@@ -15,6 +15,7 @@ from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES, case_outcome, dec
 from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.report import results
 from pytest_toolselect.report.merge import merge_documents
+from pytest_toolselect.spec.records import CaseRecord
 from pytest_toolselect.spec.sourcemap import load_schema
 
 SUBJECT = {"provider": "script", "model": "script/planned"}
@@ -65,7 +66,7 @@ def runs(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], dict[st
 def _document(records: list[dict[str, Any]], base: dict[str, Any], settings_: dict[str, Any],
               other_failed: int = 0, shard: dict[str, Any] | None = None) -> dict[str, Any]:
     capped = any(r["verdict"] == gate.SKIPPED for r in records)
-    suite = gate.measure_suite(records, base, fail_on_drop=bool(
+    suite = gate.measure_suite(list(map(CaseRecord.read, records)), base, fail_on_drop=bool(
         settings_["fail_on_suite_drop"] and not settings_["update_baseline"]))
     return results.build({"provenance": {**PROVENANCE, "other_failed": other_failed},
                           "subject": SUBJECT, "settings": settings_, "records": records,
@@ -84,13 +85,14 @@ def test_the_run_its_document_and_any_merge_of_its_shards_agree(
     other = sum(others)
     whole = _document(records, base, settings_, other)
     jsonschema.Draft202012Validator(schema).validate(whole)
-    suite = gate.measure_suite(records, base, fail_on_drop=bool(
+    typed = [CaseRecord.read(r) for r in records]
+    suite = gate.measure_suite(typed, base, fail_on_drop=bool(
         settings_["fail_on_suite_drop"] and not settings_["update_baseline"]))
-    decided = decide(records, settings_, suite_blocks=bool(suite and suite.blocks),
+    decided = decide(typed, settings_, suite_blocks=bool(suite and suite.blocks),
                      capped=any(r["verdict"] == gate.SKIPPED for r in records), other_failed=other)
     # the run's own verdict (what the plugin sets the exit status to) is the document's
     assert whole["verdict"] == decided.to_json()
-    blocking = [r["key"] for r in records if case_outcome(r, settings_) in BLOCKING_OUTCOMES]
+    blocking = [r["key"] for r in records if case_outcome(CaseRecord.read(r), settings_) in BLOCKING_OUTCOMES]
     assert decided.blocking_cases == blocking
     assert decided.exit_status == (2 if any(r["verdict"] == gate.SKIPPED for r in records)
                                    else 1 if decided.reasons else 0)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pytest_toolselect.report.terminal import describe
+from pytest_toolselect.spec.records import CaseRecord
 
 
 def test_a_multi_line_error_stays_under_its_label() -> None:
     rec = {"question": "q", "expect_tool": ["find_company"], "why": "w", "status": None,
            "error": "MCP server 'x' exited during initialize\nTraceback (most recent call last):\n  boom"}
-    lines = describe(rec)
+    lines = describe(CaseRecord.read(rec))
     start = lines.index("error:    MCP server 'x' exited during initialize")
     # each line its own entry, so the summary's indentation applies to every one
     assert lines[start + 1:start + 3] == ["          Traceback (most recent call last):", "            boom"]

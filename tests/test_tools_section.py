@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from conftest import FIND, OFFICERS, WRONG, Project, case
 from pytest_toolselect.report.html_tools import diff_html
 from pytest_toolselect.report.notes import tool_changes
+from pytest_toolselect.spec.records import CaseRecord
 
 NEW_TEXT = "Return tomorrow's weather forecast for a city."
 
@@ -71,7 +72,7 @@ def test_each_distinct_change_is_listed_once_with_every_case_offered_it(
     records = [{"nodeid": f"f::{i}", "tools_diff": [{"tool": t, "change": "changed", "diff": f"d{t}"}
                                                    for t in tools]}
                for i, (_, tools) in enumerate(cases)]
-    found = tool_changes(records)
+    found = tool_changes([CaseRecord.read(r) for r in records])
     assert len({c["tool"] for c in found}) == len(found)
     for c in found:
         assert c["cases"] == [r["nodeid"] for r in records

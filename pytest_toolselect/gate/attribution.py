@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_toolselect.spec.jsonvalue import JSONDict, JSONObject
 from pytest_toolselect.spec.vocabulary import Verdict
 
 from .stats import exact_drop_p
@@ -110,8 +111,8 @@ def _by_name(tools: Sequence[Mapping[str, Any]], system: str | None) -> dict[str
     return out
 
 
-def changes(base_tools: Sequence[Mapping[str, Any]], base_system: str | None,
-            head_tools: Sequence[Mapping[str, Any]], head_system: str | None) -> list[dict[str, Any]]:
+def changes(base_tools: Sequence[JSONObject], base_system: str | None,
+            head_tools: Sequence[JSONObject], head_system: str | None) -> list[dict[str, Any]]:
     """Each tool that differs between the two sets, by name, with the part that changed:
     ``description``, ``input schema``, both, ``added``, ``removed``, or a rename (a tool
     removed and one added with the same description and schema: ``name``, one change)."""
@@ -140,9 +141,9 @@ def changes(base_tools: Sequence[Mapping[str, Any]], base_system: str | None,
     return out
 
 
-def variant(base_tools: Sequence[Mapping[str, Any]], base_system: str | None,
-            head_tools: Sequence[Mapping[str, Any]], head_system: str | None,
-            revert: Sequence[Mapping[str, Any]]) -> tuple[list[dict[str, Any]], str | None]:
+def variant(base_tools: Sequence[JSONObject], base_system: str | None,
+            head_tools: Sequence[JSONObject], head_system: str | None,
+            revert: Sequence[Mapping[str, Any]]) -> tuple[list[JSONDict], str | None]:
     """The head's tool set with the changes in ``revert`` put back to their baseline form,
     in the head's order (a removed tool goes back where the baseline had it, at the end)."""
     old = _by_name(base_tools, base_system)
@@ -184,8 +185,8 @@ def cause_phrase(cause: Mapping[str, Any]) -> str:
     return f"caused by the change to {tool}'s {part}"
 
 
-def diff_of(base_tools: Sequence[Mapping[str, Any]], base_system: str | None,
-            head_tools: Sequence[Mapping[str, Any]], head_system: str | None,
+def diff_of(base_tools: Sequence[JSONObject], base_system: str | None,
+            head_tools: Sequence[JSONObject], head_system: str | None,
             tool: str) -> str | None:
     """The word diff of a changed tool's description (the system prompt's text)."""
     old, new = _by_name(base_tools, base_system), _by_name(head_tools, head_system)

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_toolselect.spec.records import CaseRecord, as_case_record
+from pytest_toolselect.spec.records import CaseRecord
 from pytest_toolselect.spec.vocabulary import Outcome
 
 from . import rules as gate
@@ -30,9 +30,8 @@ _ALWAYS = {gate.REGRESSION: ("regression", "regressions"),
            gate.ERROR: ("error (not scored)", "errors (not scored)")}
 
 
-def case_outcome(record: CaseRecord | Mapping[str, Any], settings: Mapping[str, Any]) -> Outcome:
+def case_outcome(rec: CaseRecord, settings: Mapping[str, Any]) -> Outcome:
     """How one case ends in pytest: passed, failed, xfailed, warned, error or skipped."""
-    rec = as_case_record(record)
     if rec.test_failure:
         return Outcome.FAILED  # a decorated test's own assertion failed: the case still counts
     if rec.verdict in (gate.ERROR, gate.SKIPPED):
@@ -83,7 +82,7 @@ class Decision:
                 "blocking_cases": self.blocking_cases, "exit_status": self.exit_status}
 
 
-def decide(cases: Iterable[CaseRecord | Mapping[str, Any]], settings: Mapping[str, Any], *,
+def decide(cases: Iterable[CaseRecord], settings: Mapping[str, Any], *,
            suite_blocks: bool = False, probe_blocks: bool = False, capped: bool = False,
            new_lint: int = 0, other_failed: int = 0, stopped: str | None = None) -> Decision:
     """The verdict of a run (or of merged shards: the same function over all their cases).
@@ -93,7 +92,7 @@ def decide(cases: Iterable[CaseRecord | Mapping[str, Any]], settings: Mapping[st
     the run as they would without the plugin, and the verdict says so. stopped says why the
     run ended before every item ran (-x, --sw, Ctrl-C): a partial run is never green.
     """
-    records = [as_case_record(r) for r in cases]
+    records = list(cases)
     outcomes = tuple(CaseOutcome(r.nodeid, r.key, r.verdict, case_outcome(r, settings))
                      for r in records)
     counts = Counter(r.verdict for r in records)

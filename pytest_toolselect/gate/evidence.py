@@ -1,5 +1,6 @@
 """What a run is evidence of, for a case's history: pure functions over run records
-(a mapping, a saved document's case or a hand-made record, is read as one at the edge).
+(a saved document's case or a hand-made record is read into one, with CaseRecord.read,
+where it enters).
 
 A rep answered from the response cache repeats an answer the model gave before; adding
 it to the history again would count one ask as several clean runs, and the next
@@ -14,13 +15,12 @@ from typing import Any
 
 from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.gate.rules import STILL_FAILING, Run, history_of
-from pytest_toolselect.spec.records import CaseRecord, as_case_record
+from pytest_toolselect.spec.records import CaseRecord
 
 
-def fresh_run(record: CaseRecord | Mapping[str, Any]) -> Run | None:
+def fresh_run(rec: CaseRecord) -> Run | None:
     """The (passes, reps) of the reps the model was really asked; None when the cache
     answered every rep (the run is no new evidence)."""
-    rec = as_case_record(record)
     if not any(rec.cached):
         return rec.passes, rec.reps
     fresh = [i for i, hit in enumerate(rec.cached) if not hit]
@@ -30,9 +30,8 @@ def fresh_run(record: CaseRecord | Mapping[str, Any]) -> Run | None:
     return passes, len(fresh)
 
 
-def replayed(record: CaseRecord | Mapping[str, Any]) -> bool:
+def replayed(rec: CaseRecord) -> bool:
     """Every rep of a scored case came from the response cache."""
-    rec = as_case_record(record)
     return rec.status is not None and fresh_run(rec) is None
 
 
@@ -51,9 +50,8 @@ def dropped_from(verdict: str, base: CaseEntry | None) -> list[int] | None:
 DROPPED = "dropped_not_significant"
 
 
-def section(case: CaseRecord | Mapping[str, Any]) -> str:
-    """The report section of a record or results case: its verdict, or DROPPED."""
-    rec = as_case_record(case)
+def section(rec: CaseRecord) -> str:
+    """The report section of a record (a run's, or a results case read as one): its verdict, or DROPPED."""
     if rec.verdict == STILL_FAILING and rec.dropped_from:
         return DROPPED
     return rec.verdict
@@ -64,10 +62,10 @@ def dropped_label(held: Iterable[int]) -> str:
     return f"dropped, not significant: held {passes}/{reps} on the baseline"
 
 
-def history_lines(records: Iterable[CaseRecord | Mapping[str, Any]]) -> list[str]:
+def history_lines(records: Iterable[CaseRecord]) -> list[str]:
     """What an update did to the histories: cases restarted (and why), replays not counted."""
     tools = case = cached = 0
-    for rec in map(as_case_record, records):
+    for rec in records:
         if rec.status is None:
             continue
         if rec.case_changed:

@@ -233,7 +233,7 @@ def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: 
 # -- the whole suite ------------------------------------------------------------------------------
 
 
-def measure_suite(records: Iterable[CaseRecord | Mapping[str, Any]],
+def measure_suite(records: Iterable[CaseRecord],
                   base_cases: Mapping[str, Mapping[str, Any]],
                   *, fail_on_drop: bool = False) -> SuiteChange | None:
     """The share of cases held now against the baseline, with a Newcombe 95% interval.
@@ -243,13 +243,12 @@ def measure_suite(records: Iterable[CaseRecord | Mapping[str, Any]],
     independent (as Newcombe's method 10 does) makes the interval wider, never narrower:
     the check can only err towards not blocking. None when nothing can be compared.
     """
-    from pytest_toolselect.spec.records import as_case_record
     from pytest_toolselect.spec.report_input import SuiteChange
 
     from .stats import newcombe_diff
 
     now_held = base_held = n = 0
-    for rec in map(as_case_record, records):
+    for rec in records:
         base = base_cases.get(rec.key)
         if rec.status is None or base is None:
             continue
@@ -268,7 +267,7 @@ def measure_suite(records: Iterable[CaseRecord | Mapping[str, Any]],
     )
 
 
-def suite_change(records: Iterable[CaseRecord | Mapping[str, Any]],
+def suite_change(records: Iterable[CaseRecord],
                  base_cases: Mapping[str, Mapping[str, Any]],
                  *, fail_on_drop: bool = False) -> dict[str, Any] | None:
     """measure_suite as the results document holds it (``summary.suite``)."""

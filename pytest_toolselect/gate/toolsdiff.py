@@ -13,6 +13,8 @@ import functools
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.spec.jsonvalue import JSONDict
+
 if TYPE_CHECKING:
     from pytest_toolselect.spec.tools import Tool
 
@@ -69,7 +71,7 @@ def texts(tools: Sequence[Tool], system: str | None, skip: Collection[str] = (),
 
 
 def definitions(tools: Sequence[Tool], system: str | None, skip: Collection[str] = (),
-                secrets: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+                secrets: Sequence[str] = ()) -> dict[str, JSONDict]:
     """Each tool exactly as offered (name, description, input schema), by the tool's
     fingerprint, but those in skip; the system prompt as the tool named SYSTEM holding its
     text. The baseline keeps these whole, so a case's tool set can be offered again as it

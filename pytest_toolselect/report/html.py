@@ -21,6 +21,7 @@ from typing import Any
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.plural import plural
+from pytest_toolselect.spec.records import CaseRecord
 
 from .charts import categories_svg, confusion_svg, forest_svg, pct
 from .charts import esc as _e
@@ -193,7 +194,7 @@ def render(document: Mapping[str, Any]) -> str:
         "<main>",
         *_header(document),
         # the verdict's evidence first: what changed, then the cases, blocking ones on top
-        *tools_card(cases),
+        *tools_card([CaseRecord.read(case) for case in cases]),
         *_cases_card(cases),
         '<div class="grid">',
         *_confusion_card(document["summary"]),

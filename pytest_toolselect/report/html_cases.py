@@ -10,6 +10,7 @@ from typing import Any
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.spec.clip import clip_middle
 from pytest_toolselect.spec.plural import plural
+from pytest_toolselect.spec.records import CaseRecord
 
 from .charts import esc as _e
 from .charts import short
@@ -105,7 +106,8 @@ def _verdict_cell(case: Mapping[str, Any]) -> str:
     lines += [f'<span class="tag">{t}</span>' for t, on in (("tools changed", case.get("tools_changed")),
                                                          ("case changed", case.get("case_changed"))) if on]
     # a note may hold a word diff (the attribution's cause): marked as the tools card marks it
-    lines += [f'<span class="sub">{clipped_diff_html(text, CLIP)}</span>' for text in note_lines(case)]
+    lines += [f'<span class="sub">{clipped_diff_html(text, CLIP)}</span>'
+              for text in note_lines(CaseRecord.read(case))]
     return "".join(f'<span class="line">{x}</span>' for x in lines)
 
 

@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from pytest_toolselect.spec.records import CaseRecord
+
 from .charts import esc as _e
 from .notes import TOOLS_SECTION, tool_changes
 from .words import counted
@@ -51,7 +53,7 @@ def _change(c: Mapping[str, Any]) -> str:
             f'{counted(len(c["cases"]), "case")}</span>{diff}</li>')
 
 
-def tools_card(cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+def tools_card(cases: Sequence[CaseRecord]) -> Iterator[str]:
     """The card, when any tool changed since the baseline (the cases' notes point here)."""
     changes = tool_changes(cases)
     if not changes:

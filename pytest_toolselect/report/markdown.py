@@ -20,6 +20,7 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, section
 from pytest_toolselect.spec.clip import clip_middle
 from pytest_toolselect.spec.plural import plural
+from pytest_toolselect.spec.records import CaseRecord
 
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .printable import printable
@@ -120,7 +121,7 @@ def _case_block(case: Mapping[str, Any]) -> list[str]:
         out.append(f"- passes: {case['passes']}/{case['reps']} reps" + _baseline_passes(case))
     if case.get("why"):
         out.append(f"- why: {text(case['why'])}")
-    for note, details in notes(case):
+    for note, details in notes(CaseRecord.read(case)):
         out.append(f"- note: {text(note)}")
         out.extend(f"  - {text(line)}" for line in details)
     return [*out, ""]
@@ -266,16 +267,18 @@ class _Budget:
 
 def _sections(doc: Mapping[str, Any]) -> Iterator[tuple[str, list[list[str]], bool, str]]:
     """(title, item blocks, collapsed, what an item is) for each non-empty section."""
+    # the document's cases as records once, for the gate's and the notes' readers
+    records = [CaseRecord.read(case) for case in doc["cases"]]
     by_verdict: dict[str, list[Mapping[str, Any]]] = {}
-    for case in doc["cases"]:
-        by_verdict.setdefault(section(case), []).append(case)
+    for case, rec in zip(doc["cases"], records, strict=True):
+        by_verdict.setdefault(section(rec), []).append(case)
     for verdict, title, sub in OPEN_SECTIONS:
         cases = by_verdict.get(verdict, [])
         if cases and verdict == gate.REGRESSION and doc["settings"].get("update_baseline"):
             title, sub = "Regressions accepted", "held on the baseline, fail now; the update records them"
         if cases:
             yield f"{title} ({len(cases)}): {sub}", [_case_block(c) for c in cases], False, title.lower()
-    changes = tool_changes(doc["cases"])
+    changes = tool_changes(records)
     if changes:
         n = len(changes)
         yield (f"{TOOLS_SECTION.capitalize()} ({n}): each change once", [

@@ -60,7 +60,9 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
     # suite check does not look up either
     base_cases = {c.get("key") or c["nodeid"]: c["baseline"] for c in cases
                   if c.get("baseline") is not None and not c.get("renamed_from")}
-    suite = gate.suite_change(cases, base_cases, fail_on_drop=bool(
+    # the saved cases typed once, here: the suite check, the verdict and every count read these
+    records = [read_case(c) for c in cases]
+    suite = gate.suite_change(records, base_cases, fail_on_drop=bool(
         settings.get("fail_on_suite_drop") and not settings.get("update_baseline")))
     capped = any(doc["cost"]["capped"] for _, doc in documents)
     savings: Counter[str] = Counter()
@@ -75,8 +77,6 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
     probe_blocks = bool(preference and (preference["comparison"] or {}).get("blocking")
                         and not settings.get("update_baseline"))
     lint = merge_lint([(path, doc["lint"]) for path, doc in documents if doc.get("lint")])
-    # the saved cases typed once, here: the verdict and every count read these
-    records = [case_record(c) for c in cases]
     decision = results.verdict(records, settings, suite, probe_blocks, capped, lint,
                                other_failed(shards), stopped(shards))
     report = build_report(records, {
@@ -121,7 +121,7 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
     return document
 
 
-def case_record(case: Mapping[str, Any]) -> CaseRecord:
+def read_case(case: Mapping[str, Any]) -> CaseRecord:
     """A saved document's case as the run's record. An older document keeps one cost per
     case, not per rep: its reps read as unpriced when it had no price, else the sum on the
     first."""

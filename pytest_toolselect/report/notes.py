@@ -9,12 +9,11 @@ from typing import Any
 from pytest_toolselect.gate.evidence import dropped_label
 from pytest_toolselect.gate.toolsdiff import lines as tool_lines
 from pytest_toolselect.spec.plural import plural
-from pytest_toolselect.spec.records import CaseRecord, Escalation, as_case_record
+from pytest_toolselect.spec.records import CaseRecord, Escalation
 
 
-def notes(record: CaseRecord | Mapping[str, Any]) -> list[tuple[str, list[str]]]:
-    """(note, detail lines) pairs, for a run record or a results document's case."""
-    case = as_case_record(record)
+def notes(case: CaseRecord) -> list[tuple[str, list[str]]]:
+    """(note, detail lines) pairs, for a run's record or a results document's case read as one."""
     out: list[tuple[str, list[str]]] = []
     if case.model == "local/bm25" and "arguments" in case.failing_checks:
         # the embedded model picks a tool and passes no argument: a matcher can only miss
@@ -48,12 +47,11 @@ def tools_pointer(changes: Sequence[Mapping[str, Any]]) -> str | None:
     return f"{named} (see {TOOLS_SECTION!r})"
 
 
-def tool_changes(records: Iterable[CaseRecord | Mapping[str, Any]]) -> list[dict[str, Any]]:
+def tool_changes(records: Iterable[CaseRecord]) -> list[dict[str, Any]]:
     """Each distinct tool change of the run once, in the order first met, with the cases
     that were offered it: ``{"tool", "change", "diff", "line", "cases"}``."""
     found: dict[tuple[str, str, str | None], dict[str, Any]] = {}
-    for record in records:
-        case = as_case_record(record)
+    for case in records:
         for change in case.tools_diff or ():
             key = (change["tool"], change["change"], change.get("diff"))
             entry = found.setdefault(key, {"tool": key[0], "change": key[1], "diff": key[2],
@@ -85,6 +83,6 @@ def escalated_label(escalation: Escalation) -> str:
     return label
 
 
-def note_lines(case: CaseRecord | Mapping[str, Any]) -> list[str]:
+def note_lines(case: CaseRecord) -> list[str]:
     """Every note and detail as one flat list of lines."""
     return [line for note, details in notes(case) for line in (note, *details)]

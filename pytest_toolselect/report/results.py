@@ -15,17 +15,16 @@ from typing import Any
 
 from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.decision import Decision, case_outcome, decide
-from pytest_toolselect.spec.records import CaseRecord, as_case_record
+from pytest_toolselect.spec.records import CaseRecord
 from pytest_toolselect.spec.report_input import Escalations, ResultsInput
 
 from .run_report import build_report
 
 SCHEMA_VERSION = "tool_selection.v1"
 
-def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] | None,
+def case_entry(rec: CaseRecord, base: Mapping[str, Any] | None,
                settings: Mapping[str, Any]) -> dict[str, Any]:
     """One case of the document: every key present, whether or not it was scored."""
-    rec = as_case_record(record)
     priced = [c for c in rec.costs if c is not None]
     entry = {
         "nodeid": rec.nodeid,
@@ -89,7 +88,7 @@ def case_entry(record: CaseRecord | Mapping[str, Any], base: Mapping[str, Any] |
     return entry
 
 
-def verdict(cases: Sequence[CaseRecord | Mapping[str, Any]], settings: Mapping[str, Any],
+def verdict(cases: Sequence[CaseRecord], settings: Mapping[str, Any],
             suite: Mapping[str, Any] | None, probe_blocks: bool, capped: bool,
             lint: Mapping[str, Any] | None = None, other_failed: int = 0,
             stopped: str | None = None) -> Decision:
@@ -161,10 +160,10 @@ def tool_defs(records: Iterable[CaseRecord]) -> dict[str, dict[str, Any]]:
     return dict(sorted(defs.items()))
 
 
-def escalations(records: Iterable[CaseRecord | Mapping[str, Any]]) -> Escalations | None:
+def escalations(records: Iterable[CaseRecord]) -> Escalations | None:
     """How many cases were asked again, the calls that cost, and the verdicts they reached
     (run records, or a merged document's cases)."""
-    escalated = [(r, r.escalation) for r in map(as_case_record, records) if r.escalation]
+    escalated = [(r, r.escalation) for r in records if r.escalation]
     if not escalated:
         return None
     verdicts = Counter(r.verdict for r, _ in escalated)

@@ -10,7 +10,7 @@ from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
 from pytest_toolselect.spec.clip import clip_text
 from pytest_toolselect.spec.plural import plural
-from pytest_toolselect.spec.records import CaseRecord, as_case_record
+from pytest_toolselect.spec.records import CaseRecord
 from pytest_toolselect.spec.report_input import SummaryInput
 
 from .notes import TOOLS_SECTION, notes, tool_changes
@@ -57,12 +57,11 @@ def _expected_text(rec: CaseRecord) -> str:
     return text
 
 
-def describe(record: CaseRecord | Mapping[str, Any], *, error_above: bool = False,
+def describe(rec: CaseRecord, *, error_above: bool = False,
              verbose: bool = False) -> list[str]:
     """One case in full: what was asked, expected, called, which check failed, and why
     (``error_above``: the error's message is printed above, under ERRORS, and not again;
     ``verbose``: what the model wrote on each rep, too)."""
-    rec = as_case_record(record)
     # the record keeps the whole text (the HTML search covers it); what is printed is clipped
     out = [f"question: {clip_text(str(rec.question))}", f"expected: {_expected_text(rec)}"]
     if rec.error and error_above:

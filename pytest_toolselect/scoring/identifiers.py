@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_toolselect.spec.cases import IdentifierSettings
+from pytest_toolselect.spec.jsonvalue import JSONObject
 from pytest_toolselect.spec.tools import Tool, ToolCall
 
 from .grounding import OWN_LENGTH, QuestionGrounding, Unit, normalize, units
@@ -297,7 +298,7 @@ def declared_in(name: str, input_schema: Mapping[str, Any],
     return _kind(segments, node, input_schema, settings) == "declared"
 
 
-def identifier_param(name: str, schema: Mapping[str, Any] | None,
+def identifier_param(name: str, schema: JSONObject | None,
                      settings: IdentifierSettings) -> bool:
     """Whether the parameter (a name or dotted path; ``schema`` its property schema)
     is declared an identifier: by its name, by a schema ``pattern`` or ``format: uuid``,

@@ -10,9 +10,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-# sourcemap imports only the standard library; yaml and jsonschema load inside its functions
 from .allerrors import raise_all
 from .errors import ToolselectError
+
+# sourcemap imports only the standard library; yaml and jsonschema load inside its functions
+from .jsonvalue import JSONDict, JSONObject
 from .sourcemap import (
     PathT,
     Sourced,
@@ -52,14 +54,14 @@ class Decoy:
     params: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, item: str | Decoy | Mapping[str, Any]) -> Decoy:
+    def of(cls, item: str | Decoy | JSONObject) -> Decoy:
         if isinstance(item, Decoy):
             return item
         if isinstance(item, Mapping):
             return cls(str(item["value"]), tuple(item.get("params", ())))
         return cls(str(item))
 
-    def data(self) -> str | dict[str, Any]:
+    def data(self) -> str | JSONDict:
         """As written in a case file: the plain string when it guards the default."""
         return {"value": self.value, "params": list(self.params)} if self.params else self.value
 
@@ -95,7 +97,7 @@ class Case:
     source: str = ""
     line: int | None = None
 
-    def fingerprint_data(self) -> dict[str, Any]:
+    def fingerprint_data(self) -> JSONDict:
         """The parts of the case that decide its verdict (not its place in a file)."""
         return {
             "question": self.question,

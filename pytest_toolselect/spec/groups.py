@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .errors import ToolselectError, nearest
+from .jsonvalue import JSONDict
 from .sourcemap import PathT, Sourced, compile_schema, describe, load_file, load_schema, validate
 from .tools import Tool
 
@@ -69,7 +70,7 @@ class ToolSpec:
         return Tool(name=self.name, description=self.description,
                     input_schema=dict(self.input_schema), server=self.server or "")
 
-    def fingerprint_data(self) -> dict[str, Any]:
+    def fingerprint_data(self) -> JSONDict:
         return {"name": self.name, "description": self.description,
                 "input_schema": self.input_schema, "server": self.server, "tool": self.tool}
 
@@ -83,7 +84,7 @@ class Twin(ToolSpec):
     example: str | None = None
     exclusion: str | None = None
 
-    def fingerprint_data(self) -> dict[str, Any]:
+    def fingerprint_data(self) -> JSONDict:
         return {**super().fingerprint_data(),
                 **{k: getattr(self, k) for k in FACTOR_FIELDS}}
 
@@ -114,7 +115,7 @@ class Group:
     def resolved(self) -> bool:
         return all(t.resolved for t in (*self.twins.values(), *self.distractors))
 
-    def fingerprint_data(self) -> dict[str, Any]:
+    def fingerprint_data(self) -> JSONDict:
         """What decides the group's cells (not its place in a file)."""
         return {
             "query": self.query,

@@ -12,14 +12,16 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .jsonvalue import JSONObject
+
 INDEX = re.compile(r"\d+")
 # $ref chains and anyOf nesting are short in real schemas; the cap only guards cycles
 MAX_DEPTH = 12
 BRANCH_KEYS = ("anyOf", "oneOf", "allOf")
 
 
-def alternatives(node: Any, root: Any, *, keeps: Callable[[Mapping[str, Any]], bool] = bool,
-                 depth: int = 0) -> list[Mapping[str, Any]]:
+def alternatives(node: Any, root: Any, *, keeps: Callable[[JSONObject], bool] = bool,
+                 depth: int = 0) -> list[JSONObject]:
     """The schemas a value at ``node`` is read against, each on its own and none with a
     ``$ref`` or a branch list left in it: the node with its local ``$ref`` followed, then
     the keywords beside that ``$ref`` (JSON Schema 2019-09 on applies them as well); for a
