@@ -14,6 +14,7 @@ from typing import Any
 from pytest_toolselect.spec.checknames import CHECK_NAMES
 from pytest_toolselect.spec.errors import ToolselectError
 from pytest_toolselect.spec.fingerprint import fingerprint as fingerprint  # re-exported
+from pytest_toolselect.spec.jsonvalue import JSONDict
 from pytest_toolselect.spec.records import CaseRecord, as_case_record
 from pytest_toolselect.spec.tools import Tool
 
@@ -80,7 +81,7 @@ class Baseline:
         out.update({name: _plain(getattr(self, name)) for name in _TABLES if getattr(self, name)})
         return out
 
-    def cases_json(self) -> dict[str, dict[str, Any]]:
+    def cases_json(self) -> dict[str, JSONDict]:
         """The entries as the file holds them (what a saved document's reader gets)."""
         return {k: e.to_json() for k, e in self.cases.items()}
 
