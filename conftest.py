@@ -214,7 +214,7 @@ PLANNED = '''
 import json
 from pathlib import Path
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.tool import ToolCall
 
 class Planned:
     model = "script/planned"

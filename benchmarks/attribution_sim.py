@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from pytest_toolselect.gate import attribution as attr
-from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate import sequential
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.stats import wilson
 
 #: a model update: the drifted cases' pass rate falls to this share of what it was

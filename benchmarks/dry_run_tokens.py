@@ -60,8 +60,8 @@ def tokenizers() -> dict[str, Callable[[str], int]]:
 def requests() -> list[str]:
     """Each example case's request text as the dry run counts it."""
     from pytest_toolselect.discovery.servers import offered_tools
+    from pytest_toolselect.inputs.config import load_config
     from pytest_toolselect.lint.run import find_case_files, load_cases
-    from pytest_toolselect.spec.config import load_config
 
     config = load_config(EXAMPLES)
     out = []

@@ -38,12 +38,12 @@ from typing import Any
 
 import numpy as np
 
-from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate import sequential
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.baseline import Baseline, build
 from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.gate.stats import wilson
-from pytest_toolselect.spec.records import CaseRecord
+from pytest_toolselect.records.run_records import CaseRecord
 
 #: the case population of the issue: (share of cases, true pass probability)
 POPULATION = ((0.80, 0.99), (0.15, 0.85), (0.05, 0.50))

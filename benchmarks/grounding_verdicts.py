@@ -65,7 +65,7 @@ def _glued(case: Any, turns: dict[str, list[Any]]) -> dict[str, tuple[Any, list[
 
 
 def _turns(case: Any, tools: dict[str, Any], bm25_call: str | None) -> dict[str, list[Any]]:
-    from pytest_toolselect.spec.tools import ToolCall
+    from pytest_toolselect.exchange.tool import ToolCall
 
     turns: dict[str, list[Any]] = {"bm25": [ToolCall(bm25_call, {})] if bm25_call else []}
     expected = [t for t in case.expect_tool or () if t in tools]
@@ -85,10 +85,10 @@ def _turns(case: Any, tools: dict[str, Any], bm25_call: str | None) -> dict[str,
 
 def main() -> int:
     from pytest_toolselect.discovery.servers import discover
+    from pytest_toolselect.inputs.config import load_config
     from pytest_toolselect.providers.local import rank
     from pytest_toolselect.scoring.checks import score
     from pytest_toolselect.scoring.contradictions import load_case_file
-    from pytest_toolselect.spec.config import load_config
 
     config = load_config(EXAMPLES)
     offered = {name: discover(spec, EXAMPLES).tools for name, spec in config.servers.items()}

@@ -20,9 +20,9 @@ import time
 from _common import TESTS, TOOLS, load_line, median, table
 from fakeapi import FakeAPI, Reply
 
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.inputs.config import ServerSpec
 from pytest_toolselect.providers import ProviderSettings, TurnRequest, get_provider
-from pytest_toolselect.spec.config import ServerSpec
-from pytest_toolselect.spec.tools import Tool
 
 ROUTES = {"claude-code/claude-test": "", "openai-agents/gpt-test": "/v1", "anthropic/claude-test": ""}
 

@@ -25,10 +25,10 @@ RUNS = 5
 
 
 def main() -> int:
-    from pytest_toolselect.lint.rules import ToolSet
+    from pytest_toolselect.exchange.tool import Tool
+    from pytest_toolselect.inputs.config import load_config
     from pytest_toolselect.lint.run import discover_all, find_case_files, lint, load_cases, toolset_of
-    from pytest_toolselect.spec.config import load_config
-    from pytest_toolselect.spec.tools import Tool
+    from pytest_toolselect.lint.tool_rules import ToolSet
 
     config = load_config(EXAMPLES)
     t0 = time.perf_counter()

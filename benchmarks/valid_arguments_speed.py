@@ -29,8 +29,8 @@ def main() -> int:
     sys.path.insert(0, str(REPO / "tests" / "servers"))
     import orders_server
 
+    from pytest_toolselect.exchange.tool import Tool, ToolCall
     from pytest_toolselect.scoring import argschema
-    from pytest_toolselect.spec.tools import Tool, ToolCall
 
     listed = asyncio.run(orders_server.server.list_tools())
     order = next(t for t in listed if t.name == "place_order")

@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from pytest_toolselect.exchange.json_value import JSONObject
+    from pytest_toolselect.exchange.tool import Tool, ToolCall
+    from pytest_toolselect.exchange.turns import Turn, TurnRequest
+    from pytest_toolselect.messages.errors import ToolselectError
     from pytest_toolselect.plugin.decorator import case
     from pytest_toolselect.providers import Provider
     from pytest_toolselect.run.case_run import CaseRun
     from pytest_toolselect.scoring.checks import CheckResult, ScoreResult
-    from pytest_toolselect.spec.errors import ToolselectError
-    from pytest_toolselect.spec.jsonvalue import JSONObject
-    from pytest_toolselect.spec.tools import Tool, ToolCall
-    from pytest_toolselect.spec.turns import Turn, TurnRequest
 
 __all__ = ["CaseRun", "CheckResult", "Provider", "ScoreResult", "Tool", "ToolCall",
            "ToolselectError", "Turn", "TurnRequest", "case", "score_case"]
@@ -29,13 +29,13 @@ _LAZY = {
     "case": ".plugin.decorator",
     "CheckResult": ".scoring.checks",
     "ScoreResult": ".scoring.checks",
-    "ToolselectError": ".spec.errors",
+    "ToolselectError": ".messages.errors",
     "CaseRun": ".run.case_run",
     "Provider": ".providers",
-    "Tool": ".spec.tools",
-    "ToolCall": ".spec.tools",
-    "Turn": ".spec.turns",
-    "TurnRequest": ".spec.turns",
+    "Tool": ".exchange.tool",
+    "ToolCall": ".exchange.tool",
+    "Turn": ".exchange.turns",
+    "TurnRequest": ".exchange.turns",
 }
 
 
@@ -57,9 +57,9 @@ def score_case(case: JSONObject, calls: Sequence[JSONObject],
     tells number-typed and identifier parameters apart and which the calls are validated
     against (``valid_arguments``). ``why`` may be left out here.
     """
+    from pytest_toolselect.exchange.tool import Tool, ToolCall
     from pytest_toolselect.scoring.checks import score
     from pytest_toolselect.scoring.contradictions import parse_case
-    from pytest_toolselect.spec.tools import Tool, ToolCall
 
     data = dict(case)
     data.setdefault("id", "case")

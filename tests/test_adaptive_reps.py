@@ -9,7 +9,7 @@ import jsonschema
 import pytest
 
 from conftest import FIND, NESTED_XDIST, OFFICERS, PLANNED, Project, case
-from pytest_toolselect.spec.sourcemap import load_schema
+from pytest_toolselect.positions.sourcemap import load_schema
 
 RIGHT, WRONG = "find_company", "list_officers"
 FIND_ID, OFFICERS_ID = "registry.toolselect.yaml::find", "registry.toolselect.yaml::officers"

@@ -221,7 +221,8 @@ def test_no_module_imports_itself_back_through_others() -> None:
 
 def test_the_layout_has_its_parts() -> None:
     parts = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
-    assert {"plugin", "run", "spec", "discovery", "providers", "scoring", "probe", "gate", "report",
+    assert {"plugin", "run", "terms", "messages", "exchange", "positions", "records", "inputs", "discovery",
+            "providers", "scoring", "probe", "gate", "report",
             "cli"} <= parts
     flat = sorted(p.name for p in ROOT.glob("*.py") if p.name != "__init__.py")
     assert flat == [], f"modules outside any part: {flat}"
@@ -264,7 +265,8 @@ def part_arrows(mods: Mapping[str, str]) -> dict[tuple[str, str], Import]:
 
 def test_every_import_between_parts_is_an_arrow_the_architecture_page_draws() -> None:
     allowed = documented_arrows()
-    assert set(allowed) >= {"plugin", "run", "spec", "report", "lint"}
+    assert set(allowed) >= {"plugin", "run", "terms", "messages", "exchange", "positions", "records",
+                            "inputs", "report", "lint"}
     undrawn = [f"{imp}: no arrow {a} ──► {b} in docs/architecture.md"
                for (a, b), imp in sorted(part_arrows(sources()).items())
                if b not in allowed.get(a, set())]
@@ -272,7 +274,7 @@ def test_every_import_between_parts_is_an_arrow_the_architecture_page_draws() ->
 
 
 def test_an_undrawn_arrow_is_named_with_its_import() -> None:
-    mods = {f"{PKG}.probe.x": f"from {PKG}.lint import rules\n", f"{PKG}.lint.rules": ""}
+    mods = {f"{PKG}.probe.x": f"from {PKG}.lint import rules\n", f"{PKG}.lint.tool_rules": ""}
     pairs = part_arrows(mods)
     assert ("probe", "lint") in pairs and "probe.x (line 1)" in str(pairs[("probe", "lint")])
     assert "lint" not in documented_arrows().get("probe", set())
@@ -290,7 +292,7 @@ FAKE = {
     f"{PKG}.scoring": "",
     f"{PKG}.scoring.checks": "import os\nfrom pytest_toolselect.run import session\n",
     f"{PKG}.spec": "",
-    f"{PKG}.spec.cases": "def f():\n    from ..scoring.checks import score\n",
+    f"{PKG}.inputs.cases": "def f():\n    from ..scoring.checks import score\n",
     f"{PKG}.discovery": "",
     f"{PKG}.discovery.servers": "import pytest\n",
     f"{PKG}.run": "",
@@ -303,7 +305,7 @@ FAKE = {
 @pytest.mark.parametrize(("needle", "module"), [
     ("imports os", f"{PKG}.scoring.checks"),
     (f"imports {PKG}.run.session", f"{PKG}.scoring.checks"),
-    (f"imports {PKG}.scoring.checks", f"{PKG}.spec.cases (line 2)"),
+    (f"imports {PKG}.scoring.checks", f"{PKG}.inputs.cases (line 2)"),
     ("imports pytest", f"{PKG}.discovery.servers"),
     (f"imports {PKG}.plugin.decorator", f"{PKG}.run.session"),
 ])
@@ -361,8 +363,8 @@ def test_a_long_module_is_named_with_its_length() -> None:
                               "split it by concern)"]
 
 def test_the_gate_defines_exactly_the_rules_the_options_name() -> None:
-    from pytest_toolselect.gate import rules
-    from pytest_toolselect.spec.rules import DEFAULT_RULE, RULE_NAMES
+    from pytest_toolselect.gate import verdict_rules as rules
+    from pytest_toolselect.terms.rule_names import DEFAULT_RULE, RULE_NAMES
 
     assert tuple(rules.RULES) == RULE_NAMES
     assert DEFAULT_RULE in rules.RULES

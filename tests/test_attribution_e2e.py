@@ -18,7 +18,7 @@ import pytest
 from fakeapi import FakeAPI, WordModel, fake_api_fixture  # noqa: F401
 
 from conftest import Project, case
-from pytest_toolselect.spec.sourcemap import load_schema
+from pytest_toolselect.positions.sourcemap import load_schema
 
 KEY = "sk-ant-" + "api03-attr-secret-" + "0" * 16
 PRICES = {"input_per_mtok": 1.0, "output_per_mtok": 2.0}

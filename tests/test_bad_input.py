@@ -23,14 +23,14 @@ import yaml
 
 from conftest import FIND, REGISTRY_TOOLS, Project, case
 from pytest_toolselect.discovery.servers import load_tools_file
+from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.gate import baseline
+from pytest_toolselect.inputs.cases import Case, check_offered
+from pytest_toolselect.inputs.config import load_config
+from pytest_toolselect.inputs.groups import load_groups_file
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.sourcemap import MAX_DEPTH
 from pytest_toolselect.scoring.contradictions import load_case_file, parse_case
-from pytest_toolselect.spec.cases import Case, check_offered
-from pytest_toolselect.spec.config import load_config
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.groups import load_groups_file
-from pytest_toolselect.spec.sourcemap import MAX_DEPTH
-from pytest_toolselect.spec.tools import Tool
 
 CORPUS = Path(__file__).parent / "badinput"
 MANIFEST: dict[str, dict[str, Any]] = yaml.safe_load((CORPUS / "manifest.yaml").read_text("utf-8"))

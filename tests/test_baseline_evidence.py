@@ -12,8 +12,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, Project, case
-from pytest_toolselect.spec.records import CaseRecord
-from pytest_toolselect.spec.sourcemap import load_schema
+from pytest_toolselect.positions.sourcemap import load_schema
+from pytest_toolselect.records.run_records import CaseRecord
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -10,7 +10,7 @@ import pytest
 
 from conftest import FIND, PLANNED, Project, case
 from pytest_toolselect.gate.baseline import Baseline, build, load, merged_history, write
-from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.tool import ToolCall
 
 HERE = Path(__file__).parent
 STAGE = os.environ.get("PAUSE_AT", "")

@@ -11,10 +11,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import FIND, NESTED_XDIST, OFFICERS, Project, case
+from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.gate.baseline import build, load, write
 from pytest_toolselect.gate.toolsdiff import definitions, offered, rebuild, texts, toolset
-from pytest_toolselect.spec.fingerprint import fingerprint
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.records.fingerprint import fingerprint
 
 SUBJECT = {"provider": "local", "model": "local/bm25"}
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
@@ -33,7 +33,7 @@ def _as_offered(tools: tuple[Tool, ...] | list[Tool]) -> list[dict[str, Any]]:
 @given(TOOLS, st.none() | st.text(max_size=300))
 def test_a_tool_set_is_rebuilt_exactly_as_it_was_offered(tools: list[Tool], system: str | None) -> None:
     # no text here is shaped like a key, so nothing is masked: the rebuild is exact
-    from pytest_toolselect.spec.secrets import redact_data
+    from pytest_toolselect.messages.masking import redact_data
 
     if redact_data([t.to_dict() for t in tools], ()) != [t.to_dict() for t in tools] or (
             system is not None and redact_data(system) != system):

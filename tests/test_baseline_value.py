@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import FIND, OFFICERS, WRONG, Project, case
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.baseline import Baseline
 from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.run.lifecycle import migrate

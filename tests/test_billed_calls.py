@@ -18,7 +18,7 @@ from test_models_e2e import CALL_COST, _answer, _config
 from test_probe_e2e import _first_listed, _groups
 
 from conftest import FIND, OFFICERS, Project, case
-from pytest_toolselect.spec.sourcemap import load_schema
+from pytest_toolselect.positions.sourcemap import load_schema
 
 CUT_Q = "Which register holds the filing history of Acme Widgets, and since when?"
 BAD_Q = "Look up the VAT number GB123456789 for me"

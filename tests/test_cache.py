@@ -18,6 +18,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_toolselect.exchange.tool import Tool, ToolCall
+from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.providers import ProviderCallError, ProviderSettings, Turn, TurnRequest
 from pytest_toolselect.run.cache import (
     MODES,
@@ -28,8 +30,6 @@ from pytest_toolselect.run.cache import (
     check_mode,
     request_key,
 )
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.tools import Tool, ToolCall
 
 SECRET = "sk-ant-" + "test-secret-0123456789abcdefXYZ"  # built: no key-shaped literal
 
@@ -500,7 +500,7 @@ WRITER = textwrap.dedent("""
     from pathlib import Path
     from pytest_toolselect.run.cache import ResponseCache
     from pytest_toolselect.providers import Turn
-    from pytest_toolselect.spec.tools import ToolCall
+    from pytest_toolselect.exchange.tool import ToolCall
 
     path, worker, count, go = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
     (go.parent / f"ready-{worker}").touch()

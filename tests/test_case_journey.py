@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import FIND, OFFICERS, PLANNED, WRONG, Project, case
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.baseline import Baseline, load, write
 from pytest_toolselect.gate.entry import KEYS, CaseEntry
-from pytest_toolselect.spec.checknames import CHECK_NAMES
-from pytest_toolselect.spec.sourcemap import load_schema
+from pytest_toolselect.positions.sourcemap import load_schema
+from pytest_toolselect.terms.check_names import CHECK_NAMES
 
 REPO = Path(__file__).resolve().parent.parent
 SCHEMA = load_schema("toolselect_baseline.v1")
@@ -144,7 +144,7 @@ import json, os
 from collections import Counter
 import pytest_toolselect.run.escalation as escalation
 import pytest_toolselect.run.baseline_access as access
-from pytest_toolselect.spec.cases import Case
+from pytest_toolselect.inputs.cases import Case
 
 counts = {"fingerprint": Counter(), "plan": Counter(), "identity": Counter()}
 _data, _plan, _identity = Case.fingerprint_data, escalation.plan_for, access.BaselineAccess.identity

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_toolselect.scoring.contradictions import load_case_file, parse_case
-from pytest_toolselect.spec.cases import (
+from pytest_toolselect.inputs.cases import (
     CASE_FILE_PATTERNS,
     Case,
     IdentifierSettings,
     is_case_file,
 )
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.sourcemap import MAX_BYTES, MAX_DEPTH, load_schema, parse_text
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.sourcemap import MAX_BYTES, MAX_DEPTH, load_schema, parse_text
+from pytest_toolselect.scoring.contradictions import load_case_file, parse_case
 
 HEAD = "schema_version: toolselect_cases.v1\ncases:\n"
 #: one valid case, indented as the first item of ``cases``; line 3 is its ``id``
@@ -650,8 +650,8 @@ def test_schema_is_valid_and_closed() -> None:
 
 
 def test_yaml_and_jsonschema_not_imported_at_module_load() -> None:
-    code = ("import sys, pytest_toolselect.spec.cases, pytest_toolselect.spec.config, "
-            "pytest_toolselect.spec.sourcemap; "
+    code = ("import sys, pytest_toolselect.inputs.cases, pytest_toolselect.inputs.config, "
+            "pytest_toolselect.positions.sourcemap; "
             "print(sorted(m for m in ('yaml', 'jsonschema') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

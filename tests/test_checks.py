@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from pytest_toolselect.exchange.tool import Tool, ToolCall
+from pytest_toolselect.inputs.cases import Case, Decoy, IdentifierSettings
 from pytest_toolselect.scoring.checks import CHECK_NAMES, CheckResult, ScoreResult, score
 from pytest_toolselect.scoring.matchers import evaluate, validate_matcher
-from pytest_toolselect.spec.cases import Case, Decoy, IdentifierSettings
-from pytest_toolselect.spec.tools import Tool, ToolCall
 
 QUESTION = "Can you tell me about Royal Mail Group Limited, company 04138203?"
 VAT_QUESTION = "Who has VAT number GB 745 9384 21?"

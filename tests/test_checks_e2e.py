@@ -30,7 +30,7 @@ import json
 from pathlib import Path
 
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.tool import ToolCall
 
 TABLE = json.loads((Path(__file__).parent / "script_table.json").read_text())
 

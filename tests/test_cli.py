@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, WRONG, Project, case
-from pytest_toolselect.report import compare
+from pytest_toolselect.report import side_by_side as compare
 from pytest_toolselect.run.report_files import render
 
 #: the console script pip installed next to this Python
@@ -346,8 +346,8 @@ def test_bad_input_is_one_clear_line_and_status_2(
 
 
 def test_a_broken_probe_document_inside_is_refused_by_its_own_schema(results: Path) -> None:
-    from pytest_toolselect.cli.results import load_results
-    from pytest_toolselect.spec.errors import ToolselectError
+    from pytest_toolselect.cli.saved_run import load_results
+    from pytest_toolselect.messages.errors import ToolselectError
 
     document = json.loads(results.read_text())
     document["preference"] = {"schema_version": "tool_preference.v1"}  # no summary to render

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from pytest_toolselect.inputs.cases import IdentifierSettings
+from pytest_toolselect.inputs.config import Config, ServerSpec, load_config
+from pytest_toolselect.inputs.option_table import OPTIONS
+from pytest_toolselect.messages.allerrors import Mistakes
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.sourcemap import load_schema
 from pytest_toolselect.scoring.contradictions import load_case_file
-from pytest_toolselect.spec.allerrors import Mistakes
-from pytest_toolselect.spec.cases import IdentifierSettings
-from pytest_toolselect.spec.config import Config, ServerSpec, load_config
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.options import OPTIONS
-from pytest_toolselect.spec.sourcemap import load_schema
 
 FULL = """\
 model: anthropic/claude-haiku-4-5

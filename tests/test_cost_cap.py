@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from test_models_e2e import models  # noqa: F401  (a fixture: the keys set, the SDKs imported)
 
 from conftest import FIND, NESTED_XDIST, Project, case
+from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.providers.pricing import FRAMING_TOKENS, request_bytes, reservation_usd
 from pytest_toolselect.run.budget import Budget, CostCapReached
 from pytest_toolselect.run.spend import _SCHEMA, SharedBudget, _connect
-from pytest_toolselect.spec.tools import Tool
 
 # --- the rule, for any prices and any concurrency ---------------------------------------------
 

@@ -20,9 +20,9 @@ import pytest
 import yaml
 
 from pytest_toolselect.cli import reference
+from pytest_toolselect.inputs.config import load_config
+from pytest_toolselect.inputs.option_table import BY_NAME, OPTIONS
 from pytest_toolselect.run.settings import convert
-from pytest_toolselect.spec.config import load_config
-from pytest_toolselect.spec.options import BY_NAME, OPTIONS
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

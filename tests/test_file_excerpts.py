@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from conftest import FIND, Project, case
 from pytest_toolselect.discovery.servers import load_tools_file
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.sourcemap import EXCERPT
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.sourcemap import EXCERPT
 
 #: an /etc/shadow-like file: one account a line, a password hash in the second field
 SHADOW = "\n".join(

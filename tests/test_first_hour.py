@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import FIND, NESTED_XDIST, OFFICERS, OUT_OF_SCOPE, Project, case
+from pytest_toolselect.inputs.option_table import OPTIONS, Option
 from pytest_toolselect.providers import ProviderSettings
 from pytest_toolselect.providers.preflight import (
     LITELLM_KEY_VARS,
@@ -26,7 +27,6 @@ from pytest_toolselect.providers.preflight import (
     suggest,
 )
 from pytest_toolselect.providers.routes import OPENAI_COMPATIBLE
-from pytest_toolselect.spec.options import OPTIONS, Option
 
 KEY_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", *(c.key_env for c in OPENAI_COMPATIBLE.values()),
             "GEMINI_API_KEY", "GOOGLE_API_KEY", "XAI_API_KEY"]
@@ -73,7 +73,7 @@ def test_a_loopback_server_needs_no_key(project: Project, no_keys: None, fake_ap
 def test_a_hook_provided_model_needs_no_key(project: Project, no_keys: None) -> None:
     project.pytester.makeconftest('''
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.tool import ToolCall
 
 class Mine:
     model = "openai/scripted"
@@ -562,7 +562,7 @@ DESCRIPTION = st.text(max_size=20).map(lambda t: " ".join(t.split()))
        labels=st.sets(MARK, max_size=4), args=st.booleans())
 def test_only_marks_code_registered_are_run_time_marks(code: dict[str, str], declared: set[str],
                                                        labels: set[str], args: bool) -> None:
-    from pytest_toolselect.spec.labels import OWN, registered_at_run_time
+    from pytest_toolselect.inputs.labels import OWN, registered_at_run_time
 
     lines = [f"{name}: declared" for name in sorted(declared)]
     lines += [f"{name}{'(x, y=1)' if args else ''}: {text}" for name, text in code.items()]

@@ -8,7 +8,7 @@ from conftest import FIND, Project, case
 
 SCRIPTED = '''
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.tool import ToolCall
 
 class Alternating:
     """Answers rep 0 with the first tool, then the second: a model that wobbles."""

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from conftest import FIND, PLANNED, Project, case
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.entry import CaseEntry
-from pytest_toolselect.spec.options import BY_NAME
-from pytest_toolselect.spec.records import CaseRecord
+from pytest_toolselect.inputs.option_table import BY_NAME
+from pytest_toolselect.records.run_records import CaseRecord
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -27,11 +27,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from pytest_toolselect.exchange.tool import ToolCall
+from pytest_toolselect.inputs.cases import Case, IdentifierSettings
 from pytest_toolselect.scoring.checks import score
 from pytest_toolselect.scoring.identifiers import normal_form, zero_key
 from pytest_toolselect.scoring.words import is_id_char
-from pytest_toolselect.spec.cases import Case, IdentifierSettings
-from pytest_toolselect.spec.tools import ToolCall
 
 #: per test; five tests, so CI runs 1,500 examples here (and 2,000 more in
 #: test_grounding_properties.py)

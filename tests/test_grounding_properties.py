@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from pytest_toolselect.exchange.tool import ToolCall
+from pytest_toolselect.inputs.cases import Case, IdentifierSettings
 from pytest_toolselect.scoring.checks import score
 from pytest_toolselect.scoring.identifiers import normal_form, zero_key
-from pytest_toolselect.spec.cases import Case, IdentifierSettings
-from pytest_toolselect.spec.tools import ToolCall
 
 #: per test; five tests, so CI runs 2,000 examples (about 12 s of one core)
 EXAMPLES = int(os.environ.get("TOOLSELECT_GROUNDING_EXAMPLES", "400"))

@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from pytest_toolselect.probe.preference import cells_for
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.groups import (
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.inputs.groups import (
     GROUPS_FILE_SUFFIXES,
     Group,
     Twin,
@@ -25,8 +24,9 @@ from pytest_toolselect.spec.groups import (
     load_groups_file,
     resolve_group,
 )
-from pytest_toolselect.spec.sourcemap import load_schema
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.sourcemap import load_schema
+from pytest_toolselect.probe.preference import cells_for
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "preference.groups.json"
@@ -159,7 +159,7 @@ def test_the_shipped_schema_is_a_valid_json_schema() -> None:
 
 
 def test_loading_groups_imports_no_numpy() -> None:
-    code = ("import sys, pathlib, pytest_toolselect.spec.groups as g; "
+    code = ("import sys, pathlib, pytest_toolselect.inputs.groups as g; "
             f"g.load_groups_file(pathlib.Path({str(EXAMPLE)!r})); print('numpy' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

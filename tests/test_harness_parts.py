@@ -15,6 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import FIND, Project, case
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.inputs.config import ServerSpec
+from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.providers import ProviderCallError, ProviderSettings, TurnRequest, get_provider
 from pytest_toolselect.providers.harness import (
     Slots,
@@ -23,9 +26,6 @@ from pytest_toolselect.providers.harness import (
     normalized,
     wire_name_map,
 )
-from pytest_toolselect.spec.config import ServerSpec
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.tools import Tool
 
 
 @pytest.mark.parametrize("n", [1, 2, 4])

@@ -28,7 +28,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.report import results
 from pytest_toolselect.report.html import CSP, render, script_json
 from pytest_toolselect.report.html_base import CALL_CLIP, CLIP

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from pytest_toolselect import score_case
+from pytest_toolselect.exchange.tool import ToolCall
+from pytest_toolselect.inputs.cases import Case, Decoy, IdentifierSettings
+from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.scoring.checks import score
 from pytest_toolselect.scoring.contradictions import load_case_file, parse_case
-from pytest_toolselect.spec.cases import Case, Decoy, IdentifierSettings
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.tools import ToolCall
 
 VERBATIM = [
     ("Which boards does officer xY7_kQ2pLm9 sit on?", "officer_id", "xY7_kQ2pLm9"),
@@ -264,8 +264,8 @@ SCHEMA_ONLY = """\
 
 def test_a_decoy_required_under_a_schema_declared_identifier_is_refused_with_the_tools(
         tmp_path: Path) -> None:
+    from pytest_toolselect.exchange.tool import Tool
     from pytest_toolselect.scoring.contradictions import check_with_tools
-    from pytest_toolselect.spec.tools import Tool
 
     path = tmp_path / "c.toolselect.yaml"
     path.write_text(HEAD + SCHEMA_ONLY, encoding="utf-8")

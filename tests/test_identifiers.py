@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from pytest_toolselect.exchange.tool import Tool, ToolCall
+from pytest_toolselect.inputs.cases import IdentifierSettings
 from pytest_toolselect.scoring.identifiers import (
     Grounding,
     Identifier,
@@ -20,8 +22,6 @@ from pytest_toolselect.scoring.identifiers import (
     spans,
     zero_key,
 )
-from pytest_toolselect.spec.cases import IdentifierSettings
-from pytest_toolselect.spec.tools import Tool, ToolCall
 
 DEFAULT = IdentifierSettings()
 NO_ZEROS = IdentifierSettings(leading_zeros=False)

@@ -22,7 +22,7 @@ from test_models_e2e import CALL_COST, _answer, _config
 from test_probe_e2e import _first_listed, _groups
 
 from conftest import FIND, OFFICERS, Project, case
-from pytest_toolselect.spec.sourcemap import load_schema
+from pytest_toolselect.positions.sourcemap import load_schema
 
 #: what a slow, small model says when max_tokens ends it mid-thought
 MUSING = "Let me think about which register to search first, since the question"

@@ -13,8 +13,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lint_data import DISTINCT, TWIN
 
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.inputs.cases import Case, IdentifierSettings
+from pytest_toolselect.inputs.config import load_config
 from pytest_toolselect.lint.findings import ERROR, INFO, WARNING, Finding
-from pytest_toolselect.lint.rules import (
+from pytest_toolselect.lint.run import discover_all, find_case_files, lint, load_cases, toolset_of
+from pytest_toolselect.lint.similarity import THRESHOLD, similarity
+from pytest_toolselect.lint.tool_rules import (
     TOOL_LIMITS,
     ToolSet,
     coverage,
@@ -24,12 +29,7 @@ from pytest_toolselect.lint.rules import (
     ranking_collisions,
     size,
 )
-from pytest_toolselect.lint.run import discover_all, find_case_files, lint, load_cases, toolset_of
-from pytest_toolselect.lint.similarity import THRESHOLD, similarity
 from pytest_toolselect.plugin.lint_items import new_errors, stored_ids
-from pytest_toolselect.spec.cases import Case, IdentifierSettings
-from pytest_toolselect.spec.config import load_config
-from pytest_toolselect.spec.tools import Tool
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

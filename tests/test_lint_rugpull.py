@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from lint_data import DISTINCT
 
 from conftest import Project
+from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.lint.findings import unsilenced
 from pytest_toolselect.lint.rugpull import rug_pulls, snapshot, word_diff
-from pytest_toolselect.spec.tools import Tool
 
 SERVER = Path(__file__).parent / "servers" / "tools_server.py"
 MAIL = [t for t in DISTINCT if t["name"] in ("send_email", "translate_text")]

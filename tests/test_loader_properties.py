@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 
 from pytest_toolselect.discovery.servers import load_tools_file
 from pytest_toolselect.gate import baseline
+from pytest_toolselect.inputs.config import load_config
+from pytest_toolselect.inputs.groups import load_groups_file
+from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.scoring.contradictions import load_case_file
-from pytest_toolselect.spec.config import load_config
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.groups import load_groups_file
 
 #: per test (so 200 or more per loader); raise it for a deeper search, e.g.
 #: TOOLSELECT_PROPERTY_EXAMPLES=2000 pytest tests/test_loader_properties.py

@@ -23,8 +23,8 @@ import pytest
 from test_probe_e2e import _groups
 
 from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case, free_port
-from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.spec.sourcemap import load_schema
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.positions.sourcemap import load_schema
 
 pytestmark = pytest.mark.local_model
 

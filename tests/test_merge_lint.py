@@ -17,10 +17,10 @@ from conftest import Project, case
 from pytest_toolselect import cli
 from pytest_toolselect.cli.merge import REFUSED
 from pytest_toolselect.lint.findings import merged_document
+from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.plugin.shard import shard_of
+from pytest_toolselect.records.run_records import LintRecord
 from pytest_toolselect.report.merge_lint import merge_lint
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.records import LintRecord
 
 BY_NAME = {t["name"]: t for t in DISTINCT}
 #: a near-duplicate of send_email (on the weather server) that the mail server gains

@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 from conftest import Project, case
 from pytest_toolselect import cli
 from pytest_toolselect.cli.merge import REFUSED
+from pytest_toolselect.exchange.tool import ToolCall
+from pytest_toolselect.inputs.groups import Group, load_groups_file
 from pytest_toolselect.probe.comparison import baseline_entries, compare
 from pytest_toolselect.probe.preference import call_record, cells_for, summarize
 from pytest_toolselect.providers import Turn
 from pytest_toolselect.report.merge_probe import merge_preference
-from pytest_toolselect.report.preference import build_document
-from pytest_toolselect.spec.groups import Group, load_groups_file
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.report.probe_report import build_document
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "preference.groups.json"
 
@@ -37,7 +37,7 @@ LEANING = '''
 import hashlib
 from pathlib import Path
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.tool import ToolCall
 
 SALT = Path(__file__).parent / "salt.txt"
 

@@ -15,7 +15,7 @@ from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 from test_models_e2e import OPENAI_KEY, _config
 
 from conftest import FIND, Project, case
-from pytest_toolselect.spec.sourcemap import load_schema
+from pytest_toolselect.positions.sourcemap import load_schema
 
 REASON = "I would need the company's registered number before I can search the register."
 

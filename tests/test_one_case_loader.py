@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 import pytest_toolselect
-from pytest_toolselect.spec import cases
-from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.inputs import cases
+from pytest_toolselect.messages.errors import ToolselectError
 
 HEAD = "schema_version: toolselect_cases.v1\ncases:\n"
 #: decoys[0] is the value expect_args[0] requires: the case can never pass
@@ -51,9 +51,9 @@ def test_only_the_checking_loader_calls_the_private_one() -> None:
 
 
 def test_the_public_loaders_refuse_it(tmp_path: Path) -> None:
+    from pytest_toolselect.inputs.config import load_config
     from pytest_toolselect.lint.run import load_cases
     from pytest_toolselect.scoring.contradictions import load_case_file
-    from pytest_toolselect.spec.config import load_config
 
     path = tmp_path / "c.toolselect.yaml"
     path.write_text(CONTRADICTION, encoding="utf-8")

@@ -10,13 +10,13 @@ import jsonschema
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES, case_outcome, decide
 from pytest_toolselect.gate.entry import CaseEntry
+from pytest_toolselect.positions.sourcemap import load_schema
+from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report import results
-from pytest_toolselect.report.merge import merge_documents
-from pytest_toolselect.spec.records import CaseRecord
-from pytest_toolselect.spec.sourcemap import load_schema
+from pytest_toolselect.report.merge_shards import merge_documents
 
 SUBJECT = {"provider": "script", "model": "script/planned"}
 PROVENANCE = {"created": "2026-01-01T00:00:00+00:00", "plugin_version": None, "pytest_version": "9",

@@ -48,7 +48,7 @@ def test_an_xfail_mark_on_a_decorated_case_cannot_hide_its_regression(project: P
 #: a rerun of a failing case would see only right answers
 FIRST_WRONG = '''
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.tool import ToolCall
 
 CALLS = []
 

@@ -18,6 +18,9 @@ from typing import Any
 
 import pytest
 
+from pytest_toolselect.exchange.tool import ToolCall
+from pytest_toolselect.inputs.groups import Group, ToolSpec, Twin, load_groups_file
+from pytest_toolselect.positions.sourcemap import compile_schema, load_schema
 from pytest_toolselect.probe.comparison import baseline_entries, compare
 from pytest_toolselect.probe.dry_run import dry_run
 from pytest_toolselect.probe.preference import (
@@ -32,15 +35,12 @@ from pytest_toolselect.probe.preference import (
     summarize,
 )
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.report.preference import (
+from pytest_toolselect.report.probe_report import (
     build_document,
     comparison_lines,
     dry_run_lines,
     lines,
 )
-from pytest_toolselect.spec.groups import Group, ToolSpec, Twin, load_groups_file
-from pytest_toolselect.spec.sourcemap import compile_schema, load_schema
-from pytest_toolselect.spec.tools import ToolCall
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "preference.groups.json"
 #: few resamples keep the tests fast; the statistics are the same code at any count
@@ -117,10 +117,10 @@ def test_building_cells_and_records_imports_no_numpy() -> None:
     # the session builds cells in every run that collects a groups file; numpy waits
     # for the summary
     code = ("import sys, pathlib\n"
-            "from pytest_toolselect.spec.groups import load_groups_file\n"
+            "from pytest_toolselect.inputs.groups import load_groups_file\n"
             "from pytest_toolselect.probe.preference import cells_for, call_record\n"
             "from pytest_toolselect.probe.dry_run import dry_run\n"
-            "import pytest_toolselect.report.preference\n"
+            "import pytest_toolselect.report.probe_report\n"
             f"gs = load_groups_file(pathlib.Path({str(EXAMPLE)!r}))\n"
             "cells = [c for g in gs for c in cells_for(g)]\n"
             "dry_run(gs, 3, 0.001)\n"

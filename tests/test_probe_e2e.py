@@ -75,7 +75,7 @@ def test_position_bias_of_a_first_listed_policy(probe: Project, fake_api: FakeAP
 
     import jsonschema
 
-    from pytest_toolselect.spec.sourcemap import load_schema
+    from pytest_toolselect.positions.sourcemap import load_schema
 
     jsonschema.validate(doc, load_schema("tool_preference.v1"))
     jsonschema.validate(results, load_schema("tool_selection.v1"))

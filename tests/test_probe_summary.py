@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_toolselect.probe.preference import FACTORS, summarize
-from pytest_toolselect.report.preference import comparison_lines, lines
+from pytest_toolselect.report.probe_report import comparison_lines, lines
 
 SHARE = st.floats(-1, 1, allow_nan=False)
 

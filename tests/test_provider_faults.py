@@ -33,9 +33,9 @@ from fakeapi import (  # noqa: F401  (the fake_api and refused_url fixtures)
 from test_models_e2e import _answer, _config, models  # noqa: F401  (a fixture)
 
 from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case
+from pytest_toolselect.exchange.clip import MAX_DEPTH, MAX_ITEMS, MAX_TEXT, MORE, clip_call, clip_value
+from pytest_toolselect.exchange.tool import ToolCall
 from pytest_toolselect.providers.wire import NameMap, parse_arguments
-from pytest_toolselect.spec.clip import MAX_DEPTH, MAX_ITEMS, MAX_TEXT, MORE, clip_call, clip_value
-from pytest_toolselect.spec.tools import ToolCall
 
 # the end-to-end tests' `models`: the keys set, and a fake API that answers right
 pytestmark = pytest.mark.usefixtures("models", "litellm_warmed")

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from fakeapi import ANTHROPIC_PATH, OPENAI_PATH, FakeAPI, Reply, fake_api_fixture  # noqa: F401
 
+from pytest_toolselect.exchange.tool import Tool, ToolCall
+from pytest_toolselect.messages.errors import ProviderError, ToolselectError
 from pytest_toolselect.providers import (
     ProviderCallError,
     ProviderSettings,
@@ -30,13 +32,11 @@ from pytest_toolselect.providers import (
     pricing,
 )
 from pytest_toolselect.providers.anthropic_api import AnthropicProvider
+from pytest_toolselect.providers.api_keys import redact
 from pytest_toolselect.providers.litellm_api import LiteLLMProvider
 from pytest_toolselect.providers.openai_api import OpenAIProvider
 from pytest_toolselect.providers.retry import backoff, retry_after
-from pytest_toolselect.providers.secrets import redact
 from pytest_toolselect.providers.wire import SAFE_NAME, NameMap, parse_arguments
-from pytest_toolselect.spec.errors import ProviderError, ToolselectError
-from pytest_toolselect.spec.tools import Tool, ToolCall
 
 ANTHROPIC_KEY = "sk-ant-test-000"
 OPENAI_KEY = "sk-test-000"

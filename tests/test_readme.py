@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pytest_toolselect.spec.options import OPTIONS
+from pytest_toolselect.inputs.option_table import OPTIONS
 
 README = Path(__file__).parent.parent / "README.md"
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.spec.records import (
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.records.run_records import (
     CaseRecord,
     CheckEntry,
     Escalation,
@@ -19,7 +19,7 @@ from pytest_toolselect.spec.records import (
     LintRecord,
     as_case_record,
 )
-from pytest_toolselect.spec.vocabulary import Status, Verdict
+from pytest_toolselect.terms.vocabulary import Status, Verdict
 
 text = st.text(max_size=12)
 maybe_text = st.none() | text

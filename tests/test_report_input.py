@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_records import case_records
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.records.report_input import Escalations, ResultsInput, SuiteChange
+from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report.results import build
 from pytest_toolselect.report.words import escalation_line
-from pytest_toolselect.spec.records import CaseRecord
-from pytest_toolselect.spec.report_input import Escalations, ResultsInput, SuiteChange
 
 counts = st.integers(min_value=0, max_value=500)
 shares = st.floats(min_value=0, max_value=1)

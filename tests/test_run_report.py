@@ -11,15 +11,15 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.entry import CaseEntry
+from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.report_input import SummaryInput
+from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report import html as html_report
 from pytest_toolselect.report import markdown, results
-from pytest_toolselect.report.merge import merge_documents
+from pytest_toolselect.report.merge_shards import merge_documents
 from pytest_toolselect.report.terminal import lines, summarize
-from pytest_toolselect.spec.plural import plural
-from pytest_toolselect.spec.records import CaseRecord
-from pytest_toolselect.spec.report_input import SummaryInput
 
 SUBJECT = {"provider": "script", "model": "script/planned"}
 PROVENANCE = {"created": "2026-01-01T00:00:00+00:00", "plugin_version": None, "pytest_version": "9",

@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_toolselect import score_case
+from pytest_toolselect.exchange.schema_paths import BRANCH_KEYS, alternatives
+from pytest_toolselect.inputs.cases import _path_problem
 from pytest_toolselect.scoring.matchers import property_schema
-from pytest_toolselect.spec.cases import _path_problem
-from pytest_toolselect.spec.paths import BRANCH_KEYS, alternatives
 
 #: ``amount.value`` is declared beside the $ref, not in the referenced Money
 SCHEMA: dict[str, Any] = {

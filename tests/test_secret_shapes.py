@@ -1,7 +1,7 @@
 """Credentials known by their shape are masked wherever text leaves the plugin, and ordinary
 text (prose about tokens, company numbers, UUIDs, hashes) is left as it is.
 
-The corpus is generated: every shape of the table in ``spec/secrets.py`` (AWS key ids and
+The corpus is generated: every shape of the table in ``messages/masking.py`` (AWS key ids and
 secret assignments, GitHub, GitLab, Slack and Google keys, JWTs, private-key blocks, and
 ``password``/``secret``/``token``/``api_key`` assignments in their three forms), drawn with
 random bodies. End to end, a real MCP server prints the corpus to its stderr and fails.
@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import FIND, Project, case
-from pytest_toolselect.spec.secrets import redact, redact_data
+from pytest_toolselect.messages.masking import redact, redact_data
 
 LEAKY_SERVER = Path(__file__).parent / "servers" / "leaky_server.py"
 

@@ -22,7 +22,7 @@ import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
 
 from conftest import FIND, Project, case
-from pytest_toolselect.providers.secrets import PROVIDER_KEY_VARS, declared_secrets, redact
+from pytest_toolselect.providers.api_keys import PROVIDER_KEY_VARS, declared_secrets, redact
 
 ENV_SERVER = Path(__file__).parent / "servers" / "env_server.py"
 

@@ -25,8 +25,8 @@ import pytest
 
 from conftest import FIND, OFFICERS, Project, case
 from pytest_toolselect.discovery.servers import clear_cache, discover, schema_problem
-from pytest_toolselect.spec.config import ServerSpec
-from pytest_toolselect.spec.errors import ServerError
+from pytest_toolselect.inputs.config import ServerSpec
+from pytest_toolselect.messages.errors import ServerError
 
 SERVERS = Path(__file__).parent / "servers"
 PROTOCOL_SERVER = SERVERS / "protocol_server.py"

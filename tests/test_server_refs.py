@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 
 from conftest import HTTP_TOKEN, http_mcp_server
 from pytest_toolselect.discovery.servers import clear_cache, discover
-from pytest_toolselect.spec.config import ServerSpec
-from pytest_toolselect.spec.errors import ServerError
-from pytest_toolselect.spec.secrets import redact
+from pytest_toolselect.inputs.config import ServerSpec
+from pytest_toolselect.messages.errors import ServerError
+from pytest_toolselect.messages.masking import redact
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS_SERVER = "tests/servers/tools_server.py"
@@ -125,7 +125,7 @@ def test_other_query_parameters_are_left_as_they_are(name: str, value: str) -> N
 
 def test_the_whole_url_can_come_from_the_environment(tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_toolselect.spec.config import load_config
+    from pytest_toolselect.inputs.config import load_config
 
     (tmp_path / "toolselect.yaml").write_text(
         "servers:\n  remote:\n    url: ${REMOTE_MCP_URL}\n"

@@ -27,9 +27,9 @@ from pytest_toolselect.discovery.servers import (
     load_tools_file,
     offered_tools,
 )
-from pytest_toolselect.spec.config import ServerSpec
-from pytest_toolselect.spec.errors import ServerError
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.inputs.config import ServerSpec
+from pytest_toolselect.messages.errors import ServerError
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS_SERVER = "tests/servers/tools_server.py"

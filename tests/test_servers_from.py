@@ -29,9 +29,9 @@ from conftest import (
     dump,
     http_mcp_server,
 )
-from pytest_toolselect.spec.client_servers import strip_jsonc
-from pytest_toolselect.spec.config import load_config
-from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.inputs.client_servers import strip_jsonc
+from pytest_toolselect.inputs.config import load_config
+from pytest_toolselect.messages.errors import ToolselectError
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from conftest import PLANNED, Project, case
 from pytest_toolselect import cli
 from pytest_toolselect.cli.merge import REFUSED
+from pytest_toolselect.inputs.shard_option import parse_shard
 from pytest_toolselect.plugin.shard import shard_of
-from pytest_toolselect.spec.shards import parse_shard
 
 FIND, OFFICERS = "find_company", "list_officers"
 SUBJECT = {"provider": "script", "model": "script/planned", "system_hash": None}

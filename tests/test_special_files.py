@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIND, Project, case
-from pytest_toolselect.spec.bounded import FileTooLarge, NotRegularFile, read_bounded
+from pytest_toolselect.positions.bounded import FileTooLarge, NotRegularFile, read_bounded
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo") or not Path("/dev/zero").exists(),
                                 reason="needs /dev/zero, /dev/urandom and FIFOs (POSIX)")

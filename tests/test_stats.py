@@ -131,7 +131,7 @@ def test_counts_are_checked() -> None:
 
 
 def test_stats_needs_no_numpy_or_scipy() -> None:
-    code = ("import sys, pytest_toolselect.gate.stats, pytest_toolselect.gate.rules; "
+    code = ("import sys, pytest_toolselect.gate.stats, pytest_toolselect.gate.verdict_rules; "
             "print([m for m in ('numpy', 'scipy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report.terminal import describe
-from pytest_toolselect.spec.records import CaseRecord
 
 
 def test_a_multi_line_error_stays_under_its_label() -> None:

@@ -9,9 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import FIND, OFFICERS, WRONG, Project, case
+from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report.html_tools import diff_html
 from pytest_toolselect.report.notes import tool_changes
-from pytest_toolselect.spec.records import CaseRecord
 
 NEW_TEXT = "Return tomorrow's weather forecast for a city."
 

@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.gate.baseline import Baseline, build, load, write
 from pytest_toolselect.gate.toolsdiff import SYSTEM, TEXT_LIMIT, diff, texts, toolset, word_diff
-from pytest_toolselect.spec.tools import Tool
 
 WORDS = st.lists(st.sampled_from(["find", "the", "company", "by", "name", "VAT", "number", "a"]),
                  max_size=30)
@@ -69,7 +69,7 @@ SUBJECT = {"provider": "local", "model": "local/bm25"}
 
 
 def rec(nodeid: str, tools: list[Tool], **extra: Any) -> dict[str, Any]:
-    from pytest_toolselect.spec.fingerprint import fingerprint
+    from pytest_toolselect.records.fingerprint import fingerprint
 
     return {"nodeid": nodeid, "status": "held", "passes": 1, "reps": 1, "first_tool": "find",
             "failing_checks": [], "case_fingerprint": "sha256:c",

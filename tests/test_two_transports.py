@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from conftest import FIND, HTTP_TOKEN, NESTED_XDIST, OFFICERS, REGISTRY_TOOLS, Project, case, http_mcp_server
-from pytest_toolselect.discovery.errors import _fail, _Probe
-from pytest_toolselect.spec.config import ServerSpec
-from pytest_toolselect.spec.errors import ServerError
+from pytest_toolselect.discovery.failures import _fail, _Probe
+from pytest_toolselect.inputs.config import ServerSpec
+from pytest_toolselect.messages.errors import ServerError
 
 #: runs of the serial suite (the deadlock came in nearly every one)
 RUNS = 20

@@ -7,7 +7,7 @@ or `Mapping`) is named with its file and line. Two kinds of value are JSON by na
 pass: a file's or a worker's JSON at the edge that turns it into typed values (functions
 named `to_json`, `from_json`, `read`, `load*`, `dump*`, `parse*`), and what is arbitrary
 JSON by nature (a JSON Schema, a tool call's arguments, a request body), which is named
-with the alias `spec.jsonvalue.JSONObject` so the exemption is explicit and greppable.
+with the alias `exchange.json_value.JSONObject` so the exemption is explicit and greppable.
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from test_architecture import ROOT, _from, _part, sources
 from test_records import case_records
 
 from pytest_toolselect.gate.evidence import section
+from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report.notes import notes, tool_changes
 from pytest_toolselect.report.results import case_entry
 from pytest_toolselect.report.terminal import describe
-from pytest_toolselect.spec.records import CaseRecord
 
 #: function names that are the JSON edge: they turn a file's or a worker's JSON into typed
 #: values, or a typed value into JSON
@@ -50,9 +50,9 @@ BASELINE_PENDING = frozenset({
     ("pytest_toolselect.gate.baseline", "build", "return"),
     ("pytest_toolselect.gate.baseline", "write", "document"),
     # baseline.build still takes a document's case; only it calls this
-    ("pytest_toolselect.spec.records", "as_case_record", "rec"),
-    ("pytest_toolselect.gate.rules", "measure_suite", "base_cases"),
-    ("pytest_toolselect.gate.rules", "suite_change", "base_cases"),
+    ("pytest_toolselect.records.run_records", "as_case_record", "rec"),
+    ("pytest_toolselect.gate.verdict_rules", "measure_suite", "base_cases"),
+    ("pytest_toolselect.gate.verdict_rules", "suite_change", "base_cases"),
     ("pytest_toolselect.report.results", "case_entry", "base"),
     ("pytest_toolselect.run.baseline_access", "BaselineAccess.baseline_group", "return"),
     ("pytest_toolselect.run.probe_items", "group_record", "base"),
@@ -72,8 +72,8 @@ NOT_YET_TYPED = frozenset({
     ("pytest_toolselect.gate.attribution", "unavailable", "return"),
     ("pytest_toolselect.gate.decision", "case_outcome", "settings"),
     ("pytest_toolselect.gate.decision", "decide", "settings"),
-    ("pytest_toolselect.gate.rules", "suite_change", "return"),
-    ("pytest_toolselect.gate.rules", "suite_line", "suite"),
+    ("pytest_toolselect.gate.verdict_rules", "suite_change", "return"),
+    ("pytest_toolselect.gate.verdict_rules", "suite_line", "suite"),
     ("pytest_toolselect.gate.toolsdiff", "diff", "return"),
     ("pytest_toolselect.gate.toolsdiff", "lines", "changes"),
     ("pytest_toolselect.lint.findings", "merged_document", "return"),
@@ -94,27 +94,27 @@ NOT_YET_TYPED = frozenset({
     ("pytest_toolselect.probe.preference", "summarize_stats", "per_group"),
     ("pytest_toolselect.probe.preference", "summarize_stats", "return"),
     ("pytest_toolselect.providers", "Provider.subject", "return"),
-    ("pytest_toolselect.report.compare", "render", "named"),
+    ("pytest_toolselect.report.side_by_side", "render", "named"),
     ("pytest_toolselect.report.dry_run", "case_lines", "dry"),
     ("pytest_toolselect.report.html", "render", "document"),
     ("pytest_toolselect.report.markdown", "render", "doc"),
-    ("pytest_toolselect.report.merge", "merge_documents", "documents"),
-    ("pytest_toolselect.report.merge", "merge_documents", "return"),
-    ("pytest_toolselect.report.merge", "baseline_records", "document"),
-    ("pytest_toolselect.report.merge", "baseline_records", "return"),
-    ("pytest_toolselect.report.merge", "baseline_lint_entries", "document"),
-    ("pytest_toolselect.report.merge", "baseline_group_entries", "document"),
-    ("pytest_toolselect.report.merge", "baseline_group_entries", "return"),
-    ("pytest_toolselect.report.preference", "lines", "summary"),
-    ("pytest_toolselect.report.preference", "comparison_lines", "comparison"),
-    ("pytest_toolselect.report.preference", "dry_run_lines", "dry"),
-    ("pytest_toolselect.report.preference", "build_document", "calls"),
-    ("pytest_toolselect.report.preference", "build_document", "summary"),
-    ("pytest_toolselect.report.preference", "build_document", "subject"),
-    ("pytest_toolselect.report.preference", "build_document", "extra_settings"),
-    ("pytest_toolselect.report.preference", "build_document", "gate"),
-    ("pytest_toolselect.report.preference", "build_document", "comparison"),
-    ("pytest_toolselect.report.preference", "build_document", "return"),
+    ("pytest_toolselect.report.merge_shards", "merge_documents", "documents"),
+    ("pytest_toolselect.report.merge_shards", "merge_documents", "return"),
+    ("pytest_toolselect.report.merge_shards", "baseline_records", "document"),
+    ("pytest_toolselect.report.merge_shards", "baseline_records", "return"),
+    ("pytest_toolselect.report.merge_shards", "baseline_lint_entries", "document"),
+    ("pytest_toolselect.report.merge_shards", "baseline_group_entries", "document"),
+    ("pytest_toolselect.report.merge_shards", "baseline_group_entries", "return"),
+    ("pytest_toolselect.report.probe_report", "lines", "summary"),
+    ("pytest_toolselect.report.probe_report", "comparison_lines", "comparison"),
+    ("pytest_toolselect.report.probe_report", "dry_run_lines", "dry"),
+    ("pytest_toolselect.report.probe_report", "build_document", "calls"),
+    ("pytest_toolselect.report.probe_report", "build_document", "summary"),
+    ("pytest_toolselect.report.probe_report", "build_document", "subject"),
+    ("pytest_toolselect.report.probe_report", "build_document", "extra_settings"),
+    ("pytest_toolselect.report.probe_report", "build_document", "gate"),
+    ("pytest_toolselect.report.probe_report", "build_document", "comparison"),
+    ("pytest_toolselect.report.probe_report", "build_document", "return"),
     ("pytest_toolselect.report.results", "build", "data"),
     ("pytest_toolselect.report.results", "build", "return"),
     ("pytest_toolselect.report.terminal", "summarize", "return"),
@@ -122,7 +122,7 @@ NOT_YET_TYPED = frozenset({
     ("pytest_toolselect.run.probe_items", "group_job", "return"),
     ("pytest_toolselect.run.probe_items", "group_record", "calls"),
     ("pytest_toolselect.run.report_files", "render", "document"),
-    ("pytest_toolselect.spec.clip", "clip_call", "return"),
+    ("pytest_toolselect.exchange.clip", "clip_call", "return"),
 })
 
 

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_toolselect.inputs.option_table import BY_NAME, OPTIONS
 from pytest_toolselect.run.settings import Options, Resolved, convert
-from pytest_toolselect.spec.options import BY_NAME, OPTIONS
 
 KIND_TYPE = {"str": str, "path": str, "int": int, "float": float, "bool": bool}
 

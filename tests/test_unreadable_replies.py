@@ -24,11 +24,11 @@ from test_models_e2e import _answer, _config, models  # noqa: F401  (a fixture)
 from test_provider_faults import litellm_warmed  # noqa: F401  (a fixture)
 
 from conftest import FIND, OFFICERS, Project, case
+from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.providers import ProviderError, ProviderSettings, Turn, TurnRequest
 from pytest_toolselect.providers.anthropic_api import AnthropicProvider
 from pytest_toolselect.providers.litellm_api import LiteLLMProvider
 from pytest_toolselect.providers.openai_api import OpenAIProvider
-from pytest_toolselect.spec.tools import Tool
 
 # litellm warns of the odd shapes its own pydantic types are handed: nothing to act on here
 pytestmark = pytest.mark.filterwarnings("ignore:Pydantic serializer warnings:UserWarning")
@@ -220,7 +220,7 @@ def test_an_unreadable_reply_recorded_never_hides_the_next_regression(
 
 HOOK = """
 from pytest_toolselect.providers import Turn
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.tool import ToolCall
 
 class Odd:
     model = "script/odd"

@@ -62,7 +62,7 @@ def test_no_control_character_reaches_any_output(project: Project) -> None:
 def test_reports_render_controls_visibly() -> None:
     from test_html_report import document, record
 
-    from pytest_toolselect.gate import rules as gate
+    from pytest_toolselect.gate import verdict_rules as gate
 
     doc = document([record("c.yaml::a", gate.FAILED, question=QUESTION, why=ARGUMENT)])
     comment, page = markdown.render(doc), html.render(doc)

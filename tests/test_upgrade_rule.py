@@ -11,13 +11,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_toolselect.gate import baseline
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.entry import CaseEntry
+from pytest_toolselect.positions.sourcemap import load_schema
+from pytest_toolselect.records.report_input import SummaryInput
+from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report.terminal import lines, summarize
-from pytest_toolselect.spec.checknames import CHECK_NAMES, CHECKS_BEFORE_LIST
-from pytest_toolselect.spec.records import CaseRecord
-from pytest_toolselect.spec.report_input import SummaryInput
-from pytest_toolselect.spec.sourcemap import load_schema
+from pytest_toolselect.terms.check_names import CHECK_NAMES, CHECKS_BEFORE_LIST
 
 NEW = sorted(set(CHECK_NAMES) - set(CHECKS_BEFORE_LIST))
 runs = st.tuples(st.integers(1, 5), st.integers(0, 5)).map(lambda r: (min(r[1], r[0]), r[0]))

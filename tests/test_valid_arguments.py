@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_toolselect import score_case
+from pytest_toolselect.exchange.tool import Tool, ToolCall
+from pytest_toolselect.inputs.cases import Case
 from pytest_toolselect.scoring.argschema import MAX_ERRORS, json_path
 from pytest_toolselect.scoring.checks import score
-from pytest_toolselect.spec.cases import Case
-from pytest_toolselect.spec.tools import Tool, ToolCall
 
 ORDER = {
     "type": "object",

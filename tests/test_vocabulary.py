@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import pytest_toolselect
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.lint.findings import SEVERITIES, Finding
-from pytest_toolselect.spec.vocabulary import Outcome, Severity, Status, Step, Verdict, Word
+from pytest_toolselect.terms.vocabulary import Outcome, Severity, Status, Step, Verdict, Word
 
 PACKAGE = Path(pytest_toolselect.__file__).parent
 VOCABULARIES = (Status, Verdict, Outcome, Step, Severity)

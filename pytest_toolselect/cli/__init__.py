@@ -11,12 +11,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
+from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.report.printable import printable
-from pytest_toolselect.spec.errors import ToolselectError
 
 from .compare import run as run_compare
 from .report import run as run_report
-from .results import OK, USAGE
+from .saved_run import OK, USAGE
 
 EPILOG = """\
 examples:

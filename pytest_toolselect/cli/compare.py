@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from .results import OK, emit, load_results
+from .saved_run import OK, emit, load_results
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toolselect.report.compare import render
+    from pytest_toolselect.report.side_by_side import render
 
     documents = [(path, load_results(path)) for path in args.results]
     emit(render(documents, markdown=args.markdown), "-", args.results)

@@ -6,8 +6,8 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.messages.errors import ToolselectError
 
 from .tools import add_common, discovered, parameters
 
@@ -87,7 +87,7 @@ def starter(found: dict[str, tuple[Tool, ...]]) -> str:
 def run(args: argparse.Namespace) -> int:
     from pytest_toolselect.gate.atomic import write_text
 
-    from .results import OK
+    from .saved_run import OK
 
     config, found = discovered(args.config, args.server)
     out = Path(args.output)

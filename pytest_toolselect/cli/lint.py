@@ -45,9 +45,9 @@ def add_parser(commands: Any, formatter: Any) -> None:
 
 def build_report(config_path: str | None, model: str | None = None) -> dict[str, Any]:
     """Discover, lint and return the report as plain data (the JSON document)."""
+    from pytest_toolselect.inputs.option_table import DEFAULT_MODEL
     from pytest_toolselect.lint.decorated import find_decorated
     from pytest_toolselect.lint.run import CASE_SUFFIXES, lint, load_cases, project_files, toolset_of
-    from pytest_toolselect.spec.options import DEFAULT_MODEL
 
     from .tools import discovered
 
@@ -62,7 +62,7 @@ def build_report(config_path: str | None, model: str | None = None) -> dict[str,
 def run(args: argparse.Namespace) -> int:
     from pytest_toolselect.lint.render import markdown, text_lines
 
-    from .results import emit
+    from .saved_run import emit
 
     doc = build_report(args.config, args.model)
     outputs = [(out, render) for out, render in (

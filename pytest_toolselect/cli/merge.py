@@ -7,8 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.report.printable import printable
-from pytest_toolselect.spec.errors import ToolselectError
 
 #: the exit status of a refused merge (pytest's usage error)
 REFUSED = 4
@@ -46,10 +46,10 @@ def add_merge(commands: Any, formatter: Any) -> None:
 
 
 def run_merge(args: argparse.Namespace) -> int:
-    from pytest_toolselect.report.merge import merge_documents
+    from pytest_toolselect.report.merge_shards import merge_documents
     from pytest_toolselect.run.report_files import render
 
-    from .results import emit, load_results
+    from .saved_run import emit, load_results
 
     try:
         document = merge_documents([(path, load_results(path)) for path in args.results],
@@ -73,7 +73,7 @@ def run_merge(args: argparse.Namespace) -> int:
 
 def write_baseline(path: Path, document: dict[str, Any]) -> None:
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
-    from pytest_toolselect.report.merge import (
+    from pytest_toolselect.report.merge_shards import (
         baseline_group_entries,
         baseline_lint_entries,
         baseline_records,

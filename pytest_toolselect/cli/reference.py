@@ -22,7 +22,7 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
-from pytest_toolselect.spec.options import OPTIONS, Option
+from pytest_toolselect.inputs.option_table import OPTIONS, Option
 
 SCHEMA = "toolselect_config.v1"
 #: where --write puts the page, from the repository's root
@@ -203,7 +203,7 @@ def render() -> str:
     out: list[str] = [
         "# Configuration reference",
         "",
-        f"<!-- Generated from pytest_toolselect/spec/options.py and the schema {SCHEMA}: do not edit.",
+        f"<!-- Generated from pytest_toolselect/inputs/option_table.py and the schema {SCHEMA}: do not edit.",
         f"     Regenerate with `{REGENERATE}` (tests/test_docs.py checks it). -->",
         "",
         "Every option has three spellings. The command line wins over pytest's ini file, the ini "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .results import OK, emit, load_results
+from .saved_run import OK, emit, load_results
 
 
 def run(args: argparse.Namespace) -> int:

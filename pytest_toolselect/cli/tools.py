@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.messages.errors import ToolselectError
 
 EPILOG = """\
 examples:
@@ -50,10 +50,10 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 def discovered(config_path: str | None, only: list[str] | None) -> tuple[Any, dict[str, tuple[Tool, ...]]]:
     """The config and its servers' tools, by server in config order."""
+    from pytest_toolselect.inputs.config import load_config
+    from pytest_toolselect.inputs.option_table import DEFAULT_DISCOVERY_TIMEOUT
     from pytest_toolselect.lint.run import discover_all
-    from pytest_toolselect.spec.config import load_config
-    from pytest_toolselect.spec.errors import nearest
-    from pytest_toolselect.spec.options import DEFAULT_DISCOVERY_TIMEOUT
+    from pytest_toolselect.messages.errors import nearest
 
     config = load_config(Path.cwd(), Path(config_path) if config_path else None)
     for name in only or ():
@@ -113,7 +113,7 @@ def as_json(found: dict[str, tuple[Tool, ...]]) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .results import OK, emit
+    from .saved_run import OK, emit
 
     config, found = discovered(args.config, args.server)
     if args.json is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.exchange.tool import Tool
 
 
 @dataclass(frozen=True)

@@ -12,16 +12,16 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.spec.errors import ServerError
+from pytest_toolselect.messages.errors import ServerError
 
-from .errors import _describe, _fail, _Probe, _reason
+from .failures import _describe, _fail, _Probe, _reason
 from .found import ServerTools
 from .mcp_session import _discovering, _quiet_parse_errors
 from .stdio import _discover_stdio
 from .streamable_http import _discover_http
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.config import ServerSpec
+    from pytest_toolselect.inputs.config import ServerSpec
 
 
 #: every module a discovery imports, in an order that imports none of them half-way: the

@@ -13,17 +13,17 @@ from collections.abc import Awaitable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from pytest_toolselect.spec.errors import ServerError
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.messages.errors import ServerError
 
-from .errors import _describe, _NotJsonRpc, _Probe
+from .failures import _describe, _NotJsonRpc, _Probe
 from .found import ServerTools
 from .tools_file import _empty_schema
 
 if TYPE_CHECKING:
     from mcp import ClientSession
 
-    from pytest_toolselect.spec.config import ServerSpec
+    from pytest_toolselect.inputs.config import ServerSpec
 
 #: a server that keeps answering with a next cursor is broken, not big
 MAX_PAGES = 1000

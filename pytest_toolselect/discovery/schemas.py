@@ -7,13 +7,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.spec.errors import ServerError
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.messages.errors import ServerError
 
-from .errors import _describe
+from .failures import _describe
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.config import ServerSpec
+    from pytest_toolselect.inputs.config import ServerSpec
 
 
 def _check_unique(tools: Sequence[Tool], server: str) -> None:

@@ -20,18 +20,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_toolselect.spec.envrefs import resolve_value
-from pytest_toolselect.spec.errors import ServerError
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.inputs.envrefs import resolve_value
+from pytest_toolselect.messages.errors import ServerError
 
-from .errors import _describe, _fix_for, _reason
+from .failures import _describe, _fix_for, _reason
 from .found import ServerTools, under_root
 from .mcp_run import _run_async, load_sdk
 from .schemas import _check_schemas, _check_unique, schema_problem
 from .tools_file import _load_tools_file, load_tools_file
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.config import ServerSpec
+    from pytest_toolselect.inputs.config import ServerSpec
 
 __all__ = ["ServerTools", "clear_cache", "discover", "load_sdk", "load_tools_file", "offered_tools",
            "schema_problem"]

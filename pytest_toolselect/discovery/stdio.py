@@ -7,15 +7,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_toolselect.spec.envrefs import resolve, resolve_value
-from pytest_toolselect.spec.errors import ServerError
+from pytest_toolselect.inputs.envrefs import resolve, resolve_value
+from pytest_toolselect.messages.errors import ServerError
 
-from .errors import _describe, _Probe
+from .failures import _describe, _Probe
 from .found import ServerTools, under_root
 from .mcp_session import _guarded, _list
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.config import ServerSpec
+    from pytest_toolselect.inputs.config import ServerSpec
 
 
 async def _discover_stdio(spec: ServerSpec, root: Path, probe: _Probe) -> ServerTools:

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pytest_toolselect.spec.envrefs import resolve, resolve_value
-from pytest_toolselect.spec.errors import ServerError
+from pytest_toolselect.inputs.envrefs import resolve, resolve_value
+from pytest_toolselect.messages.errors import ServerError
 
-from .errors import _describe, _Probe
+from .failures import _describe, _Probe
 from .found import ServerTools
 from .mcp_session import _guarded, _list
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.config import ServerSpec
+    from pytest_toolselect.inputs.config import ServerSpec
 
 
 async def _discover_http(spec: ServerSpec, probe: _Probe) -> ServerTools:

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.spec.jsonvalue import JSONDict, JSONObject
-from pytest_toolselect.spec.vocabulary import Verdict
+from pytest_toolselect.exchange.json_value import JSONDict, JSONObject
+from pytest_toolselect.terms.vocabulary import Verdict
 
 from .stats import exact_drop_p
 from .toolsdiff import SYSTEM, word_diff

@@ -11,16 +11,16 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from pytest_toolselect.spec.checknames import CHECK_NAMES
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.fingerprint import fingerprint as fingerprint  # re-exported
-from pytest_toolselect.spec.jsonvalue import JSONDict
-from pytest_toolselect.spec.records import CaseRecord, as_case_record
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.exchange.json_value import JSONDict
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.fingerprint import fingerprint as fingerprint  # re-exported
+from pytest_toolselect.records.run_records import CaseRecord, as_case_record
+from pytest_toolselect.terms.check_names import CHECK_NAMES
 
 from .atomic import write_text
 from .entry import CaseEntry, entries_from_json
-from .rules import DEFAULT_HISTORY
+from .verdict_rules import DEFAULT_HISTORY
 
 SCHEMA_VERSION = "toolselect_baseline.v1"
 
@@ -134,8 +134,8 @@ def load(path: Path) -> Baseline | None:
     A file that exists but cannot be read as a complete baseline is refused, never
     re-recorded over: losing a team's baseline silently would un-gate every case.
     """
-    from pytest_toolselect.spec.bounded import kind_of
-    from pytest_toolselect.spec.sourcemap import read_text
+    from pytest_toolselect.positions.bounded import kind_of
+    from pytest_toolselect.positions.sourcemap import read_text
 
     try:
         mode = path.stat().st_mode
@@ -196,8 +196,8 @@ def _malformed(path: Path, text: str, where: tuple[str | int, ...] | None, messa
     line-aware parse (slow, but only ever run on a broken file). With ``adopt``, the fault
     is one that parse stops at too (a duplicate key, deep nesting): its message and line
     are taken as they are more precise."""
-    from pytest_toolselect.spec.sourced import format_path
-    from pytest_toolselect.spec.sourcemap import parse_text
+    from pytest_toolselect.positions.sourced import format_path
+    from pytest_toolselect.positions.sourcemap import parse_text
 
     line = None
     try:
@@ -219,7 +219,7 @@ def _validate(data: Any, path: Path, text: str) -> None:
     schema = json.loads(files("pytest_toolselect").joinpath("schemas/toolselect_baseline.v1.json")
                         .read_text())
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
-        from pytest_toolselect.spec.sourcemap import describe
+        from pytest_toolselect.positions.sourcemap import describe
 
         if not isinstance(data, dict):
             found = f"its top is {describe(data)}, not a mapping"

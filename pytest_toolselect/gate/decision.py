@@ -16,10 +16,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_toolselect.spec.records import CaseRecord
-from pytest_toolselect.spec.vocabulary import Outcome
+from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.terms.vocabulary import Outcome
 
-from . import rules as gate
+from . import verdict_rules as gate
 
 #: outcomes of a case item that fail the run
 BLOCKING_OUTCOMES = (Outcome.FAILED, Outcome.ERROR)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_toolselect.spec.checknames import CHECKS_BEFORE_LIST
+from pytest_toolselect.terms.check_names import CHECKS_BEFORE_LIST
 
 #: one stored run of a case: (passes, reps)
 Run = tuple[int, int]

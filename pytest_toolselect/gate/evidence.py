@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from pytest_toolselect.gate.entry import CaseEntry
-from pytest_toolselect.gate.rules import STILL_FAILING, Run, history_of
-from pytest_toolselect.spec.records import CaseRecord
+from pytest_toolselect.gate.verdict_rules import STILL_FAILING, Run, history_of
+from pytest_toolselect.records.run_records import CaseRecord
 
 
 def fresh_run(rec: CaseRecord) -> Run | None:

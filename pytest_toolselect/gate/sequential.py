@@ -26,8 +26,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from pytest_toolselect.spec.rules import DEFAULT_MAX_EXTRA_REPS as DEFAULT_MAX_EXTRA_REPS
-from pytest_toolselect.spec.vocabulary import Step
+from pytest_toolselect.terms.rule_names import DEFAULT_MAX_EXTRA_REPS as DEFAULT_MAX_EXTRA_REPS
+from pytest_toolselect.terms.vocabulary import Step
 
 REGRESSION, SETTLED, MORE = Step.REGRESSION, Step.SETTLED, Step.MORE
 

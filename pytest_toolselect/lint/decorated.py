@@ -44,8 +44,8 @@ def is_test_file(path: Path) -> bool:
 
 def decorated_cases(path: Path) -> list[DecoratedCase]:
     """The decorated cases of one test file, in source order (none when it does not parse)."""
-    from pytest_toolselect.spec.bounded import read_bounded
-    from pytest_toolselect.spec.sourced import MAX_BYTES
+    from pytest_toolselect.positions.bounded import read_bounded
+    from pytest_toolselect.positions.sourced import MAX_BYTES
 
     try:
         tree = ast.parse(read_bounded(path, MAX_BYTES), filename=str(path))

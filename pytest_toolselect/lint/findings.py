@@ -6,10 +6,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.spec.vocabulary import Severity
+from pytest_toolselect.terms.vocabulary import Severity
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.records import LintRecord
+    from pytest_toolselect.records.run_records import LintRecord
 
 ERROR, WARNING, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 #: most severe first

@@ -12,9 +12,9 @@ from .findings import ERROR, WARNING, Finding
 from .text import escaped, find_hidden, normal, readings, strings
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.tools import Tool
+    from pytest_toolselect.exchange.tool import Tool
 
-    from .rules import ToolSet
+    from .tool_rules import ToolSet
 
 
 def _texts(tool: Tool) -> Iterator[tuple[str, str]]:
@@ -100,7 +100,7 @@ def _words(name: str) -> str:
 
 
 def secret_seeking_parameters(toolset: ToolSet) -> list[Finding]:
-    from .rules import _properties
+    from .tool_rules import _properties
 
     found = []
     for server, tool in toolset.all_tools():

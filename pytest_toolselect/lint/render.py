@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.spec.plural import plural
+from pytest_toolselect.messages.plural import plural
 
 from .findings import SEVERITIES
 

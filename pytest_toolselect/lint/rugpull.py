@@ -18,7 +18,7 @@ from .findings import ERROR, Finding
 from .text import escaped
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.tools import Tool
+    from pytest_toolselect.exchange.tool import Tool
 
 RULE = "rug-pull"
 #: a description longer than this is kept cut (a diff then shows the start's changes)

@@ -7,13 +7,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import poisoning, rules
+from . import poisoning
+from . import tool_rules as rules
 from .findings import Finding, ordered, unsilenced
 from .similarity import THRESHOLD, similarity
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.cases import Case, IdentifierSettings
-    from pytest_toolselect.spec.config import Config
+    from pytest_toolselect.inputs.cases import Case, IdentifierSettings
+    from pytest_toolselect.inputs.config import Config
 
     from .decorated import DecoratedCase
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ..providers.local import tokenize, words
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.tools import Tool
+    from pytest_toolselect.exchange.tool import Tool
 
 #: a pair at or above this cosine is confusable (see docs/lint.md for the calibration)
 THRESHOLD = 0.55

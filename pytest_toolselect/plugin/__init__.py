@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.run.case_run import DECORATED_CASE
 from pytest_toolselect.run.session import RUN_SESSION, RunSession
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.records import CaseRecord
 
 from .options import add_options
 from .shown import shown
@@ -49,7 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
-    from pytest_toolselect.spec.labels import registered_at_run_time
+    from pytest_toolselect.inputs.labels import registered_at_run_time
 
     from .collect import DECLARED_MARKS
 
@@ -106,7 +106,7 @@ def _declares_groups(path: Path) -> bool:
     Any version counts (``tool_preference_groups.v2``, a typo in the digit): the loader
     then refuses it with a clear error instead of the file being passed over in silence.
     """
-    from pytest_toolselect.spec.bounded import read_bounded
+    from pytest_toolselect.positions.bounded import read_bounded
 
     try:  # a FIFO or a device named *.groups.json is no groups file (and never blocks)
         return b"tool_preference_groups" in read_bounded(path, 4096, head=True)

@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.run_records import GroupRecord
 from pytest_toolselect.run.session import RUN_SESSION
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.plural import plural
-from pytest_toolselect.spec.records import GroupRecord
-from pytest_toolselect.spec.vocabulary import Verdict
+from pytest_toolselect.terms.vocabulary import Verdict
 
 from .shown import shown
 from .verdict import ORDER, RECORD, CaseFailed, conclude_case, setup_case
@@ -21,8 +21,8 @@ from .verdict import ORDER, RECORD, CaseFailed, conclude_case, setup_case
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
-    from pytest_toolselect.spec.cases import Case
-    from pytest_toolselect.spec.groups import Group
+    from pytest_toolselect.inputs.cases import Case
+    from pytest_toolselect.inputs.groups import Group
 
 
 #: the marks the ini file declares under `markers`, read before any plugin or conftest
@@ -35,8 +35,8 @@ _OWN_MARKS = pytest.StashKey[set[str]]()
 
 
 def run_time_marks(config: pytest.Config) -> dict[str, str]:
-    """Marks pytest, a plugin or a conftest registered (spec.labels.registered_at_run_time)."""
-    from pytest_toolselect.spec.labels import registered_at_run_time
+    """Marks pytest, a plugin or a conftest registered (inputs.labels.registered_at_run_time)."""
+    from pytest_toolselect.inputs.labels import registered_at_run_time
 
     lines = config.getini("markers")
     cached = config.stash.get(_RUN_TIME_MARKS, None)
@@ -49,7 +49,7 @@ def run_time_marks(config: pytest.Config) -> dict[str, str]:
 
 def label_refusals(config: pytest.Config, case: Case) -> list[ToolselectError]:
     """A case's labels that name a mark registered at run time: one error each."""
-    from pytest_toolselect.spec.labels import labelled, run_time_refusals
+    from pytest_toolselect.inputs.labels import labelled, run_time_refusals
 
     problems = run_time_refusals(labelled(case.category, case.intent, case.tags), run_time_marks(config))
     return [ToolselectError(message, file=case.source or None, line=case.line,
@@ -62,7 +62,7 @@ def label_item(item: pytest.Item, case: Case) -> None:
 
 
 def add_labels(item: pytest.Item, labels: Iterable[str | None]) -> None:
-    from pytest_toolselect.spec.labels import OWN, refused
+    from pytest_toolselect.inputs.labels import OWN, refused
 
     config = item.config
     own = config.stash.setdefault(_OWN_MARKS, set())
@@ -97,7 +97,7 @@ class CaseFile(_PlainErrors, pytest.File):
 
         session = self.config.stash[RUN_SESSION]
         case_file = load_case_file(self.path, session.settings.config_for(self.path).identifiers)
-        from pytest_toolselect.spec.allerrors import raise_all
+        from pytest_toolselect.messages.allerrors import raise_all
 
         raise_all([e for case in case_file.cases for e in label_refusals(self.config, case)])
         define_keys(self, [case.id for case in case_file.cases])
@@ -156,7 +156,7 @@ class GroupsFile(_PlainErrors, pytest.File):
     """A tool_preference_groups.v1 file: one GroupItem per group."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from pytest_toolselect.spec.groups import load_groups_file
+        from pytest_toolselect.inputs.groups import load_groups_file
 
         groups = load_groups_file(self.path)
         define_keys(self, [group.id for group in groups])

@@ -34,9 +34,9 @@ def case(**fields: Any) -> Callable[[F], F]:
 
 def case_from_item(item: pytest.Item) -> Any:
     """The Case a decorated test item stands for (question from kwargs or parametrize)."""
+    from pytest_toolselect.messages.errors import ToolselectError
     from pytest_toolselect.run.session import RUN_SESSION
     from pytest_toolselect.scoring.contradictions import parse_case
-    from pytest_toolselect.spec.errors import ToolselectError
 
     mark = item.get_closest_marker(MARK)
     assert mark is not None

@@ -16,18 +16,18 @@ import pytest
 from pytest_toolselect.lint.findings import ERROR, INFO, Finding, ordered, unsilenced
 from pytest_toolselect.lint.rugpull import RULE as RUG_PULL
 from pytest_toolselect.lint.rugpull import rug_pulls, snapshot
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.run_records import LintRecord
 from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RunSession
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.records import LintRecord
 
 from .shown import shown
 
 if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
+    from pytest_toolselect.inputs.cases import Case
     from pytest_toolselect.lint.run import LintReport
-    from pytest_toolselect.spec.cases import Case
 
 #: the finding data an item hands the controller
 LINT_RECORD = pytest.StashKey[LintRecord]()

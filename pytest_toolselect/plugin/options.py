@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_toolselect.spec.options import OPTIONS
+from pytest_toolselect.inputs.option_table import OPTIONS
 
 
 def add_options(parser: pytest.Parser) -> None:

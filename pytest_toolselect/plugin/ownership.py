@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RUN_SESSION
-from pytest_toolselect.spec.records import CaseRecord
-from pytest_toolselect.spec.vocabulary import Outcome
+from pytest_toolselect.terms.vocabulary import Outcome
 
 from .verdict import ORDER, RECORD, RUN, xfail_reason
 
 if TYPE_CHECKING:
+    from pytest_toolselect.inputs.cases import Case
     from pytest_toolselect.run.session import RunSession
-    from pytest_toolselect.spec.cases import Case
 
 #: marks whose whole purpose is to change a test's outcome (pytest's skipping plugin)
 OUTCOME_MARKS = ("skip", "skipif", "xfail")

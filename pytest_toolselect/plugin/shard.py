@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_toolselect.spec.shards import parse_shard
+from pytest_toolselect.inputs.shard_option import parse_shard
 
 #: each item's index among all items before the shard was taken (the merged report's order)
 GLOBAL_ORDER = pytest.StashKey[int]()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from pytest_toolselect.messages.masking import redact
 from pytest_toolselect.report.printable import printable
-from pytest_toolselect.spec.secrets import redact
 
 
 def shown(text: str, secrets: Iterable[str] = ()) -> str:

@@ -13,18 +13,18 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.run_records import CaseRecord, GroupRecord
 from pytest_toolselect.run.case_outcome import CaseOutcome
 from pytest_toolselect.run.case_run import CaseRun
 from pytest_toolselect.run.session import RUN_SESSION
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.records import CaseRecord, GroupRecord
-from pytest_toolselect.spec.vocabulary import Outcome, Verdict
+from pytest_toolselect.terms.vocabulary import Outcome, Verdict
 
 from .shown import shown
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.inputs.cases import Case
 
 ORDER = pytest.StashKey[int]()
 RUN = pytest.StashKey[CaseOutcome]()
@@ -141,7 +141,7 @@ def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> Non
     The body runs before the verdict is applied; without this the case would vanish from the
     case count, the baseline and the reports while pytest still fails the test.
     """
-    from pytest_toolselect.spec.clip import clip_text
+    from pytest_toolselect.exchange.clip import clip_text
 
     outcome = item.stash.get(RUN, None)
     if outcome is None or isinstance(exc, pytest.xfail.Exception) or not isinstance(
@@ -166,7 +166,7 @@ def xfail_reason(rec: CaseRecord) -> str:
         label = dropped_label(rec.dropped_from)
     checks = ", ".join(rec.failing_checks) or "?"
     first = next(iter(rec.failing_detail.values()), "")
-    from pytest_toolselect.spec.clip import clip_text
+    from pytest_toolselect.exchange.clip import clip_text
 
     # a reason is printed and goes into JUnit XML: bounded like every shown text
     return f"{label}: {checks}: {clip_text(str(first), 600)} | why: {clip_text(str(rec.why))}"

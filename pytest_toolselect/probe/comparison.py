@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.spec.groups import Group
-from pytest_toolselect.spec.vocabulary import Verdict
+from pytest_toolselect.inputs.groups import Group
+from pytest_toolselect.terms.vocabulary import Verdict
 
 from .preference import (
     FACTORS,
@@ -25,7 +25,7 @@ MOST = 0.5
 
 
 def group_fingerprint(group: Group) -> str:
-    from pytest_toolselect.spec.fingerprint import fingerprint
+    from pytest_toolselect.records.fingerprint import fingerprint
 
     return fingerprint(group.fingerprint_data())
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.spec.groups import Group
+from pytest_toolselect.inputs.groups import Group
 
 if TYPE_CHECKING:
     pass

@@ -26,9 +26,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pytest_toolselect.spec.groups import CUE_KEYS, TWIN_KEYS, Group, Twin
-from pytest_toolselect.spec.tools import Tool
-from pytest_toolselect.spec.turns import Turn
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.exchange.turns import Turn
+from pytest_toolselect.inputs.groups import CUE_KEYS, TWIN_KEYS, Group, Twin
 
 if TYPE_CHECKING:
     from .bootstrap import Interval

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from pytest_toolselect.spec.errors import ProviderError, ToolselectError
-from pytest_toolselect.spec.replies import read_faults, unreadable_message
-from pytest_toolselect.spec.turns import Turn as Turn  # re-exported: the providers' result
-from pytest_toolselect.spec.turns import TurnRequest as TurnRequest
+from pytest_toolselect.exchange.replies import read_faults, unreadable_message
+from pytest_toolselect.exchange.turns import Turn as Turn  # re-exported: the providers' result
+from pytest_toolselect.exchange.turns import TurnRequest as TurnRequest
+from pytest_toolselect.messages.errors import ProviderError, ToolselectError
 
 from .pricing import cost_usd
 from .pricing import price_per_token as price_per_token  # re-exported: session.py imports it here
@@ -164,7 +164,7 @@ def billed_turns(error: BaseException) -> tuple[tuple[Turn, ...], bool]:
 
 
 class UnreadableReplyError(ProviderCallError):
-    """The reply cannot be read as a tool choice (spec.replies): an error, never a score."""
+    """The reply cannot be read as a tool choice (exchange.replies): an error, never a score."""
 
     def __init__(self, model: str, turn: Turn, faults: list[str]) -> None:
         fix = "raise max_tokens" if turn.truncated else None

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.tool import ToolCall
 
 from . import Turn, TurnRequest, finish_turn
+from .api_keys import key_from_env
 from .preflight import placeholder_key
 from .retry import (
     Fault,
@@ -26,7 +27,6 @@ from .retry import (
     with_retries,
 )
 from .sdk import SDKProvider
-from .secrets import key_from_env
 from .wire import NameMap, as_int, make_usage, read_call, wire_tools
 
 _API_FIX = "check that api_base points at an Anthropic Messages API"

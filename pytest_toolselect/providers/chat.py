@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pytest_toolselect.spec.clip import clip_text
-from pytest_toolselect.spec.replies import shown
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.clip import clip_text
+from pytest_toolselect.exchange.replies import shown
+from pytest_toolselect.exchange.tool import ToolCall
 
 from . import ProviderSettings, Turn, TurnRequest
 from .retry import Fault, FaultError

@@ -21,12 +21,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.tool import ToolCall
 
 from . import ProviderCallError, Turn, TurnRequest
+from .api_keys import key_from_env
 from .harness import HarnessProvider, builtin_tools, mcp_config, secrets_of, version, wire_name_map
 from .preflight import placeholder_key
-from .secrets import key_from_env
 from .wire import as_int, make_usage
 
 #: the built-in tools the bundled CLI (2.1.x) offers, as its requests name them; tool

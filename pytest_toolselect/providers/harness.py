@@ -18,8 +18,8 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.tools import Tool
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.messages.errors import ToolselectError
 
 #: route -> (the module its SDK is imported as, its distribution, the extra that installs it)
 HARNESSES: dict[str, tuple[str, str, str]] = {
@@ -74,10 +74,10 @@ def builtin_tools(names: Iterable[str], harness: str, taken: Iterable[Tool]) -> 
 
 
 def mcp_config(servers: Iterable[Any], root: str | None) -> dict[str, dict[str, Any]]:
-    """The case's servers (spec.config.ServerSpec) as an MCP client config: stdio servers
+    """The case's servers (inputs.config.ServerSpec) as an MCP client config: stdio servers
     started as discovery starts them (command, args, declared env, cwd), HTTP servers with
     their headers. ToolselectError for a server a harness cannot start (a tools file)."""
-    from pytest_toolselect.spec.envrefs import resolve, resolve_value
+    from pytest_toolselect.inputs.envrefs import resolve, resolve_value
 
     base = Path(root or ".").resolve()
     config: dict[str, dict[str, Any]] = {}
@@ -152,10 +152,10 @@ class HarnessProvider:
     async def call(self, request: Any, ask: Callable[[], Awaitable[Any]],
                    secrets: Iterable[str | None]) -> Any:
         """`ask()` in a slot, under the per-call timeout; any failure a ProviderCallError."""
-        from pytest_toolselect.spec.replies import read_faults
+        from pytest_toolselect.exchange.replies import read_faults
 
         from . import ProviderCallError, UnreadableReplyError
-        from .secrets import redact
+        from .api_keys import redact
 
         check_servers(request, self.model)
         timeout = self.settings.timeout

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from . import ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
+from .api_keys import key_from_env
 from .chat import CUT, chat_request, parse_reply
 from .preflight import placeholder_key
 from .pricing import check_prices, request_bytes, reservation_usd
@@ -27,7 +28,6 @@ from .retry import (
     status_retryable,
     with_retries,
 )
-from .secrets import key_from_env
 from .wire import NameMap
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
-from pytest_toolselect.spec.tools import Tool, ToolCall
+from pytest_toolselect.exchange.tool import Tool, ToolCall
 
 from . import ProviderSettings, Turn, TurnRequest
 

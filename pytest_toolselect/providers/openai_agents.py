@@ -14,13 +14,13 @@ import json
 import os
 from typing import Any
 
-from pytest_toolselect.spec.tools import ToolCall
+from pytest_toolselect.exchange.tool import ToolCall
 
 from . import ProviderCallError, Turn, TurnRequest
+from .api_keys import key_from_env
 from .harness import HarnessProvider, mcp_config, secrets_of, version
 from .preflight import placeholder_key
 from .pricing import cost_usd
-from .secrets import key_from_env
 from .wire import make_usage
 
 

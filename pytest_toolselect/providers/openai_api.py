@@ -13,6 +13,7 @@ import os
 from typing import Any
 
 from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, finish_turn
+from .api_keys import key_from_env
 from .chat import CUT, chat_request, parse_reply
 from .preflight import placeholder_key
 from .retry import (
@@ -28,7 +29,6 @@ from .retry import (
 )
 from .routes import OPENAI_COMPATIBLE
 from .sdk import SDKProvider
-from .secrets import key_from_env
 
 _API_FIX = "check that api_base points at an OpenAI-compatible Chat Completions API"
 

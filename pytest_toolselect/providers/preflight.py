@@ -12,7 +12,7 @@ import os
 from dataclasses import replace
 from urllib.parse import urlsplit
 
-from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError
 
 from . import ProviderSettings
 from .routes import HARNESS_ROUTES, OPENAI_COMPATIBLE, route

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from . import ProviderCallError, ProviderSettings
-from .secrets import redact
+from .api_keys import redact
 
 RETRY_STATUS = frozenset({408, 409, 429})
 #: longest wait a retry-after header may impose (a server asking for an hour is not waited on)

@@ -11,9 +11,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from pytest_toolselect.spec.clip import clip_text
-from pytest_toolselect.spec.replies import call_faults
-from pytest_toolselect.spec.tools import Tool, ToolCall
+from pytest_toolselect.exchange.clip import clip_text
+from pytest_toolselect.exchange.replies import call_faults
+from pytest_toolselect.exchange.tool import Tool, ToolCall
 
 #: Anthropic's and OpenAI's rule for tool names
 SAFE_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

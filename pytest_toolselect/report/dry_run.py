@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from pytest_toolselect.messages.plural import plural as _plural
 from pytest_toolselect.probe.preference import (
     CHARS_PER_TOKEN,
     OUTPUT_TOKENS_PER_CALL,
     TOOL_USE_OVERHEAD_TOKENS,
 )
-from pytest_toolselect.spec.plural import plural as _plural
 
 #: how far the 4-characters-a-token count was from real tokenizers on the repository's
 #: examples (benchmarks/dry_run_tokens.py measures it)

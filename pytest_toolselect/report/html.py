@@ -19,9 +19,9 @@ import hashlib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.spec.plural import plural
-from pytest_toolselect.spec.records import CaseRecord
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.run_records import CaseRecord
 
 from .charts import categories_svg, confusion_svg, forest_svg, pct
 from .charts import esc as _e

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.spec.vocabulary import Outcome
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.terms.vocabulary import Outcome
 
 from .charts import esc as _e
 from .printable import HIDDEN

@@ -7,10 +7,10 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.spec.clip import clip_middle
-from pytest_toolselect.spec.plural import plural
-from pytest_toolselect.spec.records import CaseRecord
+from pytest_toolselect.exchange.clip import clip_middle
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.run_records import CaseRecord
 
 from .charts import esc as _e
 from .charts import short

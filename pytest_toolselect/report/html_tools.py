@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.spec.records import CaseRecord
+from pytest_toolselect.records.run_records import CaseRecord
 
 from .charts import esc as _e
 from .notes import TOOLS_SECTION, tool_changes

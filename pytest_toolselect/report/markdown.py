@@ -16,11 +16,11 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.exchange.clip import clip_middle
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, section
-from pytest_toolselect.spec.clip import clip_middle
-from pytest_toolselect.spec.plural import plural
-from pytest_toolselect.spec.records import CaseRecord
+from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.run_records import CaseRecord
 
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .printable import printable
@@ -194,7 +194,7 @@ def _fence(lines: Sequence[str]) -> list[str]:
 
 
 def _probe(preference: Mapping[str, Any]) -> list[str]:
-    from .preference import lines
+    from .probe_report import lines
 
     summary = dict(preference["summary"])
     # the probe's lines are data the run produced: cut long ones, keep them in a fence

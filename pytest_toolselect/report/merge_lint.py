@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_toolselect.lint.findings import merged_document
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.records import LintRecord
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.run_records import LintRecord
 
 from .merge_probe import RERUN
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError
 
 #: what each shard's probe must share for its groups to be one run's (the subject is
 #: the results document's, checked there)

@@ -8,8 +8,8 @@ from typing import Any
 
 from pytest_toolselect.gate.evidence import dropped_label
 from pytest_toolselect.gate.toolsdiff import lines as tool_lines
-from pytest_toolselect.spec.plural import plural
-from pytest_toolselect.spec.records import CaseRecord, Escalation
+from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.run_records import CaseRecord, Escalation
 
 
 def notes(case: CaseRecord) -> list[tuple[str, list[str]]]:

@@ -13,10 +13,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.decision import Decision, case_outcome, decide
-from pytest_toolselect.spec.records import CaseRecord
-from pytest_toolselect.spec.report_input import Escalations, ResultsInput
+from pytest_toolselect.records.report_input import Escalations, ResultsInput
+from pytest_toolselect.records.run_records import CaseRecord
 
 from .run_report import build_report
 

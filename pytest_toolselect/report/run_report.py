@@ -14,8 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.spec.records import CaseRecord
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.records.run_records import CaseRecord
 
 #: the label of a rep that called no tool
 NOTHING = "(nothing)"

@@ -6,12 +6,12 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.exchange.clip import clip_text
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
-from pytest_toolselect.spec.clip import clip_text
-from pytest_toolselect.spec.plural import plural
-from pytest_toolselect.spec.records import CaseRecord
-from pytest_toolselect.spec.report_input import SummaryInput
+from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.report_input import SummaryInput
+from pytest_toolselect.records.run_records import CaseRecord
 
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .run_report import NOTHING, ModelCost, build_report

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.report_input import Escalations
+    from pytest_toolselect.records.report_input import Escalations
 
 #: the verdict and unit words that take an s; the others read as adjectives ("2 held", "3 new")
 _NOUNS = {"case": "cases", "regression": "regressions", "error": "errors", "rep": "reps",

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.gate import attribution as attr
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 
 if TYPE_CHECKING:
+    from pytest_toolselect.exchange.tool import Tool
     from pytest_toolselect.providers import Turn
-    from pytest_toolselect.spec.tools import Tool
 
     from .case_outcome import CaseOutcome
     from .case_run import CaseRun
@@ -98,7 +98,7 @@ class _Asker:
 
 
 def _tools(defs: Sequence[dict[str, Any]]) -> tuple[Tool, ...]:
-    from pytest_toolselect.spec.tools import Tool
+    from pytest_toolselect.exchange.tool import Tool
 
     return tuple(Tool(d["name"], d.get("description", ""), dict(d.get("input_schema") or {}))
                  for d in defs)

@@ -14,7 +14,7 @@ from .case_outcome import CaseIdentity, case_fingerprint
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
     from pytest_toolselect.gate.entry import CaseEntry
-    from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.inputs.cases import Case
 
     from .settings import Settings
     from .state import RunState

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.spec.plural import plural as _n
-from pytest_toolselect.spec.records import CaseRecord, GroupRecord
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.messages.plural import plural as _n
+from pytest_toolselect.records.run_records import CaseRecord, GroupRecord
 
 
 def first_recording_note(path: Path | str, records: Sequence[CaseRecord],

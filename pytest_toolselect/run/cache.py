@@ -15,7 +15,7 @@ Modes (pytest-recording's idea: the mode is explicit and a typo fails loudly):
 SQLite because it ships with Python, and its WAL journal lets pytest-xdist
 workers (separate processes) read and write one file at once. No secret is ever
 stored: keys are not part of the hashed request, and every string of a stored
-turn goes through :func:`spec.secrets.redact` first. ``sqlite3`` is
+turn goes through :func:`messages.masking.redact` first. ``sqlite3`` is
 imported only when a cache is opened, so loading the plugin stays light.
 """
 
@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from pytest_toolselect.exchange.tool import ToolCall
+from pytest_toolselect.messages.errors import ToolselectError, nearest
 from pytest_toolselect.providers import Provider, Turn, TurnRequest
-from pytest_toolselect.spec.errors import ToolselectError, nearest
-from pytest_toolselect.spec.tools import ToolCall
 
 if TYPE_CHECKING:
     import sqlite3
@@ -158,7 +158,7 @@ def request_key(subject: Mapping[str, Any], request: TurnRequest, endpoint: str 
 def check_path(path: Path) -> None:
     """Refuse a cache path that names a FIFO, a device or a folder (SQLite would block on a
     FIFO, or fail obscurely on the others); a missing file is fine: it is created."""
-    from pytest_toolselect.spec.bounded import not_regular
+    from pytest_toolselect.positions.bounded import not_regular
 
     kind = not_regular(path)
     if kind is not None:
@@ -167,7 +167,7 @@ def check_path(path: Path) -> None:
 
 
 def _encode(turn: Turn, secrets: tuple[str, ...]) -> str:
-    from pytest_toolselect.spec.secrets import redact_data
+    from pytest_toolselect.messages.masking import redact_data
 
     return json.dumps(redact_data(turn.to_dict(), secrets), ensure_ascii=False, default=repr)
 

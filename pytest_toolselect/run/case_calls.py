@@ -10,14 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError
 
 from .case_run import case_of
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.cases import Case
-    from pytest_toolselect.spec.config import Config, ServerSpec
-    from pytest_toolselect.spec.tools import Tool
+    from pytest_toolselect.exchange.tool import Tool
+    from pytest_toolselect.inputs.cases import Case
+    from pytest_toolselect.inputs.config import Config, ServerSpec
 
     from .baseline_access import BaselineAccess
     from .case_outcome import CaseOutcome
@@ -69,7 +69,7 @@ class CaseCalls:
         for name in names:
             spec = config.servers.get(name)
             if spec is None:
-                from pytest_toolselect.spec.discover import unknown_server
+                from pytest_toolselect.inputs.find_config import unknown_server
 
                 raise unknown_server(self.settings.configs, config, name, case)
             specs.append(spec)
@@ -90,7 +90,7 @@ class CaseCalls:
         harness = getattr(getattr(provider, "inner", provider), "harness_tools", None)
         if callable(harness):
             tools = (*tools, *harness(tools))
-        from pytest_toolselect.spec.cases import check_offered
+        from pytest_toolselect.inputs.cases import check_offered
 
         check_offered(case, tools)  # a tool or argument path no server offers: a clear error
         from pytest_toolselect.scoring.contradictions import check_with_tools

@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate import sequential
+from pytest_toolselect.gate import verdict_rules as gate
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.entry import CaseEntry
-    from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.inputs.cases import Case
 
     from .case_run import CaseRun
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 def case_fingerprint(case: Case) -> str:
     """The case's content fingerprint: the one place a run computes it (at collection,
     or for a case collection did not see, where its identity is made)."""
-    from pytest_toolselect.spec.fingerprint import fingerprint
+    from pytest_toolselect.records.fingerprint import fingerprint
 
     return fingerprint(case.fingerprint_data())
 

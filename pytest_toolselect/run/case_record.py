@@ -7,14 +7,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.spec.records import GROUP_KIND, CaseRecord, CheckEntry, GroupRecord
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.records.run_records import GROUP_KIND, CaseRecord, CheckEntry, GroupRecord
 
 from .case_run import first_tool
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.cases import Case
-    from pytest_toolselect.spec.turns import Turn
+    from pytest_toolselect.exchange.turns import Turn
+    from pytest_toolselect.inputs.cases import Case
 
     from .baseline_access import BaselineAccess
     from .case_calls import CaseCalls
@@ -57,15 +57,15 @@ class CaseRecords:
         # the record is what the terminal summary, the reports and the controller get
         if error is None:
             return None
-        from pytest_toolselect.spec.secrets import redact
+        from pytest_toolselect.messages.masking import redact
 
         return redact(error, self.settings.server_secrets())
 
     def _texts(self, turns: Iterable[Turn]) -> list[str]:
         """What the model wrote on each turn: why it called nothing, or was cut, is often
         there. Masked before it is clipped, so no credential is left half."""
-        from pytest_toolselect.spec.clip import clip_text
-        from pytest_toolselect.spec.secrets import redact
+        from pytest_toolselect.exchange.clip import clip_text
+        from pytest_toolselect.messages.masking import redact
 
         secrets = self.settings.server_secrets()
         return [clip_text(redact(t.text, secrets), TEXT_CLIP) if t.text else "" for t in turns]
@@ -77,8 +77,8 @@ class CaseRecords:
         (None: it did not run). ``billed``: the calls of a case that errored after they
         were paid for (every cost figure counts them); ``inconclusive``: they were every
         rep, each cut before any tool call."""
+        from pytest_toolselect.exchange.clip import clip_call
         from pytest_toolselect.gate.baseline import fingerprint
-        from pytest_toolselect.spec.clip import clip_call
 
         identity = outcome.identity if outcome is not None else self.baselines.identity(nodeid,
                                                                                         case)

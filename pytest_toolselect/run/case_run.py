@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.cases import Case
-    from pytest_toolselect.spec.records import Escalation
-    from pytest_toolselect.spec.tools import Tool, ToolCall
-    from pytest_toolselect.spec.turns import Turn
+    from pytest_toolselect.exchange.tool import Tool, ToolCall
+    from pytest_toolselect.exchange.turns import Turn
+    from pytest_toolselect.inputs.cases import Case
+    from pytest_toolselect.records.run_records import Escalation
 
 #: the case a decorated test stands for, set by the plugin at collection (the run never
 #: reads markers itself: the plugin is the pytest face, the run only uses what it hands over)

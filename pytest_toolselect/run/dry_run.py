@@ -12,15 +12,15 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.probe.preference import (
     CHARS_PER_TOKEN,
     OUTPUT_TOKENS_PER_CALL,
     TOOL_USE_OVERHEAD_TOKENS,
 )
-from pytest_toolselect.spec.errors import ToolselectError
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.cases import Case
+    from pytest_toolselect.inputs.cases import Case
 
     from .case_calls import CaseCalls
     from .settings import Settings

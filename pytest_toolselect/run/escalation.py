@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from pytest_toolselect.gate import rules as gate
 from pytest_toolselect.gate import sequential
-from pytest_toolselect.spec.records import Escalation
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.records.run_records import Escalation
 
 from .case_outcome import Plan
 

@@ -17,7 +17,8 @@ import pkgutil
 import threading
 
 #: the parts whose modules a run's threads may import (plugin and cli run on the main thread)
-PARTS = ("spec", "scoring", "gate", "probe", "discovery", "providers", "lint", "report", "run")
+PARTS = ("terms", "messages", "exchange", "positions", "records", "inputs", "scoring", "gate", "probe",
+         "discovery", "providers", "lint", "report", "run")
 #: modules that import a heavy library at their top (numpy), imported only where needed
 HEAVY = frozenset({"pytest_toolselect.probe.bootstrap"})
 _done = threading.Event()

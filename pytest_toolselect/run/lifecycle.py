@@ -20,11 +20,11 @@ from pytest_toolselect.gate.keys import (
     legacy_renames,
     split,
 )
-from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
-    from pytest_toolselect.spec.records import CaseRecord
+    from pytest_toolselect.records.run_records import CaseRecord
 
     from .settings import Settings
     from .state import RunState
@@ -97,8 +97,8 @@ def is_gone(state: RunState, key: str, where: list[Path], texts: dict[Path, str]
         return True
     if path.suffix == ".py":
         if path not in texts:
-            from pytest_toolselect.spec.bounded import read_bounded
-            from pytest_toolselect.spec.sourced import MAX_BYTES
+            from pytest_toolselect.positions.bounded import read_bounded
+            from pytest_toolselect.positions.sourced import MAX_BYTES
 
             try:
                 texts[path] = read_bounded(path, MAX_BYTES).decode("utf-8", errors="replace")

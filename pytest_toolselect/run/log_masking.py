@@ -3,7 +3,7 @@
 httpx logs every request's URL at INFO, and the MCP SDK the endpoint it connects to: a
 token in a server URL's query string (``?token=${NAME}``), a key some APIs take in the
 query (``?key=``) or a password in a proxy URL would reach every failing case's captured
-log. A filter on the loggers that write URLs masks what ``spec.secrets.redact`` masks
+log. A filter on the loggers that write URLs masks what ``messages.masking.redact`` masks
 everywhere else, plus the values the run's servers declare.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 
-from pytest_toolselect.spec.secrets import redact
+from pytest_toolselect.messages.masking import redact
 
 #: the loggers that write request URLs (a filter applies to its own logger's records only)
 LOGGERS = ("httpx", "httpx2", "mcp.client.streamable_http", "mcp.client.sse",

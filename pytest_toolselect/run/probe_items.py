@@ -13,12 +13,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.records import GroupRecord
-from pytest_toolselect.spec.vocabulary import Verdict
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.run_records import GroupRecord
+from pytest_toolselect.terms.vocabulary import Verdict
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.groups import Group
+    from pytest_toolselect.inputs.groups import Group
 
     from .runner import CaseRunner
     from .settings import Settings
@@ -28,7 +28,7 @@ def resolve(settings: Settings, group: Group) -> Group:
     if group.resolved:
         return group
     from pytest_toolselect.discovery.servers import discover
-    from pytest_toolselect.spec.groups import resolve_group
+    from pytest_toolselect.inputs.groups import resolve_group
 
     # the config nearest to the groups file governs it, as for a case file
     config = settings.config_for(Path(group.source) if group.source else None)
@@ -105,7 +105,7 @@ def regression_text(rec: GroupRecord, base: Mapping[str, Any] | None) -> str:
 
 def load_groups(records: Iterable[GroupRecord]) -> list[Group]:
     """The groups the records came from, read again from their files (in record order)."""
-    from pytest_toolselect.spec.groups import load_groups_file
+    from pytest_toolselect.inputs.groups import load_groups_file
 
     by_file: dict[str, dict[str, Group]] = {}
     out: list[Group] = []
@@ -125,7 +125,7 @@ def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, Any],
     ``verbose``); also the summary and comparison data."""
     from pytest_toolselect.probe.comparison import compare
     from pytest_toolselect.probe.preference import summarize
-    from pytest_toolselect.report.preference import comparison_lines, lines
+    from pytest_toolselect.report.probe_report import comparison_lines, lines
 
     groups = load_groups(records)
     calls = [c for rec in records for c in rec.calls]

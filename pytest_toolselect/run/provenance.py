@@ -34,7 +34,7 @@ def provenance(root: Path, args: Sequence[str], exitstatus: int | None,
 
     import pytest
 
-    from pytest_toolselect.spec.secrets import redact
+    from pytest_toolselect.messages.masking import redact
 
     try:
         plugin = version("pytest-toolselect")

@@ -20,9 +20,9 @@ from .scheduler import RateLimiter, Scheduler
 if TYPE_CHECKING:
     import pytest
 
+    from pytest_toolselect.exchange.tool import Tool
+    from pytest_toolselect.inputs.cases import Case
     from pytest_toolselect.providers import Turn, TurnRequest
-    from pytest_toolselect.spec.cases import Case
-    from pytest_toolselect.spec.tools import Tool
 
     from .baseline_access import BaselineAccess
     from .settings import Settings
@@ -195,8 +195,8 @@ class CaseRunner:
 def _check_readable(model: str, turn: Turn, request: TurnRequest) -> None:
     """A reply that cannot be read as a tool choice is the item's error, whoever made it (a
     hook's provider, a cache entry from before): the HTTP providers raise it themselves."""
+    from pytest_toolselect.exchange.replies import reply_faults
     from pytest_toolselect.providers import UnreadableReplyError
-    from pytest_toolselect.spec.replies import reply_faults
 
     faults = reply_faults(turn, offered={t.name for t in request.tools})
     if faults:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_toolselect.spec.errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError
 
 from .baseline_access import BaselineAccess
 from .case_calls import CaseCalls

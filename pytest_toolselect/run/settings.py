@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.spec.options import BY_NAME, Option
+from pytest_toolselect.inputs.option_table import BY_NAME, Option
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from pytest_toolselect.inputs.config import Config
+    from pytest_toolselect.inputs.find_config import Configs
     from pytest_toolselect.providers import ProviderSettings
-    from pytest_toolselect.spec.config import Config
-    from pytest_toolselect.spec.discover import Configs
 
 
 def convert(opt: Option, raw: Any, source: str) -> Any:
@@ -85,7 +85,7 @@ def resolve(config: pytest.Config, name: str, file_options: dict[str, Any] | Non
 class Options:
     """Every --toolselect-* option's value, typed, as this run resolved it (once).
 
-    One field per entry of ``spec.options.OPTIONS``, in its order, typed by its kind (a path
+    One field per entry of ``inputs.option_table.OPTIONS``, in its order, typed by its kind (a path
     is its text: ``Settings.path`` makes it a path where it was written); a test holds the
     two to each other."""
 
@@ -177,7 +177,7 @@ class Settings:
 
     @cached_property
     def configs(self) -> Configs:
-        from pytest_toolselect.spec.discover import Configs
+        from pytest_toolselect.inputs.find_config import Configs
 
         explicit = resolve(self.pytest_config, "config").value
         path = Path(str(explicit)) if explicit else None
@@ -199,7 +199,7 @@ class Settings:
         """The values the run's servers declare as secrets (none while the config cannot be
         read: its error is said at the start)."""
         if self._server_secrets is None:
-            from pytest_toolselect.spec.errors import ToolselectError
+            from pytest_toolselect.messages.errors import ToolselectError
 
             try:
                 servers = self.config.servers.values()
@@ -214,7 +214,7 @@ class Settings:
 
     def option_given(self, name: str) -> bool:
         """Set on the command line or in pytest's ini (cheap: no config file read)."""
-        from pytest_toolselect.spec.options import BY_NAME
+        from pytest_toolselect.inputs.option_table import BY_NAME
 
         opt = BY_NAME[name]
         return (self.pytest_config.getoption(opt.ini, default=None) is not None
@@ -222,7 +222,7 @@ class Settings:
 
     def in_use(self) -> bool:
         """Whether this run concerns toolselect at all (for the header line)."""
-        from pytest_toolselect.spec.options import OPTIONS
+        from pytest_toolselect.inputs.option_table import OPTIONS
 
         return self.has_config_file() or any(self.option_given(o.name) for o in OPTIONS)
 

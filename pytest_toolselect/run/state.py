@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pytest
 
-    from pytest_toolselect.spec.records import CaseRecord, GroupRecord, LintRecord
+    from pytest_toolselect.records.run_records import CaseRecord, GroupRecord, LintRecord
 
 
 @dataclass

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.gate import rules as gate
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.report_input import ResultsInput, SuiteChange, SummaryInput
+from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.report_input import ResultsInput, SuiteChange, SummaryInput
 
 from .case_run import case_of
 
@@ -105,7 +105,7 @@ class SessionSummary:
         """The probe's tool_preference.v1 document (None: no group ran)."""
         if not self.state.group_records:
             return None
-        from pytest_toolselect.report.preference import build_document
+        from pytest_toolselect.report.probe_report import build_document
 
         from .probe_items import load_groups
 
@@ -154,7 +154,7 @@ class SessionSummary:
         spec = self.settings.options.shard
         if spec is None:
             return None
-        from pytest_toolselect.spec.shards import parse_shard
+        from pytest_toolselect.inputs.shard_option import parse_shard
 
         k, n = parse_shard(str(spec))
         return {"index": k, "count": n, "keys": sorted(self.state.collected)}
@@ -210,8 +210,8 @@ class SessionSummary:
         wanted = {name: r for name, r in wanted.items() if r.value is not None}
         if not wanted or self.settings.is_worker or not self.state.gathered():
             return
+        from pytest_toolselect.messages.masking import redact_data
         from pytest_toolselect.report.results import build
-        from pytest_toolselect.spec.secrets import redact_data
 
         from .report_files import write_reports
 
@@ -224,7 +224,7 @@ class SessionSummary:
     def dry_run(self, items: Sequence[pytest.Item]) -> None:
         """Count items and calls (and estimate the cost where the model is priced); no call."""
         from pytest_toolselect.report.dry_run import case_lines
-        from pytest_toolselect.report.preference import dry_run_lines
+        from pytest_toolselect.report.probe_report import dry_run_lines
 
         from .dry_run import case_dry_run, case_parts, escalation_cap
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.spec.options import DEFAULT_MODEL
+from pytest_toolselect.inputs.option_table import DEFAULT_MODEL
 
 if TYPE_CHECKING:
     from pytest_toolselect.providers import Provider

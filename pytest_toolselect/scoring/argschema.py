@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.spec.clip import clip_middle, clip_text
-from pytest_toolselect.spec.tools import Tool, ToolCall
+from pytest_toolselect.exchange.clip import clip_middle, clip_text
+from pytest_toolselect.exchange.tool import Tool, ToolCall
 
 #: errors named per call; the rest are counted (a list of 10,000 bad items stays readable)
 MAX_ERRORS = 5

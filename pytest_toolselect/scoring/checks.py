@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_toolselect.spec.cases import Case, Decoy
-from pytest_toolselect.spec.checknames import CHECK_NAMES as CHECK_NAMES  # re-exported
-from pytest_toolselect.spec.clip import clip_text
-from pytest_toolselect.spec.tools import Tool, ToolCall
+from pytest_toolselect.exchange.clip import clip_text
+from pytest_toolselect.exchange.tool import Tool, ToolCall
+from pytest_toolselect.inputs.cases import Case, Decoy
+from pytest_toolselect.terms.check_names import CHECK_NAMES as CHECK_NAMES  # re-exported
 
 from . import argschema
 from .identifiers import (

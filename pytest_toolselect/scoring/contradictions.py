@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.inputs import cases
+from pytest_toolselect.inputs.cases import Case, CaseFile, Decoy, IdentifierSettings
+from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.scoring.identifiers import (
     Identifier,
     declared_in,
@@ -23,13 +26,10 @@ from pytest_toolselect.scoring.identifiers import (
     identifiers_in_value,
     normal_form,
 )
-from pytest_toolselect.spec import cases
-from pytest_toolselect.spec.cases import Case, CaseFile, Decoy, IdentifierSettings
-from pytest_toolselect.spec.errors import ToolselectError
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.sourcemap import PathT, Sourced
-    from pytest_toolselect.spec.tools import Tool
+    from pytest_toolselect.exchange.tool import Tool
+    from pytest_toolselect.positions.sourcemap import PathT, Sourced
 
 
 def _required(matcher: dict[str, Any]) -> list[Any]:

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_toolselect.spec.cases import IdentifierSettings
-from pytest_toolselect.spec.jsonvalue import JSONObject
-from pytest_toolselect.spec.tools import Tool, ToolCall
+from pytest_toolselect.exchange.json_value import JSONObject
+from pytest_toolselect.exchange.tool import Tool, ToolCall
+from pytest_toolselect.inputs.cases import IdentifierSettings
 
 from .grounding import OWN_LENGTH, QuestionGrounding, Unit, normalize, units
 from .matchers import Segment, dotted, iter_leaves, property_schema, schema_any

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.spec.paths import INDEX, alternatives, deref
+from pytest_toolselect.exchange.schema_paths import INDEX, alternatives, deref
 
 #: the operations a matcher may use, exactly one per matcher
 OPS = ("equals", "one_of", "contains", "matches", "absent")

@@ -17,23 +17,23 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.spec.plural import plural
+from pytest_toolselect.messages.plural import plural
 
 # the names and defaults are data the options table shows too; re-exported as gate.<name>
-from pytest_toolselect.spec.rules import DEFAULT_HISTORY as DEFAULT_HISTORY
-from pytest_toolselect.spec.rules import DEFAULT_RULE
-from pytest_toolselect.spec.rules import RULE_NAMES as RULE_NAMES
-from pytest_toolselect.spec.rules import rule_problem as rule_problem
-from pytest_toolselect.spec.vocabulary import Outcome, Status, Verdict
+from pytest_toolselect.terms.rule_names import DEFAULT_HISTORY as DEFAULT_HISTORY
+from pytest_toolselect.terms.rule_names import DEFAULT_RULE
+from pytest_toolselect.terms.rule_names import RULE_NAMES as RULE_NAMES
+from pytest_toolselect.terms.rule_names import rule_problem as rule_problem
+from pytest_toolselect.terms.vocabulary import Outcome, Status, Verdict
 
 from .entry import CaseEntry
 from .entry import Run as Run  # re-exported: gate.Run
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.records import CaseRecord
-    from pytest_toolselect.spec.report_input import SuiteChange
+    from pytest_toolselect.records.report_input import SuiteChange
+    from pytest_toolselect.records.run_records import CaseRecord
 
-# the words are the vocabulary's (spec/vocabulary.py); named here as the gate has always named them
+# the words are the vocabulary's (terms/vocabulary.py); named here as the gate has always named them
 HELD, FAILING = Status.HELD, Status.FAILING
 #: a status and a verdict alike (the two members are equal, both "flaky")
 FLAKY = Verdict.FLAKY
@@ -243,7 +243,7 @@ def measure_suite(records: Iterable[CaseRecord],
     independent (as Newcombe's method 10 does) makes the interval wider, never narrower:
     the check can only err towards not blocking. None when nothing can be compared.
     """
-    from pytest_toolselect.spec.report_input import SuiteChange
+    from pytest_toolselect.records.report_input import SuiteChange
 
     from .stats import newcombe_diff
 

@@ -8,11 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .cases import IdentifierSettings, merge_identifiers
-from .errors import ToolselectError, nearest
-from .options import DEFAULT_DISCOVERY_TIMEOUT, OPTIONS
-from .sourced import too_deep
-from .sourcemap import (
+from pytest_toolselect.messages.errors import ToolselectError, nearest
+from pytest_toolselect.positions.sourced import too_deep
+from pytest_toolselect.positions.sourcemap import (
     MAX_DEPTH,
     PathT,
     Sourced,
@@ -24,6 +22,9 @@ from .sourcemap import (
     read_text,
     validate,
 )
+
+from .cases import IdentifierSettings, merge_identifiers
+from .option_table import DEFAULT_DISCOVERY_TIMEOUT, OPTIONS
 
 
 @dataclass(frozen=True)
@@ -54,8 +55,9 @@ class ServerSpec:
     def secrets(self) -> tuple[str, ...]:
         """The values of its `env:` and `headers:` that hold secrets (masked in its messages),
         with the values of the variables they, its `args:` and its `url:` read as ``${NAME}``."""
+        from pytest_toolselect.messages.masking import declared_secrets
+
         from .envrefs import read_variables, resolved_values
-        from .secrets import declared_secrets
 
         # args and a URL are shown in messages as written: only what they read is private
         written = [*self.args, *([self.url] if self.url else [])]
@@ -109,7 +111,7 @@ def load_config(rootdir: Path, explicit: Path | None = None) -> Config:
     rootdir = Path(rootdir)
     if explicit is not None:
         path = Path(explicit)
-        from .bounded import not_regular
+        from pytest_toolselect.positions.bounded import not_regular
 
         kind = not_regular(path)
         if kind is not None:
@@ -277,7 +279,7 @@ def _servers_from(src: Sourced, root: Path, declared: dict[str, ServerSpec]) -> 
 def _lint_allow(data: dict[str, dict[str, list[str]]], servers: dict[str, ServerSpec],
                 src: Sourced) -> dict[str, dict[str, tuple[str, ...]]]:
     """lint_allow, checked: its servers are configured ones and its rules exist."""
-    from .checknames import LINT_RULES
+    from pytest_toolselect.terms.check_names import LINT_RULES
 
     for server, tools in data.items():
         if server not in servers:

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_toolselect.spec.vocabulary import Status
+from pytest_toolselect.terms.vocabulary import Status
 
 NO_CATEGORY = "(none)"
 NOTHING = "(nothing)"

@@ -24,10 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .allerrors import raise_all
-from .errors import ToolselectError
-from .sourced import Sourced
-from .sourcemap import describe, parse_text, read_text
+from pytest_toolselect.messages.allerrors import raise_all
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.sourced import Sourced
+from pytest_toolselect.positions.sourcemap import describe, parse_text, read_text
 
 #: where a client keeps a project's servers, relative to the project (the config's folder):
 #: looked for, in this order, when the config names no servers

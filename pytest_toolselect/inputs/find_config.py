@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError
 
 if TYPE_CHECKING:
     from .cases import Case
@@ -33,8 +33,8 @@ class Found:
 
 
 def has_table(pyproject: Path) -> bool:
-    from .bounded import read_bounded
-    from .sourced import MAX_BYTES
+    from pytest_toolselect.positions.bounded import read_bounded
+    from pytest_toolselect.positions.sourced import MAX_BYTES
 
     try:
         return TABLE in read_bounded(pyproject, MAX_BYTES).decode("utf-8")

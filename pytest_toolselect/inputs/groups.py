@@ -19,10 +19,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import ToolselectError, nearest
-from .jsonvalue import JSONDict
-from .sourcemap import PathT, Sourced, compile_schema, describe, load_file, load_schema, validate
-from .tools import Tool
+from pytest_toolselect.exchange.json_value import JSONDict
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.messages.errors import ToolselectError, nearest
+from pytest_toolselect.positions.sourcemap import (
+    PathT,
+    Sourced,
+    compile_schema,
+    describe,
+    load_file,
+    load_schema,
+    validate,
+)
 
 SCHEMA_VERSION = "tool_preference_groups.v1"
 #: pytest collects files with these suffixes as groups files (by suffix only: reading every

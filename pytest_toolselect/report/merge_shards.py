@@ -15,10 +15,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.gate import rules as gate
+from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES
-from pytest_toolselect.spec.errors import ToolselectError
-from pytest_toolselect.spec.records import CaseRecord
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.run_records import CaseRecord
 
 from . import results
 from .merge_lint import merge_lint

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from .vocabulary import Status, Verdict
+from pytest_toolselect.terms.vocabulary import Status, Verdict
 
 #: what a group record says it is, beside the case records it travels with
 GROUP_KIND = "group"

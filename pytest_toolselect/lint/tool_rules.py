@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from .findings import ERROR, INFO, WARNING, Finding
 
 if TYPE_CHECKING:
-    from pytest_toolselect.spec.cases import Case, IdentifierSettings
-    from pytest_toolselect.spec.tools import Tool
+    from pytest_toolselect.exchange.tool import Tool
+    from pytest_toolselect.inputs.cases import Case, IdentifierSettings
 
     from .decorated import DecoratedCase
     from .similarity import Similarity

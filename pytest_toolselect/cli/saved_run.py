@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.report.printable import printable
-from pytest_toolselect.spec.errors import ToolselectError
 
 SCHEMA_VERSION = "tool_selection.v1"
 #: exit statuses: done; bad input or usage (2, as argparse says a wrong flag)
@@ -31,7 +31,7 @@ OTHER_FILES = {
 def load_results(path: str) -> dict[str, Any]:
     """A tool_selection.v1 document from a file, checked against the shipped schema."""
     from pytest_toolselect.gate.baseline import MAX_BYTES
-    from pytest_toolselect.spec.bounded import NotRegularFile, read_bounded
+    from pytest_toolselect.positions.bounded import NotRegularFile, read_bounded
 
     try:
         raw = read_bounded(Path(path), MAX_BYTES)

@@ -10,7 +10,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .rules import DEFAULT_HISTORY, DEFAULT_MAX_EXTRA_REPS, DEFAULT_RULE, RULE_NAMES, rule_problem
+from pytest_toolselect.terms.rule_names import (
+    DEFAULT_HISTORY,
+    DEFAULT_MAX_EXTRA_REPS,
+    DEFAULT_RULE,
+    RULE_NAMES,
+    rule_problem,
+)
 
 DEFAULT_MODEL = "local/bm25"
 #: seconds an MCP server gets to start and list its tools, unless told otherwise
@@ -55,7 +61,7 @@ def _max_calls(v: Any) -> str | None:
 
 
 def _shard(v: Any) -> str | None:
-    from pytest_toolselect.spec.shards import shard_problem
+    from pytest_toolselect.inputs.shard_option import shard_problem
 
     return shard_problem(v)
 

@@ -9,7 +9,8 @@ import math
 import re
 from typing import Any
 
-from .errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError
+
 from .sourced import MAX_DEPTH, PathT, Sourced, _err, shown_key, too_deep
 
 _Y_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")

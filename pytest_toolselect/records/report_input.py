@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .records import CaseRecord, _known, as_case_record
+from .run_records import CaseRecord, _known, as_case_record
 
 _SUITE_KEYS = ("cases", "held_now", "held_baseline", "rate_now", "rate_baseline", "change",
                "low", "high", "level", "method", "dropped", "blocks")
@@ -23,7 +23,7 @@ _SUITE_KEYS = ("cases", "held_now", "held_baseline", "rate_now", "rate_baseline"
 @dataclass(frozen=True, slots=True)
 class SuiteChange:
     """The share of cases held now against the baseline, over the cases scored in both,
-    with the interval of the change (``gate.rules.measure_suite``)."""
+    with the interval of the change (``gate.verdict_rules.measure_suite``)."""
 
     cases: int
     held_now: int

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .tools import Tool, ToolCall
+from .tool import Tool, ToolCall
 
 
 @dataclass(frozen=True)
@@ -20,7 +20,7 @@ class TurnRequest:
     system: str | None = None
     #: which repetition this is (0-based): reps are independent samples
     rep: int = 0
-    #: the case's servers (spec.config.ServerSpec) and the folder their paths start at: a
+    #: the case's servers (inputs.config.ServerSpec) and the folder their paths start at: a
     #: harness route starts them itself; a bare model route reads only `tools`
     servers: tuple[Any, ...] = field(default=(), compare=False)
     root: str | None = field(default=None, compare=False)
@@ -45,7 +45,7 @@ class Turn:
     #: HTTP attempts this turn took (1 = no retry)
     attempts: int = 1
     #: why the reply cannot be read as a tool choice, as its provider found reading the wire
-    #: (spec.replies): such a turn is an error, never scored, cached or recorded
+    #: (exchange.replies): such a turn is an error, never scored, cached or recorded
     faults: tuple[str, ...] = ()
     #: a harness's step before the choice: its tool search, and what it searched for
     found_by: str | None = None

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .jsonvalue import JSONObject
+from .json_value import JSONObject
 
 INDEX = re.compile(r"\d+")
 # $ref chains and anyOf nesting are short in real schemas; the cap only guards cycles

@@ -17,7 +17,8 @@ import math
 import re
 from typing import Any
 
-from .errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError
+
 from .sourced import MAX_DEPTH, PathT, Sourced, _err, shown_key, too_deep
 
 _WS = re.compile(r"[ \t\n\r]*")

@@ -10,12 +10,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .allerrors import raise_all
-from .errors import ToolselectError
-
 # sourcemap imports only the standard library; yaml and jsonschema load inside its functions
-from .jsonvalue import JSONDict, JSONObject
-from .sourcemap import (
+from pytest_toolselect.exchange.json_value import JSONDict, JSONObject
+from pytest_toolselect.messages.allerrors import raise_all
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.sourcemap import (
     PathT,
     Sourced,
     compile_schema,
@@ -27,7 +26,7 @@ from .sourcemap import (
 )
 
 if TYPE_CHECKING:
-    from .tools import Tool
+    from pytest_toolselect.exchange.tool import Tool
 
 
 @dataclass(frozen=True)
@@ -407,7 +406,7 @@ def check_offered(case: Case, tools: Sequence[Tool]) -> None:
     matches must exist among the tools its servers offer, else the case can never pass
     (an expected tool that is not offered) or a check can never fail (a misspelled
     forbidden tool). Raises ToolselectError naming the case and the fix."""
-    from .errors import ToolselectError, nearest
+    from pytest_toolselect.messages.errors import ToolselectError, nearest
 
     offered = {t.name: t for t in tools}
     names = ", ".join(offered) or "none"
@@ -472,7 +471,7 @@ def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ..
     object is closed (additionalProperties: false) or a declared name is a near miss
     (company.number for company_number): a matcher on an undeclared argument may be a
     deliberate check of one a model might invent."""
-    from .paths import MAX_DEPTH, alternatives
+    from pytest_toolselect.exchange.schema_paths import MAX_DEPTH, alternatives
 
     if not segments or depth > MAX_DEPTH:
         return None
@@ -489,7 +488,7 @@ def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ..
 def _problem_in(node: Mapping[str, Any], segments: list[str], root: Any, done: tuple[str, ...],
                 depth: int) -> tuple[str, str | None] | None:
     """_path_problem in one alternative: a schema with no $ref and no branches left."""
-    from .paths import INDEX
+    from pytest_toolselect.exchange.schema_paths import INDEX
 
     here = ".".join(done) or "the tool"
     props = node.get("properties")
@@ -585,7 +584,7 @@ def _near_path(segments: list[str], names: list[str]) -> str | None:
     company.number -> company_number (one name misread as two), mayb.x -> maybe.x."""
     import difflib
 
-    from .errors import nearest
+    from pytest_toolselect.messages.errors import nearest
 
     rest = ".".join(segments)
     whole, first = nearest(rest, names), nearest(segments[0], names)

@@ -23,7 +23,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import ToolselectError, nearest
+from pytest_toolselect.messages.errors import ToolselectError, nearest
+
 from .jsonmap import _parse_json
 from .sourced import _NAME, MAX_BYTES, MAX_DEPTH, PathT, Sourced, _err
 from .yamlmap import _parse_yaml
@@ -129,7 +130,7 @@ def validate(validator: Any, src: Sourced, *,
 
     ``aliases`` maps a schema ``title`` to the aliases accepted there, for "did you mean".
     """
-    from .allerrors import raise_all
+    from pytest_toolselect.messages.allerrors import raise_all
 
     raise_all([e for _, e in schema_problems(validator, src, aliases=aliases)])
 
@@ -138,7 +139,7 @@ def schema_problems(validator: Any, src: Sourced, *,
                     aliases: Mapping[str, Mapping[str, str]] | None = None,
                     ) -> list[tuple[PathT, ToolselectError]]:
     """Every mistake :func:`validate` raises, each with the place in the data it is at."""
-    from .allerrors import by_place
+    from pytest_toolselect.messages.allerrors import by_place
 
     return [(tuple(group[0].absolute_path), e)
             for group in by_place(validator.iter_errors(src.data))
@@ -200,7 +201,7 @@ EXCERPT = 40
 def excerpt(text: str) -> str:
     """The start of a value read from a file, as an error quotes it: its first line, at
     most EXCERPT characters, credentials masked (before the cut, so none is left half)."""
-    from .secrets import redact
+    from pytest_toolselect.messages.masking import redact
 
     lines = text.splitlines() or [""]
     first = redact(lines[0])

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from pytest_toolselect.inputs.groups import Group
+from pytest_toolselect.messages.plural import plural as _plural
 from pytest_toolselect.probe.comparison import group_fingerprint
 from pytest_toolselect.probe.preference import (
     FACTORS,
@@ -21,9 +23,7 @@ from pytest_toolselect.probe.preference import (
     filled_cues,
     filled_system,
 )
-from pytest_toolselect.spec.groups import Group
-from pytest_toolselect.spec.plural import plural as _plural
-from pytest_toolselect.spec.vocabulary import Verdict
+from pytest_toolselect.terms.vocabulary import Verdict
 
 SCHEMA_VERSION = "tool_preference.v1"
 

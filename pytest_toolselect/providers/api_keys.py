@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import os
 
-from pytest_toolselect.spec.secrets import PROVIDER_KEY_VARS as PROVIDER_KEY_VARS  # re-exported
-from pytest_toolselect.spec.secrets import declared_secrets as declared_secrets
-from pytest_toolselect.spec.secrets import is_secret_name as is_secret_name
-from pytest_toolselect.spec.secrets import redact as redact
+from pytest_toolselect.messages.masking import PROVIDER_KEY_VARS as PROVIDER_KEY_VARS  # re-exported
+from pytest_toolselect.messages.masking import declared_secrets as declared_secrets
+from pytest_toolselect.messages.masking import is_secret_name as is_secret_name
+from pytest_toolselect.messages.masking import redact as redact
 
 from . import ProviderCallError
 

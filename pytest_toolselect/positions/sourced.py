@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError
 
 #: files above this are refused before they are read (10 MB)
 MAX_BYTES = 10 * 1024 * 1024

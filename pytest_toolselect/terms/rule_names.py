@@ -1,6 +1,6 @@
 """The gate rules' names and defaults, as data: the options table names them, the gate defines them.
 
-The rules themselves (statistics) live in :mod:`pytest_toolselect.gate.rules`, whose ``RULES``
+The rules themselves (statistics) live in :mod:`pytest_toolselect.gate.verdict_rules`, whose ``RULES``
 has exactly these names (a test checks it).
 """
 

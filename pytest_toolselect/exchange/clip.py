@@ -13,7 +13,7 @@ from __future__ import annotations
 from itertools import islice
 from typing import Any
 
-from .tools import ToolCall
+from .tool import ToolCall
 
 #: characters of a string kept (a long company name or address fits)
 MAX_TEXT = 200

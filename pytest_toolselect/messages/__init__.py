@@ -1,0 +1,1 @@
+"""What the user is told: the error type, every mistake at once, counts in words, masking."""

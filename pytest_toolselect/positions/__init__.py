@@ -1,0 +1,1 @@
+"""YAML and JSON read with the line of every path, within bounds, so errors name a place."""

@@ -1,0 +1,1 @@
+"""The words and names every part shares: statuses, verdicts, checks, gate rules."""
