@@ -24,6 +24,8 @@ PURE_FORBIDDEN = (
     f"{PKG}.providers", f"{PKG}.discovery", f"{PKG}.run", f"{PKG}.plugin", f"{PKG}.cli",
     f"{PKG}.gate.baseline", f"{PKG}.gate.atomic",
 )
+#: the parts that hold data: what the user wrote, what a run produces, what every part shares
+DATA = ("inputs", "records", "positions", "exchange", "terms", "messages")
 #: providers and discovery know no pytest and are driven by the run, never the other way
 WORLD = ("providers", "discovery")
 WORLD_FORBIDDEN = ("pytest", "_pytest", "xdist", f"{PKG}.plugin", f"{PKG}.run")
@@ -95,8 +97,10 @@ def broken_rules(mods: Mapping[str, str]) -> list[str]:
             if bad:
                 problems.append(f"{imp}: {part} is pure (no I/O, pytest, providers, discovery, run, "
                                 f"plugin, cli, baseline file)")
-        if part == "spec" and _under(imp.target, PKG) and not _under(imp.target, f"{PKG}.spec"):
-            problems.append(f"{imp}: spec is data and imports nothing of the package outside spec")
+        if (part in DATA and _under(imp.target, PKG) and imp.target != PKG
+                and _part(imp.target) not in DATA):
+            problems.append(f"{imp}: {part} is data and imports nothing of the package outside "
+                            f"the data parts ({', '.join(DATA)})")
         if part in WORLD and any(_under(imp.target, p) for p in WORLD_FORBIDDEN):
             problems.append(f"{imp}: {part} knows no pytest and does not drive the run or the plugin")
         if part == "run" and _under(imp.target, f"{PKG}.plugin"):
@@ -221,9 +225,9 @@ def test_no_module_imports_itself_back_through_others() -> None:
 
 def test_the_layout_has_its_parts() -> None:
     parts = {p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file()}
-    assert {"plugin", "run", "terms", "messages", "exchange", "positions", "records", "inputs", "discovery",
-            "providers", "scoring", "probe", "gate", "report",
+    assert {"plugin", "run", *DATA, "discovery", "providers", "scoring", "probe", "gate", "report",
             "cli"} <= parts
+    assert "spec" not in parts
     flat = sorted(p.name for p in ROOT.glob("*.py") if p.name != "__init__.py")
     assert flat == [], f"modules outside any part: {flat}"
 
@@ -238,14 +242,23 @@ def too_long(mods: Mapping[str, str], limit: int = MAX_LINES) -> list[str]:
             for mod, src in mods.items() if (n := len(src.splitlines())) > limit]
 
 
-def documented_arrows() -> dict[str, set[str]]:
-    """The arrows block of docs/architecture.md: part -> the parts it may import."""
-    text = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+def documented_arrows(text: str | None = None) -> dict[str, set[str]]:
+    """The arrows block of docs/architecture.md: part -> the parts it may import.
+
+    A line ``name = a, b`` names a group of parts; an arrow to the name is an arrow to each."""
+    if text is None:
+        text = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     block = text.split("## The arrows", 1)[1].split("```")[1]
     allowed: dict[str, set[str]] = {}
+    groups: dict[str, set[str]] = {}
     for line in block.strip().splitlines():
+        if "──►" not in line:
+            name, _, members = line.partition("=")
+            groups[name.strip()] = {m.strip() for m in members.split(",") if m.strip()}
+            continue
         left, _, right = line.partition("──►")
-        targets = {t.strip().split(" ")[0] for t in right.split(",") if t.strip()}
+        named = {t.strip().split(" ")[0] for t in right.split(",") if t.strip()}
+        targets = set().union(*(groups.get(t, {t}) for t in named))
         for part in (p.strip() for p in left.split(",")):
             allowed.setdefault(part, set()).update(targets - {"nothing"})
     return allowed
@@ -265,8 +278,7 @@ def part_arrows(mods: Mapping[str, str]) -> dict[tuple[str, str], Import]:
 
 def test_every_import_between_parts_is_an_arrow_the_architecture_page_draws() -> None:
     allowed = documented_arrows()
-    assert set(allowed) >= {"plugin", "run", "terms", "messages", "exchange", "positions", "records",
-                            "inputs", "report", "lint"}
+    assert set(allowed) >= {"plugin", "run", *DATA, "report", "lint"}
     undrawn = [f"{imp}: no arrow {a} ──► {b} in docs/architecture.md"
                for (a, b), imp in sorted(part_arrows(sources()).items())
                if b not in allowed.get(a, set())]
@@ -280,6 +292,12 @@ def test_an_undrawn_arrow_is_named_with_its_import() -> None:
     assert "lint" not in documented_arrows().get("probe", set())
 
 
+def test_a_group_of_parts_in_the_arrows_stands_for_each_of_them() -> None:
+    text = "## The arrows\n```\ndata = inputs, terms\nplugin ──►  run, data\nterms ──► nothing\n```\n"
+    assert documented_arrows(text) == {"plugin": {"run", "inputs", "terms"}, "terms": set()}
+    assert documented_arrows()["report"] >= set(DATA)
+
+
 def test_no_module_is_over_600_lines() -> None:
     found = too_long(sources())
     assert not found, "\n".join(found)
@@ -291,7 +309,7 @@ FAKE = {
     PKG: "",
     f"{PKG}.scoring": "",
     f"{PKG}.scoring.checks": "import os\nfrom pytest_toolselect.run import session\n",
-    f"{PKG}.spec": "",
+    f"{PKG}.inputs": "",
     f"{PKG}.inputs.cases": "def f():\n    from ..scoring.checks import score\n",
     f"{PKG}.discovery": "",
     f"{PKG}.discovery.servers": "import pytest\n",
