@@ -1,4 +1,4 @@
-"""``--toolselect-shard K/N`` as data: the spec's parse and the options table's check."""
+"""``--toolselect-shard K/N`` as data: its parse and the options table's check."""
 
 from __future__ import annotations
 

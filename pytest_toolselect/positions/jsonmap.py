@@ -19,7 +19,7 @@ from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError
 
-from .sourced import MAX_DEPTH, PathT, Sourced, _err, shown_key, too_deep
+from .sourced import MAX_DEPTH, PathT, Sourced, file_error, shown_key, too_deep
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
@@ -36,7 +36,7 @@ def _json_msg(msg: str) -> str:
     return msg[:1].lower() + msg[1:] + " in a string"
 
 
-def _parse_json(text: str, file: str) -> Sourced:
+def parse_json(text: str, file: str) -> Sourced:
     """An iterative JSON parser that records lines; values decode exactly as ``json`` does."""
     from json.decoder import JSONDecodeError, scanstring
 
@@ -47,7 +47,7 @@ def _parse_json(text: str, file: str) -> Sourced:
 
     def fail(pos: int, message: str) -> ToolselectError:
         col = pos - (newlines[line_at(pos) - 2] + 1 if line_at(pos) > 1 else 0) + 1
-        return _err(
+        return file_error(
             file, line_at(pos), f"invalid JSON: {message} at column {col}",
             "check for a missing comma, quote or bracket, or a trailing comma, here "
             "or on the line before",
@@ -71,7 +71,7 @@ def _parse_json(text: str, file: str) -> Sourced:
             raise fail(exc.pos, _json_msg(exc.msg)) from None
         container, path = frame[0], frame[1]
         if key in container:
-            raise _err(
+            raise file_error(
                 file, line_at(pos),
                 f"duplicate key {shown_key(key)!r} (first on line {lines.get((*path, key))})",
                 "keep one of them", place=(*path, key),

@@ -15,7 +15,8 @@ MAX_DEPTH = 64
 
 PathT = tuple[str | int, ...]
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+#: a key a path shows without quotes (``cases[3].why``)
+BARE_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 
 
 #: a key read from a file is shown this far at most: a file that was never one of ours (a
@@ -34,7 +35,7 @@ def format_path(path: PathT) -> str:
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif _NAME.match(part):
+        elif BARE_KEY.match(part):
             out += f".{part}" if out else part
         else:
             out += '["' + shown_key(part).replace("\\", "\\\\").replace('"', '\\"') + '"]'
@@ -96,9 +97,10 @@ class Sourced:
         )
 
 
-def _err(
+def file_error(
     file: str, line: int | None, message: str, fix: str | None = None, place: PathT | None = None
 ) -> ToolselectError:
+    """An error at a line of a file, its JSON path written as users read it."""
     return ToolselectError(
         message, file=file, line=line, fix=fix,
         place=format_path(place) if place is not None else None,
@@ -106,7 +108,7 @@ def _err(
 
 
 def too_deep(file: str, line: int | None) -> ToolselectError:
-    return _err(
+    return file_error(
         file, line, f"nested more than {MAX_DEPTH} levels deep",
         "flatten the structure; the formats read here nest only a few levels",
     )

@@ -25,9 +25,9 @@ from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError, nearest
 
-from .jsonmap import _parse_json
-from .sourced import _NAME, MAX_BYTES, MAX_DEPTH, PathT, Sourced, _err
-from .yamlmap import _parse_yaml
+from .jsonmap import parse_json
+from .sourced import BARE_KEY, MAX_BYTES, MAX_DEPTH, PathT, Sourced, file_error
+from .yamlmap import parse_yaml
 
 
 def nesting_depth(value: Any) -> int:
@@ -59,20 +59,20 @@ def read_text(path: Path, *, what: str = "file", split_hint: str | None = None,
     try:
         raw = read_bounded(path, max_bytes)
     except FileNotFoundError:
-        raise _err(file, None, f"{what} not found", "check the path") from None
+        raise file_error(file, None, f"{what} not found", "check the path") from None
     except NotRegularFile as exc:
-        raise _err(file, None, f"cannot read {what}: {exc.strerror}",
+        raise file_error(file, None, f"cannot read {what}: {exc.strerror}",
                    f"point to the {what} itself") from None
     except FileTooLarge as exc:
         # a regular file's size is checked before it is read, so a huge file costs nothing
-        raise _err(file, None, f"{what} is {exc.strerror.removeprefix('it is ')}",
+        raise file_error(file, None, f"{what} is {exc.strerror.removeprefix('it is ')}",
                    split_hint or "split it into smaller files") from None
     except OSError as exc:
-        raise _err(file, None, f"cannot read {what}: {exc.strerror or exc}",
+        raise file_error(file, None, f"cannot read {what}: {exc.strerror or exc}",
                    "check that it is a readable file") from None
     nul = raw.find(b"\x00")
     if nul != -1:
-        raise _err(
+        raise file_error(
             file, raw.count(b"\n", 0, nul) + 1,
             f"{what} is binary (it holds NUL bytes), not YAML or JSON text",
             "point to the text file, or save it as UTF-8 text",
@@ -81,7 +81,7 @@ def read_text(path: Path, *, what: str = "file", split_hint: str | None = None,
         # utf-8-sig: a byte order mark written by some editors is not an error
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise _err(
+        raise file_error(
             file, raw.count(b"\n", 0, exc.start) + 1,
             f"{what} is not UTF-8 text (byte 0x{raw[exc.start]:02x} cannot be decoded)",
             "save it as UTF-8",
@@ -97,8 +97,8 @@ def load_file(path: Path, *, what: str = "file", split_hint: str | None = None) 
 def parse_text(text: str, *, file: str, json_syntax: bool = False) -> Sourced:
     """Parse text; ``data`` is None when the document is empty (or only comments)."""
     if json_syntax:
-        return _parse_json(text, file)
-    return _parse_yaml(text, file)
+        return parse_json(text, file)
+    return parse_yaml(text, file)
 
 
 # -- JSON Schema -----------------------------------------------------------------------
@@ -245,7 +245,7 @@ def _scalar_text(value: Any) -> str:
     if isinstance(value, str):
         if excerpt(value) != value:  # a long or masked value from the file: its excerpt
             return json.dumps(excerpt(value), ensure_ascii=False)
-        return value if _NAME.match(value) else json.dumps(value, ensure_ascii=False)
+        return value if BARE_KEY.match(value) else json.dumps(value, ensure_ascii=False)
     return json.dumps(value)
 
 

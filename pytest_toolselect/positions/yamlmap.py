@@ -11,7 +11,7 @@ from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError
 
-from .sourced import MAX_DEPTH, PathT, Sourced, _err, shown_key, too_deep
+from .sourced import MAX_DEPTH, PathT, Sourced, file_error, shown_key, too_deep
 
 _Y_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
 _Y_BOOL = re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")
@@ -63,13 +63,13 @@ def _resolve_tagged(value: str, tag: str, file: str, line: int) -> Any:
         }[kind]
         if ok(resolved):
             return float(resolved) if kind == "float" else resolved
-        raise _err(file, line, f"{value!r} is not a valid !!{kind}", "remove the tag or fix the value")
+        raise file_error(file, line, f"{value!r} is not a valid !!{kind}", "remove the tag or fix the value")
     raise _unsupported_tag(tag, file, line)
 
 
 def _unsupported_tag(tag: str, file: str, line: int) -> ToolselectError:
     shown = "!!" + tag[len(_TAG):] if tag.startswith(_TAG) else tag
-    return _err(
+    return file_error(
         file, line, f"YAML tag {shown} is not supported",
         "remove the tag; only plain strings, numbers, booleans, lists and mappings are read",
     )
@@ -85,7 +85,7 @@ class _Frame:
         self.key_line = 0
 
 
-def _parse_yaml(text: str, file: str) -> Sourced:
+def parse_yaml(text: str, file: str) -> Sourced:
     import yaml  # lazy: the plugin loads in every pytest run
 
     loader_cls = getattr(yaml, "CSafeLoader", None) or yaml.SafeLoader
@@ -122,13 +122,13 @@ def _parse_yaml(text: str, file: str) -> Sourced:
             if isinstance(event, yaml.DocumentStartEvent):
                 documents += 1
                 if documents > 1:
-                    raise _err(
+                    raise file_error(
                         file, line, "more than one YAML document (a second '---')",
                         "keep one document per file",
                     )
             elif isinstance(event, yaml.AliasEvent):
                 # refusing aliases outright is what makes an alias bomb impossible
-                raise _err(
+                raise file_error(
                     file, line, f"YAML aliases (*{event.anchor}) are not supported",
                     "write the value out in full instead of using &anchor / *alias",
                 )
@@ -139,7 +139,7 @@ def _parse_yaml(text: str, file: str) -> Sourced:
                     key = event.value
                     if key in top.container:
                         first = lines.get((*top.path, key))
-                        raise _err(
+                        raise file_error(
                             file, line,
                             f"duplicate key {shown_key(key)!r}"
                             + (f" (first on line {first})" if first else ""),
@@ -158,7 +158,7 @@ def _parse_yaml(text: str, file: str) -> Sourced:
                 attach(value, line)
             elif isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
                 if expecting_key():
-                    raise _err(
+                    raise file_error(
                         file, line, "a list or mapping cannot be a key",
                         "use a plain string as the key",
                     )
@@ -179,7 +179,7 @@ def _parse_yaml(text: str, file: str) -> Sourced:
             # libyaml's own cap (about 1000 levels) fires before ours could be reached
             raise too_deep(file, mark.line + 1 if mark else None) from None
         if mark is not None and _char_at(text, mark.line, mark.column) == "\t":
-            raise _err(
+            raise file_error(
                 file, mark.line + 1,
                 f"invalid YAML: a tab character at column {mark.column + 1}; YAML indents "
                 "with spaces only",
@@ -187,7 +187,7 @@ def _parse_yaml(text: str, file: str) -> Sourced:
             ) from None
         problem = exc.problem or exc.context or "syntax error"
         context = f" ({exc.context})" if exc.context and exc.problem else ""
-        raise _err(
+        raise file_error(
             file, mark.line + 1 if mark else None,
             f"invalid YAML: {problem}{context}"
             + (f" at column {mark.column + 1}" if mark else ""),
@@ -195,7 +195,7 @@ def _parse_yaml(text: str, file: str) -> Sourced:
             "start with one of [ { * & ! | > ' \" % @ `",
         ) from None
     except yaml.reader.ReaderError as exc:
-        raise _err(
+        raise file_error(
             file, text.count("\n", 0, exc.position) + 1,
             f"invalid YAML: {exc.reason} (character #x{exc.character:04x})"
             if isinstance(exc.character, int)
@@ -203,7 +203,7 @@ def _parse_yaml(text: str, file: str) -> Sourced:
             "remove the control character",
         ) from None
     except yaml.YAMLError as exc:  # anything else the parser raises
-        raise _err(file, None, f"invalid YAML: {exc}", "fix the YAML syntax") from None
+        raise file_error(file, None, f"invalid YAML: {exc}", "fix the YAML syntax") from None
     return Sourced(file=file, data=root if have_root else None, lines=lines)
 
 
