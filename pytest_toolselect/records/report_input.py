@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .run_records import CaseRecord, _known, as_case_record
+from .run_records import CaseRecord, as_case_record, require_keys
 
 _SUITE_KEYS = ("cases", "held_now", "held_baseline", "rate_now", "rate_baseline", "change",
                "low", "high", "level", "method", "dropped", "blocks")
@@ -45,7 +45,7 @@ class SuiteChange:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SuiteChange:
-        _known(cls, data, _SUITE_KEYS)
+        require_keys(cls, data, _SUITE_KEYS)
         return cls(**{k: data[k] for k in _SUITE_KEYS})
 
 
@@ -65,7 +65,7 @@ class Escalations:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Escalations:
-        _known(cls, data, ("cases", "calls", "stopped", "verdicts"))
+        require_keys(cls, data, ("cases", "calls", "stopped", "verdicts"))
         return cls(data["cases"], data["calls"], data["stopped"], dict(data["verdicts"]))
 
 

@@ -25,7 +25,7 @@ from pytest_toolselect.terms.vocabulary import Status, Verdict
 GROUP_KIND = "group"
 
 
-def _known(cls: type, data: Mapping[str, Any], required: Iterable[str],
+def require_keys(cls: type, data: Mapping[str, Any], required: Iterable[str],
            optional: Iterable[str] = ()) -> None:
     """Refuse data that lacks a key of the shape, or holds one the shape does not have."""
     required = tuple(required)
@@ -50,7 +50,7 @@ class CheckEntry:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CheckEntry:
-        _known(cls, data, ("name", "passed", "detail"))
+        require_keys(cls, data, ("name", "passed", "detail"))
         return cls(data["name"], data["passed"], data["detail"])
 
 
@@ -68,7 +68,7 @@ class Escalation:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Escalation:
-        _known(cls, data, ("extra_reps", "stopped", "recording"))
+        require_keys(cls, data, ("extra_reps", "stopped", "recording"))
         return cls(data["extra_reps"], data["stopped"], data["recording"])
 
 
@@ -196,10 +196,10 @@ class CaseRecord:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CaseRecord:
         if data.get("status") is None:
-            _known(cls, data, (*_CASE_KEYS, *_UNSCORED_KEYS), _BILLED_KEYS)
+            require_keys(cls, data, (*_CASE_KEYS, *_UNSCORED_KEYS), _BILLED_KEYS)
             return cls(**{k: _copy(data[k]) for k in (*_CASE_KEYS, *_UNSCORED_KEYS)},
                        **{k: _copy(data[k]) for k in _BILLED_KEYS if k in data})
-        _known(cls, data, (*_CASE_KEYS, *_SCORED_KEYS), _OPTIONAL_KEYS)
+        require_keys(cls, data, (*_CASE_KEYS, *_SCORED_KEYS), _OPTIONAL_KEYS)
         fields = {k: _copy(data[k]) for k in (*_CASE_KEYS, *_SCORED_KEYS)}
         fields["checks"] = [[CheckEntry.from_json(c) for c in rep] for rep in data["checks"]]
         escalation = data.get("escalation")
@@ -299,7 +299,7 @@ class GroupRecord:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> GroupRecord:
-        _known(cls, data, _GROUP_KEYS)
+        require_keys(cls, data, _GROUP_KEYS)
         if data["kind"] != GROUP_KIND:
             raise ValueError(f"not a GroupRecord record: kind {data['kind']!r}")
         return cls(**{k: _copy(data[k]) for k in _GROUP_KEYS[1:]})
@@ -333,7 +333,7 @@ class LintRecord:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> LintRecord:
-        _known(cls, data, _LINT_KEYS, ("snapshot", "accepted"))
+        require_keys(cls, data, _LINT_KEYS, ("snapshot", "accepted"))
         return cls(**{k: _copy(data[k]) for k in _LINT_KEYS}, snapshot=_copy(data.get("snapshot", {})),
                    accepted=_copy(data.get("accepted", [])))
 
