@@ -33,19 +33,28 @@ TOOLS = [{"name": "list_officers", "description": "The officers of a company.",
 ROOT = Path(pytest_toolselect.__file__).parent.parent
 
 
-def test_spec_cases_has_no_public_loader() -> None:
+def test_the_inputs_readers_cannot_skip_the_check() -> None:
+    """inputs.cases has no loader of its own; its readers take the check with no default."""
+    import inspect
+
     assert not hasattr(cases, "load_case_file") and not hasattr(cases, "parse_case")
+    for reader in (cases.read_case_file, cases.read_case):
+        check = inspect.signature(reader).parameters["check"]
+        assert check.kind is inspect.Parameter.KEYWORD_ONLY, reader
+        assert check.default is inspect.Parameter.empty, reader
+    with pytest.raises(TypeError, match="check"):
+        cases.read_case({"id": "a", "question": "q", "why": "w", "expect_tool": ["t"]})  # type: ignore[call-arg]
 
 
-def test_only_the_checking_loader_calls_the_private_one() -> None:
+def test_only_the_checking_loader_calls_the_readers() -> None:
     """Whoever reads a case file goes through scoring.contradictions (an ast scan of the
-    package and benchmarks: the private loaders are named nowhere else)."""
+    package and benchmarks: the readers that take the check are named nowhere else)."""
     offenders = []
     for path in [*(ROOT / "pytest_toolselect").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         names = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
         names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
-        if names & {"_load_case_file", "_parse_case"} and path.name not in ("contradictions.py", "cases.py"):
+        if names & {"read_case_file", "read_case"} and path.name not in ("contradictions.py", "cases.py"):
             offenders.append(str(path.relative_to(ROOT)))
     assert offenders == []
 

@@ -185,16 +185,17 @@ def merge_identifiers(
 
 
 #: a further check of a built case that the schema cannot express, given its source and place
-#: (scoring's contradiction check: spec does not know the identifier rule it needs)
+#: (scoring's contradiction check: inputs do not know the identifier rule it needs)
 CaseCheck = Callable[["Case", Sourced, PathT], None]
 
 
-def _load_case_file(path: Path, config_identifiers: IdentifierSettings | None, *,
-                    check: CaseCheck) -> CaseFile:
-    """Read, validate and build one case file; any problem raises ToolselectError.
+def read_case_file(path: Path, config_identifiers: IdentifierSettings | None, *,
+                   check: CaseCheck) -> CaseFile:
+    """Read, validate and build one case file, each case through ``check``; any problem
+    raises ToolselectError.
 
-    Private, ``check`` required: every reader loads through
-    ``scoring.contradictions.load_case_file``, so no case file is read unchecked."""
+    ``check`` has no default, so no case file is read unchecked by accident: readers load
+    through ``scoring.contradictions.load_case_file``, which passes the contradiction check."""
     src = load_file(
         Path(path), what="case file", split_hint="split it into several *.toolselect.yaml files"
     )
@@ -253,7 +254,7 @@ def _load_case_file(path: Path, config_identifiers: IdentifierSettings | None, *
     return CaseFile(path=str(path), servers=file_servers, cases=tuple(built))
 
 
-def _parse_case(
+def read_case(
     data: Mapping[str, Any],
     *,
     check: CaseCheck,
@@ -264,7 +265,8 @@ def _parse_case(
 ) -> Case:
     """One case mapping (case-file keys; camelCase aliases accepted) as a validated Case.
 
-    Private like ``_load_case_file``: readers use ``scoring.contradictions.parse_case``."""
+    ``check`` has no default, like ``read_case_file``'s: readers use
+    ``scoring.contradictions.parse_case``."""
     src = Sourced(file=source, data=None)
     if not isinstance(data, Mapping):
         raise src.error((), f"a case must be a mapping of case keys; got {describe(data)}",

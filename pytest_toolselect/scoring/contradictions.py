@@ -13,8 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.inputs import cases
-from pytest_toolselect.inputs.cases import Case, CaseFile, Decoy, IdentifierSettings
+from pytest_toolselect.inputs.cases import (
+    Case,
+    CaseFile,
+    Decoy,
+    IdentifierSettings,
+    read_case,
+    read_case_file,
+)
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.scoring.identifiers import (
     Identifier,
@@ -147,9 +153,9 @@ def check_with_tools(case: Case, tools: Sequence[Tool]) -> None:
 def load_case_file(path: Path, config_identifiers: IdentifierSettings | None = None) -> CaseFile:
     """Read, validate and build one case file, refusing a case that contradicts itself: the
     one public loader of case files (plugin, cli, lint and benchmarks all read through it)."""
-    return cases._load_case_file(path, config_identifiers, check=check_contradictions)
+    return read_case_file(path, config_identifiers, check=check_contradictions)
 
 
 def parse_case(data: Mapping[str, Any], **options: Any) -> Case:
     """One case mapping as a validated Case, with the contradiction check."""
-    return cases._parse_case(data, check=check_contradictions, **options)
+    return read_case(data, check=check_contradictions, **options)
