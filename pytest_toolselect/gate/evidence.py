@@ -10,8 +10,7 @@ was offered changed is said in the summary, never done silently.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.gate.verdict_rules import STILL_FAILING, Run, history_of
