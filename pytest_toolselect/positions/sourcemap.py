@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pytest_toolselect.exchange.json_value import JSONObject
 from pytest_toolselect.messages.errors import ToolselectError, nearest
 
 from .jsonmap import parse_json
@@ -117,7 +118,7 @@ def load_schema(name: str) -> dict[str, Any]:
     return schema
 
 
-def compile_schema(schema: dict[str, Any]) -> Any:
+def compile_schema(schema: JSONObject) -> Any:
     """A jsonschema validator for ``schema`` (format checks off: they are annotations)."""
     import jsonschema  # lazy: the plugin loads in every pytest run
 
