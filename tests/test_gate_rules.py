@@ -133,7 +133,7 @@ def test_an_unknown_rule_names_the_valid_ones() -> None:
 
 def _suite(now: Sequence[str], base: Sequence[str | None], **kw: Any) -> dict[str, Any] | None:
     records = [CaseRecord.read({"nodeid": f"c{i}", "status": s}) for i, s in enumerate(now)]
-    cases = {f"c{i}": {"status": s} for i, s in enumerate(base) if s is not None}
+    cases = {f"c{i}": s for i, s in enumerate(base) if s is not None}
     return gate.suite_change(records, cases, **kw)
 
 

@@ -57,7 +57,7 @@ def test_escalations_come_back_from_their_json(esc: Escalations) -> None:
 def test_the_measured_suite_is_the_documents_suite(pairs: list[tuple[Any, Any]],
                                                    fail_on_drop: bool) -> None:
     records = [CaseRecord.read({"nodeid": f"c{i}", "status": now}) for i, (now, _) in enumerate(pairs)]
-    base = {f"c{i}": {"status": was} for i, (_, was) in enumerate(pairs) if was is not None}
+    base = {f"c{i}": was for i, (_, was) in enumerate(pairs) if was is not None}
     measured = gate.measure_suite(records, base, fail_on_drop=fail_on_drop)
     document = gate.suite_change(records, base, fail_on_drop=fail_on_drop)
     if measured is None:

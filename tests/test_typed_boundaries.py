@@ -51,8 +51,6 @@ BASELINE_PENDING = frozenset({
     ("pytest_toolselect.gate.baseline", "write", "document"),
     # baseline.build still takes a document's case; only it calls this
     ("pytest_toolselect.records.run_records", "as_case_record", "rec"),
-    ("pytest_toolselect.gate.verdict_rules", "measure_suite", "base_cases"),
-    ("pytest_toolselect.gate.verdict_rules", "suite_change", "base_cases"),
     ("pytest_toolselect.report.results", "case_entry", "base"),
     ("pytest_toolselect.run.baseline_access", "BaselineAccess.baseline_group", "return"),
     ("pytest_toolselect.run.probe_items", "group_record", "base"),

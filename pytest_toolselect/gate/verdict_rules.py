@@ -233,10 +233,10 @@ def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: 
 # -- the whole suite ------------------------------------------------------------------------------
 
 
-def measure_suite(records: Iterable[CaseRecord],
-                  base_cases: Mapping[str, Mapping[str, Any]],
+def measure_suite(records: Iterable[CaseRecord], base_status: Mapping[str, str | None],
                   *, fail_on_drop: bool = False) -> SuiteChange | None:
-    """The share of cases held now against the baseline, with a Newcombe 95% interval.
+    """The share of cases held now against the baseline (each entry's status by key: all
+    the check reads of it), with a Newcombe 95% interval.
 
     Only cases scored now *and* in the baseline are compared, so a new or errored case
     does not move the rate. The two shares come from the same cases, so treating them as
@@ -249,12 +249,11 @@ def measure_suite(records: Iterable[CaseRecord],
 
     now_held = base_held = n = 0
     for rec in records:
-        base = base_cases.get(rec.key)
-        if rec.status is None or base is None:
+        if rec.status is None or rec.key not in base_status:
             continue
         n += 1
         now_held += rec.status == HELD
-        base_held += base.get("status") == HELD
+        base_held += base_status[rec.key] == HELD
     if n == 0:
         return None
     change, low, high = newcombe_diff(now_held, n, base_held, n)
@@ -267,11 +266,10 @@ def measure_suite(records: Iterable[CaseRecord],
     )
 
 
-def suite_change(records: Iterable[CaseRecord],
-                 base_cases: Mapping[str, Mapping[str, Any]],
+def suite_change(records: Iterable[CaseRecord], base_status: Mapping[str, str | None],
                  *, fail_on_drop: bool = False) -> dict[str, Any] | None:
     """measure_suite as the results document holds it (``summary.suite``)."""
-    suite = measure_suite(records, base_cases, fail_on_drop=fail_on_drop)
+    suite = measure_suite(records, base_status, fail_on_drop=fail_on_drop)
     return None if suite is None else suite.to_json()
 
 

@@ -58,11 +58,11 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
     # keyed as the run's baseline is (a case's key, not its node id, which holds the folder
     # pytest started in); a renamed case's entry is under its old key, which the run's
     # suite check does not look up either
-    base_cases = {c.get("key") or c["nodeid"]: c["baseline"] for c in cases
-                  if c.get("baseline") is not None and not c.get("renamed_from")}
+    base_status = {c.get("key") or c["nodeid"]: c["baseline"].get("status") for c in cases
+                   if c.get("baseline") is not None and not c.get("renamed_from")}
     # the saved cases typed once, here: the suite check, the verdict and every count read these
     records = [read_case(c) for c in cases]
-    suite = gate.suite_change(records, base_cases, fail_on_drop=bool(
+    suite = gate.suite_change(records, base_status, fail_on_drop=bool(
         settings.get("fail_on_suite_drop") and not settings.get("update_baseline")))
     capped = any(doc["cost"]["capped"] for _, doc in documents)
     savings: Counter[str] = Counter()

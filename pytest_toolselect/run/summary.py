@@ -69,7 +69,8 @@ class SessionSummary:
             return None
         # --toolselect-update-baseline accepts the drop, as it accepts regressions
         blocking = self.settings.flag("fail_on_suite_drop") and not self.settings.flag("update_baseline")
-        return gate.measure_suite(self.recorder.ordered_records(), base.cases_json(),
+        return gate.measure_suite(self.recorder.ordered_records(),
+                                  {k: e.status for k, e in base.cases.items()},
                                   fail_on_drop=blocking)
 
     # the preference probe (controller) -------------------------------------------------
