@@ -34,7 +34,6 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -43,6 +42,7 @@ from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.baseline import Baseline, build
 from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.gate.stats import wilson
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.records.run_records import CaseRecord
 
 #: the case population of the issue: (share of cases, true pass probability)
@@ -57,7 +57,7 @@ MAX_FALSE_BLOCK = 0.01
 #: a pseudo-rule: the suite-level Newcombe check (--toolselect-fail-on-suite-drop) alone
 SUITE_DROP = "suite-drop"
 
-SUBJECT = {"provider": "sim", "model": "sim/bernoulli", "system_hash": None}
+SUBJECT = Subject.from_json({"provider": "sim", "model": "sim/bernoulli", "system_hash": None})
 NODEID = "sim.toolselect.yaml::case"
 
 
@@ -91,18 +91,19 @@ def _rate(x: int, n: int) -> tuple[float, float, float]:
 # -- the plugin's own functions, asked once per distinct input ----------------------------------
 
 
-def _record(passes: int, reps: int) -> dict[str, Any]:
+def _record(passes: int, reps: int) -> CaseRecord:
     """A run record with what baseline.build reads (fingerprints fixed: nothing changed)."""
-    return {"nodeid": NODEID, "status": gate.status_of(passes, reps), "passes": passes, "reps": reps,
-            "first_tool": None, "failing_checks": [] if passes == reps else ["tool_choice"],
-            "case_fingerprint": "sha256:case", "tools_fingerprint": "sha256:tools"}
+    return CaseRecord.read({
+        "nodeid": NODEID, "status": gate.status_of(passes, reps), "passes": passes, "reps": reps,
+        "first_tool": None, "failing_checks": [] if passes == reps else ["tool_choice"],
+        "case_fingerprint": "sha256:case", "tools_fingerprint": "sha256:tools"})
 
 
 def baseline_entry(runs: Sequence[int], reps: int, keep: int) -> CaseEntry:
     """The case's entry after main recorded the baseline, then updated it once per later run."""
     old: Baseline | None = None
     for passes in runs:
-        doc = build(SUBJECT, [_record(passes, reps)], old, history=keep)
+        doc = build(SUBJECT, [_record(passes, reps)], old, history=keep).to_json()
         old = Baseline.from_json(Path("sim.json"), doc)
     assert old is not None
     return old.cases[NODEID]

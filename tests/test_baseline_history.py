@@ -10,34 +10,38 @@ import pytest
 
 from conftest import FIND, PLANNED, Project, case
 from pytest_toolselect.gate.baseline import Baseline, build, load, merged_history, write
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.run_records import CaseRecord
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 SUBJECT = {"provider": "local", "model": "local/bm25", "settings": {}, "system_hash": None}
+THE_SUBJECT = Subject.from_json(SUBJECT)
 A, B = "cases.toolselect.yaml::a", "cases.toolselect.yaml::b"
 
 
 def rec(nodeid: str, passes: int | None, reps: int = 3, *, case_fp: str = "sha256:case",
-        tools_fp: str = "sha256:tools") -> dict[str, Any]:
+        tools_fp: str = "sha256:tools") -> CaseRecord:
     if passes is None:  # errored or not run: not scored
-        return {"nodeid": nodeid, "status": None, "passes": 0, "reps": 0}
+        return CaseRecord.read({"nodeid": nodeid, "status": None, "passes": 0, "reps": 0})
     status = "held" if passes == reps else "failing" if passes == 0 else "flaky"
-    return {"nodeid": nodeid, "status": status, "passes": passes, "reps": reps, "first_tool": "t",
-            "failing_checks": [] if passes == reps else ["tool_choice"],
-            "case_fingerprint": case_fp, "tools_fingerprint": tools_fp}
+    return CaseRecord.read({
+        "nodeid": nodeid, "status": status, "passes": passes, "reps": reps, "first_tool": "t",
+        "failing_checks": [] if passes == reps else ["tool_choice"],
+        "case_fingerprint": case_fp, "tools_fingerprint": tools_fp})
 
 
 def as_baseline(doc: dict[str, Any]) -> Baseline:
     return Baseline.from_json(Path("base.json"), doc)
 
 
-def runs(*rounds: list[dict[str, Any]], keep: int = 5) -> dict[str, Any]:
+def runs(*rounds: list[CaseRecord], keep: int = 5) -> dict[str, Any]:
     """The document after recording the first round and updating with each later one."""
     old = None
     doc: dict[str, Any] = {}
     for records in rounds:
-        doc = build(SUBJECT, records, old, history=keep)
+        doc = build(THE_SUBJECT, records, old, history=keep).to_json()
         old = as_baseline(doc)
     return doc
 
@@ -86,8 +90,8 @@ def test_errored_and_unrun_cases_keep_their_history() -> None:
 
 
 def test_gone_cases_are_dropped_with_their_history() -> None:
-    first = build(SUBJECT, [rec(A, 3), rec(B, 3)], None)
-    doc = build(SUBJECT, [rec(A, 3)], as_baseline(first), gone=[B])
+    first = build(THE_SUBJECT, [rec(A, 3), rec(B, 3)], None).to_json()
+    doc = build(THE_SUBJECT, [rec(A, 3)], as_baseline(first), gone=[B]).to_json()
     assert list(doc["cases"]) == [A]
 
 
@@ -96,8 +100,8 @@ def test_an_entry_from_before_the_history_counts_as_one_run() -> None:
                "tools_fingerprint": "sha256:tools"},
            # a hand-written entry without fingerprints: nothing says it changed
            B: {"status": "flaky", "passes": 1, "reps": 2}}
-    doc = build(SUBJECT, [rec(A, 2), rec(B, 3)],
-                Baseline.from_json(Path("b.json"), {"subject": SUBJECT, "cases": old}))
+    doc = build(THE_SUBJECT, [rec(A, 2), rec(B, 3)],
+                Baseline.from_json(Path("b.json"), {"subject": SUBJECT, "cases": old})).to_json()
     assert doc["cases"][A]["history"] == [[3, 3], [2, 3]]
     assert doc["cases"][B]["history"] == [[1, 2], [3, 3]]
 
@@ -112,7 +116,7 @@ def test_merged_history_refuses_keeping_nothing() -> None:
 
 def test_history_round_trips_through_the_file(tmp_path: Path) -> None:
     path = tmp_path / "base.json"
-    write(path, runs([rec(A, 3)], [rec(A, 2)]))
+    write(path, as_baseline(runs([rec(A, 3)], [rec(A, 2)])))
     loaded = load(path)
     assert loaded is not None and loaded.cases[A].history == ((3, 3), (2, 3))
 

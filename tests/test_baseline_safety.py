@@ -24,7 +24,7 @@ import pytest
 
 from conftest import Project, case
 from pytest_toolselect.gate.atomic import STALE_TEMP_SECONDS, temp_prefix
-from pytest_toolselect.gate.baseline import load, write
+from pytest_toolselect.gate.baseline import Baseline, load, write
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
 
@@ -435,7 +435,7 @@ def test_a_broken_baseline_is_refused_and_left_as_it_is(project: Project, kind: 
 
 def test_write_then_load_round_trips_and_leaves_no_temp_file(tmp_path: Path) -> None:
     path = tmp_path / "nested" / "base.json"
-    write(path, VALID)
+    write(path, Baseline.from_json(path, VALID))
     loaded = load(path)
     assert loaded is not None and loaded.cases_json() == VALID["cases"]
     assert sorted(p.name for p in path.parent.iterdir()) == ["base.json"]
@@ -450,7 +450,7 @@ def test_a_failed_write_leaves_no_temp_file(tmp_path: Path) -> None:
     path = tmp_path / "base.json"
     path.mkdir()  # os.replace cannot put a file over a folder: the write fails at its last step
     with pytest.raises(OSError):
-        write(path, VALID)
+        write(path, Baseline.from_json(path, VALID))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["base.json"] and path.is_dir()
 
 
@@ -458,10 +458,10 @@ def test_a_baseline_behind_a_symlink_is_written_through_it(tmp_path: Path) -> No
     # a team keeps its baselines elsewhere and links one in: the link must stay a link
     (tmp_path / "store").mkdir()
     target = tmp_path / "store" / "main.json"
-    write(target, VALID)
+    write(target, Baseline.from_json(target, VALID))
     link = tmp_path / "base.json"
     link.symlink_to(Path("store") / "main.json")
-    changed = {**VALID, "cases": {}}
+    changed = Baseline.from_json(link, {**VALID, "cases": {}})
     write(link, changed)
     assert link.is_symlink() and os.readlink(link) == str(Path("store") / "main.json")
     loaded = load(target)

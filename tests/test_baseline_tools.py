@@ -13,10 +13,13 @@ from hypothesis import strategies as st
 from conftest import FIND, NESTED_XDIST, OFFICERS, Project, case
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.gate.baseline import build, load, write
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.gate.toolsdiff import definitions, offered, rebuild, texts, toolset
 from pytest_toolselect.records.fingerprint import fingerprint
+from pytest_toolselect.records.run_records import CaseRecord
 
 SUBJECT = {"provider": "local", "model": "local/bm25"}
+THE_SUBJECT = Subject.from_json(SUBJECT)
 JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
                     lambda inner: st.lists(inner, max_size=3)
                     | st.dictionaries(st.text(max_size=5), inner, max_size=3), max_leaves=8)
@@ -46,15 +49,15 @@ def test_a_tool_set_is_rebuilt_exactly_as_it_was_offered(tools: list[Tool], syst
     assert set(definitions(tools, system)) == set(toolset(tools, system).values())
 
 
-def rec(nodeid: str, tools: list[Tool], sent: set[str] | None = None) -> dict[str, Any]:
+def rec(nodeid: str, tools: list[Tool], sent: set[str] | None = None) -> CaseRecord:
     skip = sent if sent is not None else set()
-    out = {"nodeid": nodeid, "status": "held", "passes": 1, "reps": 1, "first_tool": "find",
+    out: dict[str, Any] = {"nodeid": nodeid, "status": "held", "passes": 1, "reps": 1, "first_tool": "find",
            "failing_checks": [], "case_fingerprint": "sha256:" + nodeid,
            "tools_fingerprint": fingerprint(_as_offered(tools)),
            "toolset": toolset(tools, None), "tool_texts": texts(tools, None, skip=skip),
            "offered": offered(tools, None), "tool_defs": definitions(tools, None, skip=skip)}
     skip.update(out["tool_defs"])
-    return out
+    return CaseRecord.read(out)
 
 
 FIND_IT = Tool("find", "Find a company by name. " * 200, {"type": "object", "properties": {
@@ -67,23 +70,24 @@ def test_each_tool_is_kept_once_across_entries_and_loads_back(tmp_path: Path) ->
     sent: set[str] = set()
     one, two = [FIND_IT, OFFICERS_TOOL], [FIND_NOW, OFFICERS_TOOL]
     # three entries, two tool sets, three distinct tools; each record carries a tool once
-    doc = build(SUBJECT, [rec("f::a", one, sent), rec("f::b", one, sent), rec("f::c", two, sent)],
-                None)
+    built = build(THE_SUBJECT, [rec("f::a", one, sent), rec("f::b", one, sent),
+                                rec("f::c", two, sent)], None)
+    doc = built.to_json()
     assert len(doc["tools"]) == 3 and len(doc["offered"]) == 2
     assert set(doc["offered"]) == {doc["cases"][k]["tools_fingerprint"] for k in doc["cases"]}
     # whole, not cut at the description limit of the diff's table
     assert {d["description"] for d in doc["tools"].values()} >= {FIND_IT.description}
-    write(tmp_path / "b.json", doc)
+    write(tmp_path / "b.json", built)
     loaded = load(tmp_path / "b.json")
     assert loaded is not None
     for key, tools in (("f::a", one), ("f::c", two)):
         got = loaded.tool_set(loaded.cases[key].tools_fingerprint)
         assert got is not None and _as_offered(got[0]) == _as_offered(tools) and got[1] is None
     # an update that runs only c keeps a's and b's tool set (their entries are kept)
-    again = build(SUBJECT, [rec("f::c", two, set())], loaded)
+    again = build(THE_SUBJECT, [rec("f::c", two, set())], loaded).to_json()
     assert again["tools"] == doc["tools"] and again["offered"] == doc["offered"]
     # c moves away from `two`: FIND_NOW is no longer referred to, and is dropped
-    third = build(SUBJECT, [rec("f::c", one, set())], loaded)
+    third = build(THE_SUBJECT, [rec("f::c", one, set())], loaded).to_json()
     assert len(third["tools"]) == 2 and len(third["offered"]) == 1
 
 
@@ -97,8 +101,7 @@ def test_a_baseline_written_before_the_tools_were_kept_loads_and_says_so(tmp_pat
     old = load(path)
     assert old is not None and old.tool_set("sha256:old") is None and old.tools == {}
     # updated on main, the entry run again gains its tools; the migration is the update
-    doc = build(SUBJECT, [rec("f::a", [FIND_NOW])], old)
-    write(path, doc)
+    write(path, build(THE_SUBJECT, [rec("f::a", [FIND_NOW])], old))
     migrated = load(path)
     assert migrated is not None
     got = migrated.tool_set(migrated.cases["f::a"].tools_fingerprint)

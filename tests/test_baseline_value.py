@@ -16,6 +16,7 @@ from conftest import FIND, OFFICERS, WRONG, Project, case
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.baseline import Baseline
 from pytest_toolselect.gate.entry import CaseEntry
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.run.lifecycle import migrate
 from pytest_toolselect.run.state import RunState
 
@@ -34,7 +35,7 @@ entries = st.builds(
        groups=st.lists(keys, unique=True, max_size=3))
 def test_migrating_gives_a_new_value_and_leaves_the_stored_one_as_read(
         stored: dict[str, CaseEntry], current: list[str], groups: list[str]) -> None:
-    base = Baseline(path=Path("base.json"), subject={"model": "m"}, cases=stored,
+    base = Baseline(path=Path("base.json"), subject=Subject.from_json({"model": "m"}), cases=stored,
                     groups={k: {"kind": "group", "control": bool(i % 2)}
                             for i, k in enumerate(groups)})
     before = copy.deepcopy(base.to_json())

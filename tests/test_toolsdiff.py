@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.gate.baseline import Baseline, build, load, write
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.gate.toolsdiff import SYSTEM, TEXT_LIMIT, diff, texts, toolset, word_diff
+from pytest_toolselect.records.run_records import CaseRecord
 
 WORDS = st.lists(st.sampled_from(["find", "the", "company", "by", "name", "VAT", "number", "a"]),
                  max_size=30)
@@ -66,33 +68,37 @@ def test_texts_are_bounded_and_the_system_prompt_is_a_tool() -> None:
 # -- the baseline's tables ----------------------------------------------------------------------
 
 SUBJECT = {"provider": "local", "model": "local/bm25"}
+THE_SUBJECT = Subject.from_json(SUBJECT)
 
 
-def rec(nodeid: str, tools: list[Tool], **extra: Any) -> dict[str, Any]:
+def rec(nodeid: str, tools: list[Tool], **extra: Any) -> CaseRecord:
     from pytest_toolselect.records.fingerprint import fingerprint
 
-    return {"nodeid": nodeid, "status": "held", "passes": 1, "reps": 1, "first_tool": "find",
-            "failing_checks": [], "case_fingerprint": "sha256:c",
-            "tools_fingerprint": fingerprint([t.to_dict() for t in tools]),
-            "toolset": toolset(tools, None), "tool_texts": texts(tools, None), **extra}
+    return CaseRecord.read({
+        "nodeid": nodeid, "status": "held", "passes": 1, "reps": 1, "first_tool": "find",
+        "failing_checks": [], "case_fingerprint": "sha256:c",
+        "tools_fingerprint": fingerprint([t.to_dict() for t in tools]),
+        "toolset": toolset(tools, None), "tool_texts": texts(tools, None), **extra})
 
 
 def test_tables_hold_only_what_entries_refer_to(tmp_path: Path) -> None:
     one, two = [Tool("find", "Find it.")], [Tool("find", "Find it now.")]
-    first = build(SUBJECT, [rec("f::a", one), rec("f::b", one)], None)
+    first = build(THE_SUBJECT, [rec("f::a", one), rec("f::b", one)], None).to_json()
     assert len(first["toolsets"]) == 1 and len(first["descriptions"]) == 1
     old = Baseline.from_json(tmp_path / "b.json", {"subject": SUBJECT, "cases": first["cases"],
                                                     "toolsets": first["toolsets"],
                                                     "descriptions": first["descriptions"]})
     # b moves to other tools; a is not run (its entry, and its toolset, are kept)
-    second = build(SUBJECT, [rec("f::b", two, tool_texts={})], old)
+    second = build(THE_SUBJECT, [rec("f::b", two, tool_texts={})], old).to_json()
     assert len(second["toolsets"]) == 2
     assert sorted(second["descriptions"].values()) == ["Find it."]  # b's text was never sent
-    third = build(SUBJECT, [rec("f::a", two), rec("f::b", two)], old)
+    built = build(THE_SUBJECT, [rec("f::a", two), rec("f::b", two)], old)
+    third = built.to_json()
     assert list(third["descriptions"].values()) == ["Find it now."]
     # the same run gives the same bytes; the file loads with its tables
-    assert json.dumps(third) == json.dumps(build(SUBJECT, [rec("f::b", two), rec("f::a", two)], old))
-    write(tmp_path / "b.json", third)
+    again = build(THE_SUBJECT, [rec("f::b", two), rec("f::a", two)], old)
+    assert json.dumps(third) == json.dumps(again.to_json())
+    write(tmp_path / "b.json", built)
     loaded = load(tmp_path / "b.json")
     assert loaded is not None and loaded.toolsets == third["toolsets"]
 

@@ -39,23 +39,12 @@ UNTYPED = ("dict", "Dict", "Mapping", "MutableMapping")
 #: one immutable value: (module, qualified name, parameter or "return"); an entry goes when
 #: its signature is typed
 BASELINE_PENDING = frozenset({
-    ("pytest_toolselect.gate.baseline", "subject_mismatch", "stored"),
-    ("pytest_toolselect.gate.baseline", "subject_mismatch", "current"),
-    ("pytest_toolselect.gate.baseline", "entry", "record"),
-    ("pytest_toolselect.gate.baseline", "merged_history", "record"),
-    ("pytest_toolselect.gate.baseline", "build", "subject"),
-    ("pytest_toolselect.gate.baseline", "build", "records"),
     ("pytest_toolselect.gate.baseline", "build", "group_entries"),
     ("pytest_toolselect.gate.baseline", "build", "lint_tools"),
-    ("pytest_toolselect.gate.baseline", "build", "return"),
-    ("pytest_toolselect.gate.baseline", "write", "document"),
-    # baseline.build still takes a document's case; only it calls this
-    ("pytest_toolselect.records.run_records", "as_case_record", "rec"),
     ("pytest_toolselect.report.results", "case_entry", "base"),
     ("pytest_toolselect.run.baseline_access", "BaselineAccess.baseline_group", "return"),
     ("pytest_toolselect.run.probe_items", "group_record", "base"),
     ("pytest_toolselect.run.probe_items", "regression_text", "base"),
-    ("pytest_toolselect.run.lifecycle", "gone", "cases"),
     ("pytest_toolselect.run.summary", "SessionSummary.stored_groups", "return"),
 })
 
@@ -98,8 +87,6 @@ NOT_YET_TYPED = frozenset({
     ("pytest_toolselect.report.markdown", "render", "doc"),
     ("pytest_toolselect.report.merge_shards", "merge_documents", "documents"),
     ("pytest_toolselect.report.merge_shards", "merge_documents", "return"),
-    ("pytest_toolselect.report.merge_shards", "baseline_records", "document"),
-    ("pytest_toolselect.report.merge_shards", "baseline_records", "return"),
     ("pytest_toolselect.report.merge_shards", "baseline_lint_entries", "document"),
     ("pytest_toolselect.report.merge_shards", "baseline_group_entries", "document"),
     ("pytest_toolselect.report.merge_shards", "baseline_group_entries", "return"),

@@ -126,7 +126,7 @@ def test_an_old_baseline_loads_and_its_entries_are_rewritten_with_the_list(tmp_p
     loaded = baseline.load(path)
     assert loaded is not None and loaded.cases["a.toolselect.yaml::c"].checks is None
     assert "checks" not in loaded.cases["a.toolselect.yaml::c"].to_json()
-    doc = baseline.build(loaded.subject, [_record()], loaded)
+    doc = baseline.build(loaded.subject, [_record()], loaded).to_json()
     assert doc["cases"]["a.toolselect.yaml::c"]["checks"] == list(CHECK_NAMES)
     # an entry this run did not touch keeps what it was evaluated with
     assert doc["cases"]["a.toolselect.yaml::kept"] == old_entry

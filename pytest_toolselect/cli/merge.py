@@ -73,6 +73,8 @@ def run_merge(args: argparse.Namespace) -> int:
 
 def write_baseline(path: Path, document: dict[str, Any]) -> None:
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
+    from pytest_toolselect.gate.subject import Subject
+    from pytest_toolselect.records.run_records import CaseRecord
     from pytest_toolselect.report.merge_shards import (
         baseline_group_entries,
         baseline_lint_entries,
@@ -80,11 +82,15 @@ def write_baseline(path: Path, document: dict[str, Any]) -> None:
     )
 
     old = load(path)
-    if old is not None and subject_mismatch(old.subject, document["subject"]):
+    # the merged document's subject and cases, read once as the values a run hands build
+    subject = Subject.from_json(document["subject"])
+    if old is not None and subject_mismatch(old.subject, subject):
         raise ToolselectError("this baseline belongs to another subject than the merged run",
                               file=str(path), fix="pass the baseline the shards compared against")
     history = int(document["settings"].get("history") or 1)
-    write(path, build(document["subject"], baseline_records(document), old,
+    records = baseline_records([CaseRecord.read(c) for c in document["cases"]],
+                               document.get("tool_texts") or {}, document.get("tools") or {})
+    write(path, build(subject, records, old,
                       document["baseline"]["gone"] if old is not None else (), history=history,
                       group_entries=baseline_group_entries(document),
                       lint_entries=baseline_lint_entries(document),

@@ -15,11 +15,12 @@ from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.records.fingerprint import fingerprint as fingerprint  # re-exported
-from pytest_toolselect.records.run_records import CaseRecord, as_case_record
+from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.terms.check_names import CHECK_NAMES
 
 from .atomic import write_text
 from .entry import CaseEntry, entries_from_json
+from .subject import Subject
 from .verdict_rules import DEFAULT_HISTORY
 
 SCHEMA_VERSION = "toolselect_baseline.v1"
@@ -27,6 +28,8 @@ SCHEMA_VERSION = "toolselect_baseline.v1"
 
 #: the tables of a baseline beside its cases, as the file names them
 _TABLES = ("groups", "lint", "toolsets", "descriptions", "lint_tools", "offered", "tools")
+#: the same tables in the order ``build`` writes them
+_WRITTEN = ("groups", "lint", "lint_tools", "toolsets", "descriptions", "offered", "tools")
 
 
 @dataclass(frozen=True)
@@ -35,8 +38,9 @@ class Baseline:
     are read-only mappings (a change raises); a migrated baseline is a new value
     (``with_keys``), and a new file is built from it (``build``), never by changing it."""
 
-    path: Path
-    subject: Mapping[str, Any]
+    #: the file it was read from (None: built by ``build``, to be written)
+    path: Path | None
+    subject: Subject
     cases: Mapping[str, CaseEntry] = field(default_factory=dict)
     #: preference groups' entries (the probe's gate), by key (see keys.py)
     groups: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -56,29 +60,39 @@ class Baseline:
     #: per tool fingerprint, the tool whole: name, description, input schema (shared by
     #: every entry offered it)
     tools: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: the tables the file holds, in its order (None: those not empty, in the order
+    #: ``_TABLES`` names them); an empty one a file holds is written back
+    tables: tuple[str, ...] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         # read-only views of private copies: whoever holds the value cannot change it
-        for name in ("subject", "cases", *_TABLES):
+        for name in ("cases", *_TABLES):
             value = getattr(self, name)
             if not isinstance(value, MappingProxyType):
                 object.__setattr__(self, name, MappingProxyType(dict(value)))
         bad = [k for k, v in self.cases.items() if not isinstance(v, CaseEntry)]
         if bad:
             raise TypeError(f"baseline entries must be CaseEntry values: {bad[:3]!r}")
+        if not isinstance(self.subject, Subject):
+            raise TypeError(f"a baseline's subject must be a Subject value: {self.subject!r}")
+        unknown = [t for t in self.tables or () if t not in _TABLES]
+        if unknown:
+            raise ValueError(f"a baseline holds no table named {unknown[0]!r}")
 
     @classmethod
     def from_json(cls, path: Path, data: Mapping[str, Any]) -> Baseline:
         """A baseline document (checked against the schema) as a value."""
-        return cls(path=path, subject=data["subject"], cases=entries_from_json(data["cases"]),
-                   **{name: data.get(name, {}) for name in _TABLES})
+        return cls(path=path, subject=Subject.from_json(data["subject"]),
+                   cases=entries_from_json(data["cases"]),
+                   **{name: data.get(name, {}) for name in _TABLES},
+                   tables=tuple(k for k in data if k in _TABLES))
 
     def to_json(self) -> dict[str, Any]:
-        """The document this value was read from, key for key (tables it holds none of
-        left out, as the plugin writes them)."""
-        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "subject": dict(self.subject),
+        """The document this value was read from (or ``build`` made), key for key."""
+        out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "subject": self.subject.to_json(),
                                "cases": self.cases_json()}
-        out.update({name: _plain(getattr(self, name)) for name in _TABLES if getattr(self, name)})
+        tables = self.tables if self.tables is not None else [n for n in _TABLES if getattr(self, n)]
+        out.update({name: _plain(getattr(self, name)) for name in tables})
         return out
 
     def cases_json(self) -> dict[str, JSONDict]:
@@ -247,21 +261,13 @@ def _validate(data: Any, path: Path, text: str) -> None:
                 raise _malformed(path, text, where, f"{reps} reps in one run (at most {MAX_REPS})")
 
 
-#: subject fields older baselines hold that no longer decide whose baseline it is: the
-#: config's system prompt is now gated per case (in each case's tools fingerprint)
-IGNORED_SUBJECT_FIELDS = frozenset({"system_hash"})
-
-
-def subject_mismatch(stored: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
+def subject_mismatch(stored: Subject, current: Subject) -> list[str]:
     """The subject fields that differ (empty: the baseline belongs to this run's subject)."""
-    keys = sorted((set(stored) | set(current)) - IGNORED_SUBJECT_FIELDS)
-    return [k for k in keys if stored.get(k) != current.get(k)]
+    return stored.differing(current)
 
 
-def entry(record: CaseRecord | Mapping[str, Any],
-          history: Iterable[Iterable[int]] | None = None) -> CaseEntry:
+def entry(rec: CaseRecord, history: Iterable[Iterable[int]] | None = None) -> CaseEntry:
     """A case's baseline entry from its run record (history: the runs kept, this one last)."""
-    rec = as_case_record(record)
     assert rec.status is not None, "only a scored case has an entry"
     runs = tuple((int(p), int(r)) for p, r in history) if history is not None else ()
     return CaseEntry(
@@ -274,8 +280,7 @@ def entry(record: CaseRecord | Mapping[str, Any],
     )
 
 
-def merged_history(old: CaseEntry | None, record: CaseRecord | Mapping[str, Any],
-                   keep: int = DEFAULT_HISTORY) -> list[list[int]]:
+def merged_history(old: CaseEntry | None, rec: CaseRecord, keep: int = DEFAULT_HISTORY) -> list[list[int]]:
     """The runs to store for a case: the old entry's runs plus this one, the last `keep`.
 
     The history restarts with this run when the case or what it was offered changed
@@ -286,7 +291,6 @@ def merged_history(old: CaseEntry | None, record: CaseRecord | Mapping[str, Any]
 
     if keep < 1:
         raise ValueError(f"keep at least one run, got {keep}")
-    rec = as_case_record(record)
     # only reps the model was really asked are evidence (a cache replay is not)
     fresh = fresh_run(rec)
     this = [[int(p), int(r)] for p, r in [fresh]] if fresh is not None else []
@@ -301,13 +305,12 @@ def merged_history(old: CaseEntry | None, record: CaseRecord | Mapping[str, Any]
     return [*([p, r] for p, r in old.runs), *this][-keep:]
 
 
-def build(subject: Mapping[str, Any], records: Iterable[CaseRecord | Mapping[str, Any]],
-          old: Baseline | None, gone: Iterable[str] = (), *,
-          history: int = DEFAULT_HISTORY,
+def build(subject: Subject, records: Iterable[CaseRecord], old: Baseline | None,
+          gone: Iterable[str] = (), *, history: int = DEFAULT_HISTORY,
           group_entries: Mapping[str, Mapping[str, Any]] | None = None,
           lint_entries: Mapping[str, Iterable[str]] | None = None,
-          lint_tools: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
-    """The new baseline document: this run's entries over the old ones.
+          lint_tools: Mapping[str, Mapping[str, Any]] | None = None) -> Baseline:
+    """The new baseline: this run's entries over the old ones, a new value (``write`` it).
 
     Cases that errored or were not run keep their old entries (nothing lost);
     cases known to be gone are dropped. A case run again keeps its last `history`
@@ -319,7 +322,7 @@ def build(subject: Mapping[str, Any], records: Iterable[CaseRecord | Mapping[str
     cases: dict[str, CaseEntry] = dict(old.cases) if old is not None else {}
     for nodeid in gone:
         cases.pop(nodeid, None)
-    recs = [as_case_record(r) for r in records]
+    recs = list(records)
     for rec in recs:
         if rec.status is not None:
             before = cases.get(rec.key)
@@ -331,30 +334,29 @@ def build(subject: Mapping[str, Any], records: Iterable[CaseRecord | Mapping[str
                 cases[rec.key] = before  # a replay is no new evidence
                 continue
             cases[rec.key] = entry(rec, merged_history(before, rec, history))
+    cases = {k: cases[k] for k in sorted(cases)}
+    tables: dict[str, Any] = {}
     groups: dict[str, Mapping[str, Any]] = dict(old.groups) if old is not None else {}
     groups.update(group_entries or {})
-    document: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "subject": dict(subject),
-        "cases": {k: cases[k].to_json() for k in sorted(cases)},
-    }
     if groups:
-        document["groups"] = {k: dict(groups[k]) for k in sorted(groups)}
+        tables["groups"] = {k: dict(groups[k]) for k in sorted(groups)}
     # a server linted this run replaces its entry; the others keep theirs
     lint = dict(old.lint) if old is not None else {}
     lint.update({s: sorted(ids) for s, ids in (lint_entries or {}).items()})
     if lint:
-        document["lint"] = {k: lint[k] for k in sorted(lint)}
+        tables["lint"] = {k: lint[k] for k in sorted(lint)}
     accepted: dict[str, Mapping[str, Any]] = dict(old.lint_tools) if old is not None else {}
     accepted.update({s: dict(t) for s, t in (lint_tools or {}).items() if t})
     if accepted:
-        document["lint_tools"] = {s: {t: dict(accepted[s][t]) for t in sorted(accepted[s])}
-                                  for s in sorted(accepted)}
-    document.update(_tool_tables(document["cases"], recs, old))
-    return document
+        tables["lint_tools"] = {s: {t: dict(accepted[s][t]) for t in sorted(accepted[s])}
+                                for s in sorted(accepted)}
+    tables.update(_tool_tables(cases, recs, old))
+    # the tables in the order the file has always been written in
+    return Baseline(path=None, subject=subject, cases=cases, **tables,
+                    tables=tuple(t for t in _WRITTEN if t in tables))
 
 
-def _tool_tables(cases: Mapping[str, Mapping[str, Any]], records: Iterable[CaseRecord],
+def _tool_tables(cases: Mapping[str, CaseEntry], records: Iterable[CaseRecord],
                  old: Baseline | None) -> dict[str, Any]:
     """The toolsets and descriptions the entries' tools fingerprints refer to (this run's
     over the old file's), and nothing else: the file stays bounded and deterministic."""
@@ -369,7 +371,7 @@ def _tool_tables(cases: Mapping[str, Mapping[str, Any]], records: Iterable[CaseR
                 offered[rec.tools_fingerprint] = list(rec.offered)
         texts.update(rec.tool_texts)
         defs.update(rec.tool_defs)
-    used = sorted({c["tools_fingerprint"] for c in cases.values() if c.get("tools_fingerprint")}
+    used = sorted({c.tools_fingerprint for c in cases.values() if c.tools_fingerprint}
                   & set(toolsets))
     out: dict[str, Any] = {}
     if used:
@@ -385,8 +387,9 @@ def _tool_tables(cases: Mapping[str, Mapping[str, Any]], records: Iterable[CaseR
     return out
 
 
-def write(path: Path, document: Mapping[str, Any]) -> None:
+def write(path: Path, baseline: Baseline) -> None:
     """Write atomically (see atomic.write_text): killed at any point, the file is either
     the old baseline or the complete new one; two runs writing at once leave one of their
     two documents; the file keeps the permissions it had."""
-    write_text(path, json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+    text = json.dumps(baseline.to_json(), indent=2, sort_keys=False, ensure_ascii=False)
+    write_text(path, text + "\n")

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_toolselect.exchange.json_value import JSONObject
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES
 from pytest_toolselect.messages.errors import ToolselectError
@@ -195,14 +196,16 @@ def check_shards(documents: Sequence[tuple[str, Mapping[str, Any]]], partial: bo
     return missing
 
 
-def baseline_records(document: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The merged cases as the run records baseline.build reads (the document's tool texts
-    ride on the first, as a run's first record carries them)."""
-    records = [dict(c) for c in document["cases"]]
-    if records:
-        records[0]["tool_texts"] = dict(document.get("tool_texts") or {})
-        records[0]["tool_defs"] = dict(document.get("tools") or {})
-    return records
+def baseline_records(cases: Sequence[CaseRecord], tool_texts: Mapping[str, str],
+                     tools: Mapping[str, JSONObject]) -> list[CaseRecord]:
+    """The merged document's cases (read as records) as the run records baseline.build
+    reads: the document's tool texts and tools ride on the first, as a run's first record
+    carries them."""
+    if not cases:
+        return []
+    first = dataclasses.replace(cases[0], tool_texts=dict(tool_texts),
+                                tool_defs={t: dict(d) for t, d in tools.items()})
+    return [first, *cases[1:]]
 
 
 def baseline_lint_entries(document: Mapping[str, Any]) -> dict[str, list[str]]:

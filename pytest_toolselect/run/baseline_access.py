@@ -60,11 +60,11 @@ class BaselineAccess:
         differ = subject_mismatch(stored.subject, self.wiring.subject)
         if differ and self.settings.flag("update_baseline"):
             # asked to re-record for this subject: the other subject's entries are not compared
-            self.state.replaced_subject = dict(stored.subject)
+            self.state.replaced_subject = stored.subject
             return
         if differ:
             detail = "; ".join(
-                f"{k}: baseline {stored.subject.get(k)!r}, this run {self.wiring.subject.get(k)!r}"
+                f"{k}: baseline {stored.subject.value(k)!r}, this run {self.wiring.subject.value(k)!r}"
                 for k in differ
             )
             raise pytest.UsageError(

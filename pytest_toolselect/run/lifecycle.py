@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pytest_toolselect.gate.keys import (
     defines_function,
@@ -108,11 +108,11 @@ def is_gone(state: RunState, key: str, where: list[Path], texts: dict[Path, str]
     return False
 
 
-def gone(run: Baselines, cases: Mapping[str, Any]) -> list[str]:
+def gone(run: Baselines, keys: Iterable[str]) -> list[str]:
     """Baseline keys whose case no longer exists (removed from its file, or the file gone)."""
     where = anchors(run)
     texts: dict[Path, str] = {}
-    return sorted(k for k in cases if is_gone(run.state, k, where, texts))
+    return sorted(k for k in keys if is_gone(run.state, k, where, texts))
 
 
 def overlap_problem(run: Baselines) -> str | None:
@@ -234,12 +234,12 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
             if on_disk is not None and not subject_mismatch(on_disk.subject, run.wiring.subject):
                 # another run may have written it since this one started: merge with that
                 old = migrate(run.state, on_disk)
-            document = build(run.wiring.subject, records, old,
+            baseline = build(run.wiring.subject, records, old,
                              gone(run, old.cases) if old is not None else (),
                              history=run.settings.options.history,
                              group_entries=group_entries, lint_entries=lint_entries,
                              lint_tools=lint_tools)
-            write(path, document)
+            write(path, baseline)
     except ToolselectError as e:
         run.state.report_problems.append(f"the baseline was not written: {e}")
         return

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pytest
 
+    from pytest_toolselect.gate.subject import Subject
     from pytest_toolselect.records.run_records import CaseRecord, GroupRecord, LintRecord
 
 
@@ -46,7 +47,7 @@ class RunState:
     #: where the baseline was written, once it was (the lifecycle)
     baseline_written: Path | None = None
     #: the subject of a baseline --toolselect-update-baseline re-recorded (BaselineAccess)
-    replaced_subject: dict[str, Any] | None = None
+    replaced_subject: Subject | None = None
     #: pytest's session, once it started (the plugin)
     pytest_session: pytest.Session | None = None
     #: the exit status the plugin gave the session at its end; a failing one is put back if

@@ -118,7 +118,7 @@ class SessionSummary:
                              "baseline": stored.get(r.key)} for r in records}
         return build_document(calls, self.probe()[1], load_groups(records),
                               max_tokens=self.settings.options.max_tokens,
-                              reps=self.settings.reps, subject=self.wiring.subject,
+                              reps=self.settings.reps, subject=self.wiring.subject.to_json(),
                               gate=rows, comparison=self.probe()[2])
 
     def gate_settings(self) -> dict[str, Any]:
@@ -178,7 +178,7 @@ class SessionSummary:
             provenance=provenance(self.settings.rootdir,
                                   self.settings.pytest_config.invocation_params.args, exitstatus,
                                   failed_items, self.state.other_failed, self.stopped()),
-            subject=self.wiring.subject,
+            subject=self.wiring.subject.to_json(),
             settings=settings,
             records=summary.records,
             baseline_cases=base.cases_json() if base is not None else {},

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_toolselect.inputs.option_table import DEFAULT_MODEL
 
 if TYPE_CHECKING:
+    from pytest_toolselect.gate.subject import Subject
     from pytest_toolselect.providers import Provider
 
     from .budget import Budget
@@ -86,10 +87,13 @@ class Wiring:
         return ResponseCache(path, mode)
 
     @cached_property
-    def subject(self) -> dict[str, Any]:
+    def subject(self) -> Subject:
         # the model and its sampling settings only: the config's system prompt is gated
         # per case (part of each case's tools fingerprint), like MCP instructions
-        return dict(self.provider.subject())
+        from pytest_toolselect.gate.subject import Subject
+
+        # read once from the provider's JSON (a hook's provider names its own)
+        return Subject.from_json(self.provider.subject())
 
     @cached_property
     def budget(self) -> Budget:
