@@ -40,9 +40,9 @@ import numpy as np
 from pytest_toolselect.gate import sequential
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.baseline import Baseline, build
-from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.gate.stats import wilson
 from pytest_toolselect.gate.subject import Subject
+from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.run_records import CaseRecord
 
 #: the case population of the issue: (share of cases, true pass probability)

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from conftest import FIND, OFFICERS, WRONG, Project, case
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.baseline import Baseline
-from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.gate.subject import Subject
+from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.run.lifecycle import migrate
 from pytest_toolselect.run.state import RunState
 

@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from conftest import FIND, OFFICERS, PLANNED, WRONG, Project, case
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.baseline import Baseline, load, write
-from pytest_toolselect.gate.entry import KEYS, CaseEntry
 from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.positions.sourcemap import load_schema
+from pytest_toolselect.records.baseline_entry import KEYS, CaseEntry
 from pytest_toolselect.terms.check_names import CHECK_NAMES
 
 REPO = Path(__file__).resolve().parent.parent

@@ -17,8 +17,8 @@ import pytest
 
 from conftest import FIND, PLANNED, Project, case
 from pytest_toolselect.gate import verdict_rules as gate
-from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.inputs.option_table import BY_NAME
+from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.run_records import CaseRecord
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

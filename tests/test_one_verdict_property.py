@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES, case_outcome, decide
-from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.positions.sourcemap import load_schema
+from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report import results
 from pytest_toolselect.report.merge_shards import merge_documents

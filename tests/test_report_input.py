@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from test_records import case_records
 
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.report_input import Escalations, ResultsInput, SuiteChange
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report.results import build
@@ -91,15 +92,16 @@ def test_the_document_is_the_same_from_the_typed_input_and_from_plain_data(
         "provenance": {"created": "2026-01-02T03:04:05+00:00", "exit_status": 0},
         "subject": {"provider": "local", "model": "local/bm25"},
         "settings": {"reps": 1, "fail_on_flaky": True, "update_baseline": False},
-        "baseline_cases": {r.key: {"status": gate.HELD, "passes": 1, "reps": 1}
-                           for r in records[:1]},
         "baseline_path": "main.json", "baseline_mode": "compared", "baseline_written": written,
         "cache_savings": {"m": 0.5}, "cost_cap": 2.0, "capped": capped, "probe_blocks": False,
         "preference": None, "lint": None,
     }
+    stored = {r.key: {"status": gate.HELD, "passes": 1, "reps": 1} for r in records[:1]}
     typed = ResultsInput(**shared, records=tuple(records), gone=("gone.yaml::x",),
-                         suite=suite, escalations=esc)
+                         suite=suite, escalations=esc,
+                         baseline_cases={k: CaseEntry.from_json(e) for k, e in stored.items()})
     plain = {**shared, "records": [r.to_json() for r in records], "gone": ["gone.yaml::x"],
+             "baseline_cases": stored,
              "suite": suite.to_json() if suite else None,
              "escalations": esc.to_json() if esc else None}
     document = build(typed)

@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_toolselect.gate import verdict_rules as gate
-from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.report_input import SummaryInput
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report import html as html_report

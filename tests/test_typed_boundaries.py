@@ -41,7 +41,6 @@ UNTYPED = ("dict", "Dict", "Mapping", "MutableMapping")
 BASELINE_PENDING = frozenset({
     ("pytest_toolselect.gate.baseline", "build", "group_entries"),
     ("pytest_toolselect.gate.baseline", "build", "lint_tools"),
-    ("pytest_toolselect.report.results", "case_entry", "base"),
     ("pytest_toolselect.run.baseline_access", "BaselineAccess.baseline_group", "return"),
     ("pytest_toolselect.run.probe_items", "group_record", "base"),
     ("pytest_toolselect.run.probe_items", "regression_text", "base"),

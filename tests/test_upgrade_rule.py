@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from pytest_toolselect.gate import baseline
 from pytest_toolselect.gate import verdict_rules as gate
-from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.positions.sourcemap import load_schema
+from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.report_input import SummaryInput
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report.terminal import lines, summarize

@@ -14,12 +14,12 @@ from typing import Any
 from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.fingerprint import fingerprint as fingerprint  # re-exported
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.terms.check_names import CHECK_NAMES
 
 from .atomic import write_text
-from .entry import CaseEntry, entries_from_json
 from .subject import Subject
 from .verdict_rules import DEFAULT_HISTORY
 
@@ -83,7 +83,7 @@ class Baseline:
     def from_json(cls, path: Path, data: Mapping[str, Any]) -> Baseline:
         """A baseline document (checked against the schema) as a value."""
         return cls(path=path, subject=Subject.from_json(data["subject"]),
-                   cases=entries_from_json(data["cases"]),
+                   cases={k: CaseEntry.from_json(e) for k, e in data["cases"].items()},
                    **{name: data.get(name, {}) for name in _TABLES},
                    tables=tuple(k for k in data if k in _TABLES))
 

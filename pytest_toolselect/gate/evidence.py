@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pytest_toolselect.gate.entry import CaseEntry
 from pytest_toolselect.gate.verdict_rules import STILL_FAILING, Run, history_of
+from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.run_records import CaseRecord
 
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.baseline_entry import CaseEntry
+from pytest_toolselect.records.baseline_entry import Run as Run  # re-exported: gate.Run
 
 # the names and defaults are data the options table shows too; re-exported as gate.<name>
 from pytest_toolselect.terms.rule_names import DEFAULT_HISTORY as DEFAULT_HISTORY
@@ -25,9 +27,6 @@ from pytest_toolselect.terms.rule_names import DEFAULT_RULE
 from pytest_toolselect.terms.rule_names import RULE_NAMES as RULE_NAMES
 from pytest_toolselect.terms.rule_names import rule_problem as rule_problem
 from pytest_toolselect.terms.vocabulary import Outcome, Status, Verdict
-
-from .entry import CaseEntry
-from .entry import Run as Run  # re-exported: gate.Run
 
 if TYPE_CHECKING:
     from pytest_toolselect.records.report_input import SuiteChange

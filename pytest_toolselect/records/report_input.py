@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .baseline_entry import CaseEntry
 from .run_records import CaseRecord, as_case_record, require_keys
 
 _SUITE_KEYS = ("cases", "held_now", "held_baseline", "rate_now", "rate_baseline", "change",
@@ -111,7 +112,7 @@ class ResultsInput:
     settings: Mapping[str, Any]
     records: tuple[CaseRecord, ...]
     #: the stored baseline's entries by key
-    baseline_cases: Mapping[str, Mapping[str, Any]]
+    baseline_cases: Mapping[str, CaseEntry]
     baseline_path: str | None
     baseline_mode: str | None
     baseline_written: bool
@@ -139,7 +140,8 @@ class ResultsInput:
         return cls(
             provenance=data["provenance"], subject=data["subject"], settings=data["settings"],
             records=tuple(map(as_case_record, data["records"])),
-            baseline_cases=data.get("baseline_cases") or {},
+            baseline_cases={k: CaseEntry.from_json(e)
+                            for k, e in (data.get("baseline_cases") or {}).items()},
             baseline_path=data.get("baseline_path"), baseline_mode=data.get("baseline_mode"),
             baseline_written=bool(data.get("baseline_written")),
             gone=tuple(data.get("gone") or ()),

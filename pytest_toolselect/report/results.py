@@ -15,6 +15,7 @@ from typing import Any
 
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.decision import Decision, case_outcome, decide
+from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.report_input import Escalations, ResultsInput
 from pytest_toolselect.records.run_records import CaseRecord
 
@@ -22,10 +23,12 @@ from .run_report import build_report
 
 SCHEMA_VERSION = "tool_selection.v1"
 
-def case_entry(rec: CaseRecord, base: Mapping[str, Any] | None,
+def case_entry(rec: CaseRecord, base: CaseEntry | None,
                settings: Mapping[str, Any]) -> dict[str, Any]:
     """One case of the document: every key present, whether or not it was scored."""
     priced = [c for c in rec.costs if c is not None]
+    # the stored entry as its file holds it: a key it lacks is shown as null
+    held = base.to_json() if base is not None else None
     entry = {
         "nodeid": rec.nodeid,
         "key": rec.key,
@@ -48,8 +51,8 @@ def case_entry(rec: CaseRecord, base: Mapping[str, Any] | None,
         "failing_checks": list(rec.failing_checks),
         "failing_detail": dict(rec.failing_detail),
         "error": rec.error,
-        "baseline": (None if base is None else
-                     {k: base.get(k) for k in ("status", "passes", "reps", "first_tool",
+        "baseline": (None if held is None else
+                     {k: held.get(k) for k in ("status", "passes", "reps", "first_tool",
                                                "failing_checks")}),
         "tools_changed": rec.tools_changed,
         "case_changed": rec.case_changed,

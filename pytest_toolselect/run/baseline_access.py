@@ -13,8 +13,8 @@ from .case_outcome import CaseIdentity, case_fingerprint
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
-    from pytest_toolselect.gate.entry import CaseEntry
     from pytest_toolselect.inputs.cases import Case
+    from pytest_toolselect.records.baseline_entry import CaseEntry
 
     from .settings import Settings
     from .state import RunState

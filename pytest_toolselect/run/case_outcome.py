@@ -16,8 +16,8 @@ from pytest_toolselect.gate import sequential
 from pytest_toolselect.gate import verdict_rules as gate
 
 if TYPE_CHECKING:
-    from pytest_toolselect.gate.entry import CaseEntry
     from pytest_toolselect.inputs.cases import Case
+    from pytest_toolselect.records.baseline_entry import CaseEntry
 
     from .case_run import CaseRun
 

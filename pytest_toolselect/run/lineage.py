@@ -15,7 +15,7 @@ from pytest_toolselect.gate import toolsdiff
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
-    from pytest_toolselect.gate.entry import CaseEntry
+    from pytest_toolselect.records.baseline_entry import CaseEntry
     from pytest_toolselect.run.case_run import CaseRun
 
 

@@ -181,7 +181,7 @@ class SessionSummary:
             subject=self.wiring.subject.to_json(),
             settings=settings,
             records=summary.records,
-            baseline_cases=base.cases_json() if base is not None else {},
+            baseline_cases=base.cases if base is not None else {},
             baseline_path=summary.baseline_path,
             baseline_mode=summary.baseline_mode,
             baseline_written=summary.baseline_written,

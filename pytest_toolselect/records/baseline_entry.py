@@ -1,10 +1,11 @@
 """A case's baseline entry as a typed, frozen value, converted at the file's edge.
 
 The baseline file holds each case's entry as JSON; ``CaseEntry.from_json`` reads one
-(already checked against the schema by ``baseline.load``) and ``to_json`` writes it back
-key for key, in the order it was read, so an entry kept as it was (a case not run, or a
-replay) leaves the file byte for byte as it was. Readers name fields (``entry.runs``),
-never keys.
+(already checked against the schema by ``gate.baseline.load``) and ``to_json`` writes it
+back key for key, in the order it was read, so an entry kept as it was (a case not run, or
+a replay) leaves the file byte for byte as it was. Readers name fields (``entry.runs``),
+never keys. It is data every part may import: the gate judges with it, and what the run
+hands its reports (``report_input.ResultsInput``) holds the stored entries as they are.
 """
 
 from __future__ import annotations
@@ -90,9 +91,3 @@ class CaseEntry:
             checks=None if checks is None else tuple(checks),
             keys=tuple(data),
         )
-
-
-def entries_from_json(cases: Mapping[str, Mapping[str, Any]]) -> dict[str, CaseEntry]:
-    """The ``cases`` of a baseline document as typed entries, in their order."""
-    return {key: CaseEntry.from_json(value) for key, value in cases.items()}
-
