@@ -117,7 +117,9 @@ def test_the_loaded_baseline_cannot_be_changed_by_whoever_reads_it() -> None:
     with pytest.raises(TypeError):
         del loaded.cases[key]  # type: ignore[attr-defined]
     with pytest.raises(TypeError):
-        loaded.subject["model"] = "another"  # type: ignore[index]
+        loaded.subject.fields["model"] = "another"  # type: ignore[index]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        loaded.subject.fields = {}  # type: ignore[misc]
     with pytest.raises(TypeError):
         loaded.groups["g"] = {}  # type: ignore[index]
     with pytest.raises(dataclasses.FrozenInstanceError):

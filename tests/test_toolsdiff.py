@@ -103,6 +103,18 @@ def test_tables_hold_only_what_entries_refer_to(tmp_path: Path) -> None:
     assert loaded is not None and loaded.toolsets == third["toolsets"]
 
 
+def test_a_table_written_empty_is_written_back_as_it_was(tmp_path: Path) -> None:
+    # a tool set whose texts never travelled: its descriptions table is written, empty
+    built = build(THE_SUBJECT, [rec("f::a", [Tool("find", "Find it.")], tool_texts={})], None)
+    assert list(built.to_json()) == ["schema_version", "subject", "cases", "toolsets", "descriptions"]
+    assert built.to_json()["descriptions"] == {}
+    write(tmp_path / "b.json", built)
+    loaded = load(tmp_path / "b.json")
+    assert loaded is not None
+    write(tmp_path / "again.json", loaded)
+    assert (tmp_path / "again.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+
+
 def test_a_baseline_without_tables_loads(tmp_path: Path) -> None:
     path = tmp_path / "b.json"
     path.write_text(json.dumps({"schema_version": "toolselect_baseline.v1", "subject": SUBJECT,
