@@ -93,7 +93,6 @@ NOT_YET_TYPED = frozenset({
     ("pytest_toolselect.probe.preference", "summarize_stats", "return"),
     ("pytest_toolselect.providers", "Provider.subject", "return"),
     ("pytest_toolselect.report.side_by_side", "render", "named"),
-    ("pytest_toolselect.report.dry_run", "case_lines", "dry"),
     ("pytest_toolselect.report.html", "render", "document"),
     ("pytest_toolselect.report.markdown", "render", "doc"),
     ("pytest_toolselect.report.merge_shards", "merge_documents", "documents"),
