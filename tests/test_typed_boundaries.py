@@ -114,8 +114,6 @@ NOT_YET_TYPED = frozenset({
     ("pytest_toolselect.report.probe_report", "build_document", "return"),
     ("pytest_toolselect.report.results", "build", "data"),
     ("pytest_toolselect.report.results", "build", "return"),
-    ("pytest_toolselect.report.terminal", "summarize", "return"),
-    ("pytest_toolselect.report.terminal", "lines", "summary"),
     ("pytest_toolselect.run.probe_items", "group_job", "return"),
     ("pytest_toolselect.run.probe_items", "group_record", "calls"),
     ("pytest_toolselect.run.report_files", "render", "document"),
