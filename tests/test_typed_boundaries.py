@@ -92,11 +92,6 @@ NOT_YET_TYPED = frozenset({
     ("pytest_toolselect.probe.preference", "summarize_stats", "per_group"),
     ("pytest_toolselect.probe.preference", "summarize_stats", "return"),
     ("pytest_toolselect.providers", "Provider.subject", "return"),
-    ("pytest_toolselect.report.side_by_side", "render", "named"),
-    ("pytest_toolselect.report.html", "render", "document"),
-    ("pytest_toolselect.report.markdown", "render", "doc"),
-    ("pytest_toolselect.report.merge_shards", "merge_documents", "documents"),
-    ("pytest_toolselect.report.merge_shards", "merge_documents", "return"),
     ("pytest_toolselect.report.merge_shards", "baseline_records", "document"),
     ("pytest_toolselect.report.merge_shards", "baseline_records", "return"),
     ("pytest_toolselect.report.merge_shards", "baseline_lint_entries", "document"),
@@ -112,11 +107,8 @@ NOT_YET_TYPED = frozenset({
     ("pytest_toolselect.report.probe_report", "build_document", "gate"),
     ("pytest_toolselect.report.probe_report", "build_document", "comparison"),
     ("pytest_toolselect.report.probe_report", "build_document", "return"),
-    ("pytest_toolselect.report.results", "build", "data"),
-    ("pytest_toolselect.report.results", "build", "return"),
     ("pytest_toolselect.run.probe_items", "group_job", "return"),
     ("pytest_toolselect.run.probe_items", "group_record", "calls"),
-    ("pytest_toolselect.run.report_files", "render", "document"),
     ("pytest_toolselect.exchange.clip", "clip_call", "return"),
 })
 

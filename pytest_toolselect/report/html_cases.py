@@ -93,7 +93,7 @@ def _expected_text(case: Mapping[str, Any]) -> str:
     return expected_label(expect, bool(case.get("allow_no_tool")))
 
 
-def _verdict_cell(case: Mapping[str, Any]) -> str:
+def _verdict_cell(case: Mapping[str, Any], rec: CaseRecord) -> str:
     v = str(case.get("verdict", "?"))
     lines = [_chip(v.replace("_", " "), v)]
     outcome = str(case.get("outcome", "?"))
@@ -107,7 +107,7 @@ def _verdict_cell(case: Mapping[str, Any]) -> str:
                                                          ("case changed", case.get("case_changed"))) if on]
     # a note may hold a word diff (the attribution's cause): marked as the tools card marks it
     lines += [f'<span class="sub">{clipped_diff_html(text, CLIP)}</span>'
-              for text in note_lines(CaseRecord.read(case))]
+              for text in note_lines(rec)]
     return "".join(f'<span class="line">{x}</span>' for x in lines)
 
 
@@ -124,14 +124,14 @@ def _case_cell(case: Mapping[str, Any]) -> str:
     return out
 
 
-def _case_row(i: int, case: Mapping[str, Any]) -> str:
+def _case_row(i: int, case: Mapping[str, Any], rec: CaseRecord) -> str:
     category = case.get("category")
     verdict = case.get("verdict")
     mark = " severe" if verdict in _SEVERE else (" warn" if verdict in _WARN else "")
     return (f'<tr class="case{mark}" data-i="{i}">'
             f'<td>{_case_cell(case)}</td>'
             f"<td>{_e(_clip(str(category))) if category else _NONE}</td>"
-            f"<td>{_verdict_cell(case)}</td>"
+            f"<td>{_verdict_cell(case, rec)}</td>"
             f'<td><code>{_e(_clip(_expected_text(case)))}</code></td>'
             f"<td>{_called_cell(case)}</td>"
             f"<td>{_failing_cell(case)}</td>"
@@ -143,7 +143,9 @@ def _options(values: Iterable[str], every: str) -> str:
         f'<option value="{_e(v)}">{_e(short(v, 40))}</option>' for v in values)
 
 
-def _cases_card(cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+def _cases_card(cases: Sequence[Mapping[str, Any]], records: Sequence[CaseRecord]
+                ) -> Iterator[str]:
+    """One row per case (``records``: the same cases, read)."""
     yield '<section class="card" id="cases-card">'
     yield "<h2>Cases</h2>"
     yield ('<p class="sub">The most serious verdict first. A red edge marks a case that blocks, an amber '
@@ -171,8 +173,8 @@ def _cases_card(cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
            '<col class="c-verdict"><col class="c-exp"><col class="c-called"><col class="c-fail"></colgroup>'
            "<thead><tr><th>case: question, why</th><th>category</th><th>verdict</th><th>expected</th>"
            "<th>called (distinct turns)</th><th>failing checks</th></tr></thead><tbody>")
-    for i, case in enumerate(cases):
-        yield _case_row(i, case)
+    for i, (case, rec) in enumerate(zip(cases, records, strict=True)):
+        yield _case_row(i, case, rec)
     yield "</tbody></table></div>"
     yield "</section>"
 
@@ -182,10 +184,13 @@ _SEVERE = {gate.REGRESSION, gate.FAILED, gate.ERROR}
 _WARN = {gate.DRIFT, gate.NEW_FAILING, gate.STILL_FAILING, gate.FLAKY, gate.SKIPPED}
 
 
-def _by_severity(cases: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Cases with the most serious verdict first, in the document's order within a verdict."""
+def _by_severity(cases: Sequence[Mapping[str, Any]], records: Sequence[CaseRecord]
+                 ) -> tuple[list[Mapping[str, Any]], list[CaseRecord]]:
+    """Cases (and their records) with the most serious verdict first, in the document's
+    order within a verdict."""
     rank = {v: i for i, v in enumerate(gate.VERDICT_ORDER)}
-    return sorted(cases, key=lambda c: rank.get(str(c.get("verdict")), len(rank)))
+    order = sorted(range(len(cases)), key=lambda i: rank.get(str(cases[i].get("verdict")), len(rank)))
+    return [cases[i] for i in order], [records[i] for i in order]
 
 
 def _category(case: Mapping[str, Any]) -> str:
