@@ -6,8 +6,8 @@ enters and leaves in one place each: ``to_json()`` gives the file key for key, i
 order it was always written, and ``from_json()`` reads a saved one (``toolselect report``,
 ``compare``, ``merge``) or the run's own after its secrets are masked. Sections another
 part still hands over as JSON (provenance, subject, settings, the probe's and the lint's
-documents, the suite line) are held as read, and each case as the document wrote it, with
-its record read once (``records``).
+documents, the suite line) are held as read, and each case as the document wrote it, read
+once into a ``DocumentCase`` (its record, outcome and baseline entry) for the reports.
 """
 
 from __future__ import annotations
@@ -192,6 +192,41 @@ class Shard:
         return cls(data["index"], data["count"], tuple(data["keys"]))
 
 
+@dataclass(frozen=True, slots=True)
+class BaselineShown:
+    """What the document shows of a case's baseline entry (``results.case_entry``)."""
+
+    status: str | None
+    passes: int | None
+    reps: int | None
+    first_tool: str | None
+    failing_checks: tuple[str, ...] | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> BaselineShown:
+        checks = data.get("failing_checks")
+        return cls(data.get("status"), data.get("passes"), data.get("reps"),
+                   data.get("first_tool"), None if checks is None else tuple(checks))
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentCase:
+    """A case as the reports show it: its record, its pytest outcome, its baseline entry."""
+
+    record: CaseRecord
+    #: the case's pytest outcome as the one verdict judged it
+    outcome: str | None
+    #: None: no baseline entry
+    baseline: BaselineShown | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DocumentCase:
+        """A document's case (``results.case_entry``), its record read once."""
+        base = data.get("baseline")
+        return cls(CaseRecord.read(data), data.get("outcome"),
+                   BaselineShown.from_json(base) if base is not None else None)
+
+
 @dataclass(frozen=True)
 class ResultsDocument:
     """One run's results (or merged shards'), section by section as the file holds them."""
@@ -217,9 +252,14 @@ class ResultsDocument:
     shard: Shard | None = None
 
     @cached_property
+    def shown_cases(self) -> tuple[DocumentCase, ...]:
+        """The cases read once, in the document's order, as the reports show them."""
+        return tuple(DocumentCase.from_json(case) for case in self.cases)
+
+    @property
     def records(self) -> tuple[CaseRecord, ...]:
-        """The cases as records, read once, for the gate's and the notes' readers."""
-        return tuple(CaseRecord.read(case) for case in self.cases)
+        """The cases as records, for the gate's and the notes' readers."""
+        return tuple(c.record for c in self.shown_cases)
 
     def to_json(self) -> dict[str, Any]:
         """The document as the results file holds it, key for key."""

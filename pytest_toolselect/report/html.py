@@ -174,7 +174,7 @@ CSP = (f"default-src 'none'; script-src '{_sha256(_SCRIPT)}'; style-src '{_sha25
 
 def render(document: ResultsDocument) -> str:
     """The page for one results document."""
-    cases, records = _by_severity(document.cases, document.records)
+    cases = _by_severity(document.shown_cases)
     subject = document.subject
     blocking = document.verdict.blocking
     title = f"toolselect: {subject.get('model') or 'run'} ({'blocking' if blocking else 'not blocking'})"
@@ -194,8 +194,8 @@ def render(document: ResultsDocument) -> str:
         "<main>",
         *_header(document),
         # the verdict's evidence first: what changed, then the cases, blocking ones on top
-        *tools_card(records),
-        *_cases_card(cases, records),
+        *tools_card([c.record for c in cases]),
+        *_cases_card(cases),
         '<div class="grid">',
         *_confusion_card(document.summary),
         *_categories_card(document.summary),

@@ -22,7 +22,7 @@ from pytest_toolselect.gate.evidence import DROPPED, section
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.run_records import CaseRecord
 
-from .document import DocumentCost, ResultsDocument
+from .document import BaselineShown, DocumentCase, DocumentCost, ResultsDocument
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .printable import printable
 from .run_report import NOTHING, CategoryCount, expected_label
@@ -107,8 +107,9 @@ def _called(rec: CaseRecord) -> list[str]:
     return out
 
 
-def _case_block(rec: CaseRecord, base: Mapping[str, Any] | None) -> list[str]:
-    """One case in full (``base``: its baseline entry as the document shows it)."""
+def _case_block(case: DocumentCase) -> list[str]:
+    """One case in full."""
+    rec = case.record
     tag = f" \\[{text(rec.category)}\\]" if rec.category else ""
     out = [f"**{code(rec.nodeid)}**{tag}", "", f"- question: {text(rec.question)}"]
     expect = rec.expect_tool
@@ -120,7 +121,7 @@ def _case_block(rec: CaseRecord, base: Mapping[str, Any] | None) -> list[str]:
     for name, detail in rec.failing_detail.items():
         out.append(f"- failing: {code(name)}: {text(detail)}")
     if rec.status is not None and rec.reps > 1:
-        out.append(f"- passes: {rec.passes}/{rec.reps} reps" + _baseline_passes(base))
+        out.append(f"- passes: {rec.passes}/{rec.reps} reps" + _baseline_passes(case.baseline))
     if rec.why:
         out.append(f"- why: {text(rec.why)}")
     for note, details in notes(rec):
@@ -129,10 +130,10 @@ def _case_block(rec: CaseRecord, base: Mapping[str, Any] | None) -> list[str]:
     return [*out, ""]
 
 
-def _baseline_passes(base: Mapping[str, Any] | None) -> str:
-    if not base or base.get("reps") is None:
+def _baseline_passes(base: BaselineShown | None) -> str:
+    if base is None or base.reps is None:
         return ""
-    return f" (baseline {base['passes']}/{base['reps']})"
+    return f" (baseline {base.passes}/{base.reps})"
 
 
 def _flaky_block(rec: CaseRecord) -> list[str]:
@@ -267,16 +268,15 @@ class _Budget:
 def _sections(doc: ResultsDocument) -> Iterator[tuple[str, list[list[str]], bool, str]]:
     """(title, item blocks, collapsed, what an item is) for each non-empty section."""
     records = doc.records
-    # each case's record, with its baseline entry as the document shows it
-    by_verdict: dict[str, list[tuple[CaseRecord, Mapping[str, Any] | None]]] = {}
-    for case, rec in zip(doc.cases, records, strict=True):
-        by_verdict.setdefault(section(rec), []).append((rec, case.get("baseline")))
+    by_verdict: dict[str, list[DocumentCase]] = {}
+    for case in doc.shown_cases:
+        by_verdict.setdefault(section(case.record), []).append(case)
     for verdict, title, sub in OPEN_SECTIONS:
         cases = by_verdict.get(verdict, [])
         if cases and verdict == gate.REGRESSION and doc.settings.get("update_baseline"):
             title, sub = "Regressions accepted", "held on the baseline, fail now; the update records them"
         if cases:
-            yield (f"{title} ({len(cases)}): {sub}", [_case_block(*c) for c in cases], False,
+            yield (f"{title} ({len(cases)}): {sub}", [_case_block(c) for c in cases], False,
                    title.lower())
     changes = tool_changes(records)
     if changes:
@@ -289,11 +289,11 @@ def _sections(doc: ResultsDocument) -> Iterator[tuple[str, list[list[str]], bool
         if not cases:
             continue
         if verdict == gate.FLAKY:
-            blocks = [_flaky_block(rec) for rec, _ in cases]
+            blocks = [_flaky_block(c.record) for c in cases]
         elif verdict == gate.SKIPPED:
-            blocks = [[f"- {code(rec.nodeid)}"] for rec, _ in cases]
+            blocks = [[f"- {code(c.record.nodeid)}"] for c in cases]
         else:
-            blocks = [_case_block(*c) for c in cases]
+            blocks = [_case_block(c) for c in cases]
         yield f"{title} ({len(cases)}): {sub}", blocks, True, title.lower()
     disagreements = doc.summary.intent_disagreements
     if disagreements:
