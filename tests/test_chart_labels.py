@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,6 +15,7 @@ from hypothesis import strategies as st
 from pytest_toolselect.report.charts import _MONO_PX, TOOL_CLIP, confusion_svg
 from pytest_toolselect.report.lint_heatmap import heatmap_svg
 from pytest_toolselect.report.printable import printable
+from pytest_toolselect.report.run_report import Confusion
 
 NS = "{http://www.w3.org/2000/svg}"
 #: what providers accept as a tool name, and longer names that only a tools file can hold
@@ -40,8 +40,8 @@ def _labels(svg: str) -> tuple[ET.Element, list[ET.Element], list[ET.Element]]:
     return root, cols, rows
 
 
-def _cells(pairs: list[tuple[str, str]]) -> list[dict[str, Any]]:
-    return [{"expected": e, "chosen": c, "count": 1, "correct": e == c} for e, c in pairs]
+def _cells(pairs: list[tuple[str, str]]) -> list[Confusion]:
+    return [Confusion(e, c, 1, e == c) for e, c in pairs]
 
 
 def _check_bounds(root: ET.Element, cols: list[ET.Element], rows: list[ET.Element]) -> None:

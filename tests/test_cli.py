@@ -15,7 +15,14 @@ import pytest
 
 from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, WRONG, Project, case
 from pytest_toolselect.report import side_by_side as compare
-from pytest_toolselect.run.report_files import render
+from pytest_toolselect.report.document import (
+    BaselineInfo,
+    DocumentCost,
+    DocumentSummary,
+    DocumentVerdict,
+    ResultsDocument,
+)
+from pytest_toolselect.run.report_files import render as render_document
 
 #: the console script pip installed next to this Python
 TOOLSELECT = Path(sys.executable).with_name("toolselect")
@@ -209,7 +216,7 @@ def test_markdown_cells_keep_a_pipe_in_a_node_id_inside_its_cell() -> None:
 
 def test_runs_that_agree_say_so() -> None:
     doc = _document("m/one", [_case("a.yaml::c", "held", "find_company")])
-    text = compare.render([("one.json", doc), ("two.json", _document("m/two", doc["cases"]))])
+    text = compare.render([("one.json", doc), ("two.json", _document("m/two", doc.cases))])
     assert "Cases that differ (0)" in text
     assert "none: every case common to the runs has the same status and first tool" in text
     assert "only some runs" not in text
@@ -218,7 +225,7 @@ def test_runs_that_agree_say_so() -> None:
 def test_a_verdict_alone_is_not_a_difference() -> None:
     # held against a baseline in one run, passed without one in the other: the same behaviour
     doc = _document("m/one", [_case("a.yaml::c", "held", "find_company")])
-    other = _document("m/two", [{**doc["cases"][0], "verdict": "passed"}])
+    other = _document("m/two", [{**doc.cases[0], "verdict": "passed"}])
     text = compare.render([("one.json", doc), ("two.json", other)])
     assert "Cases that differ (0)" in text
 
@@ -229,9 +236,19 @@ def _case(nodeid: str, status: str | None, first: str | None) -> dict[str, Any]:
             "first_tool": first, "verdict": "held" if held else "still_failing"}
 
 
-def _document(model: str, cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    return {"subject": {"model": model}, "provenance": {"created": "2026-01-01T00:00:00+00:00"},
-            "verdict": {"blocking": False}, "cases": [dict(c) for c in cases]}
+def _document(model: str, cases: Sequence[Mapping[str, Any]]) -> ResultsDocument:
+    """A run of these cases and nothing else the comparison reads."""
+    return ResultsDocument(
+        provenance={"created": "2026-01-01T00:00:00+00:00"}, subject={"model": model},
+        settings={}, baseline=BaselineInfo(None, None, False, ()),
+        verdict=DocumentVerdict(False, ()), summary=DocumentSummary(0, {}, {}, (), {}, None),
+        cost=DocumentCost(0.0, 0.0, 0.0, {}, {}, None, False),
+        cases=tuple(dict(c) for c in cases), preference=None, tool_texts=None)
+
+
+def render(kind: str, document: dict[str, Any]) -> str:
+    """A report of a results file's document, read once as `toolselect report` reads it."""
+    return render_document(kind, ResultsDocument.from_json(document))
 
 
 # -- report -----------------------------------------------------------------------------------------

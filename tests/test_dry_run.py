@@ -94,14 +94,15 @@ def test_the_estimate_adds_up(parts: list[dict[str, int] | None], reps: int, ext
                               prices: dict[str, float]) -> None:
     dry = case_dry_run(parts, reps, extra, prices)
     known = [p for p in parts if p is not None]
-    assert dry["calls"] == len(parts) * reps
-    assert dry["extra_calls_max"] == len(parts) * extra
-    assert dry["input_tokens_estimate"] == sum(dry["input_tokens"].values()) == reps * sum(
+    assert dry.calls == len(parts) * reps
+    assert dry.extra_calls_max == len(parts) * extra
+    assert dry.input_tokens_estimate == sum(dry.input_tokens.values()) == reps * sum(
         sum(p.values()) for p in known)
-    low, high = dry["estimated_cost_usd"]
+    assert dry.estimated_cost_usd is not None
+    low, high = dry.estimated_cost_usd
     assert 0 <= low <= high
     if extra == 0:
         assert high == low
     # every rep costs the same: the range is the fixed reps' cost scaled by (reps + extra) / reps
     assert high == pytest.approx(low * (reps + extra) / reps, rel=1e-9, abs=1e-12)
-    assert case_dry_run(parts, reps, extra, None)["estimated_cost_usd"] is None
+    assert case_dry_run(parts, reps, extra, None).estimated_cost_usd is None

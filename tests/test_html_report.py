@@ -29,8 +29,11 @@ import jsonschema
 import pytest
 
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.records.report_input import ResultsInput
+from pytest_toolselect.report import html as html_page
 from pytest_toolselect.report import results
-from pytest_toolselect.report.html import CSP, render, script_json
+from pytest_toolselect.report.document import ResultsDocument
+from pytest_toolselect.report.html import CSP, script_json
 from pytest_toolselect.report.html_base import CALL_CLIP, CLIP
 from pytest_toolselect.run import report_files as files
 
@@ -109,7 +112,7 @@ def document(records: list[dict[str, Any]], *, preference: dict[str, Any] | None
     """A results document made by the plugin's own builder, checked against its schema."""
     settings = {"reps": 1, "rule": "fisher-0.005", "history": 5, "fail_on_flaky": False,
                 "fail_on_still_failing": False, "update_baseline": False}
-    doc = results.build({
+    doc = results.build(ResultsInput.read({
         "provenance": {"created": "2026-01-02T03:04:05+00:00", "plugin_version": "0.1.0",
                        "pytest_version": "9.0.0", "python_version": "3.11.7",
                        "command": ["pytest", "cases"], "git": {"commit": "ab" * 20, "dirty": True},
@@ -122,9 +125,14 @@ def document(records: list[dict[str, Any]], *, preference: dict[str, Any] | None
         "baseline_mode": "compared" if baseline else None,
         "preference": preference,
         **data,
-    })
+    })).to_json()
     SCHEMA.validate(doc)
     return doc
+
+
+def render(doc: dict[str, Any]) -> str:
+    """The page for a document as a results file holds it, read once as `toolselect report` reads it."""
+    return html_page.render(ResultsDocument.from_json(doc))
 
 
 class Tags(HTMLParser):
@@ -255,7 +263,7 @@ def test_same_document_same_bytes() -> None:
     first = render(doc)
     assert render(copy.deepcopy(doc)) == first
     assert render(json.loads(json.dumps(doc))) == first
-    assert files.render("html", doc) == first
+    assert files.render("html", ResultsDocument.from_json(doc)) == first
 
 
 def test_the_policy_allows_exactly_the_inline_style_and_script() -> None:

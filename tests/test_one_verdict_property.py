@@ -14,8 +14,10 @@ from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES, case_outcome, decide
 from pytest_toolselect.positions.sourcemap import load_schema
 from pytest_toolselect.records.baseline_entry import CaseEntry
+from pytest_toolselect.records.report_input import ResultsInput
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report import results
+from pytest_toolselect.report.document import ResultsDocument
 from pytest_toolselect.report.merge_shards import merge_documents
 
 SUBJECT = {"provider": "script", "model": "script/planned"}
@@ -72,11 +74,17 @@ def _document(records: list[dict[str, Any]], base: dict[str, Any], settings_: di
     capped = any(r["verdict"] == gate.SKIPPED for r in records)
     suite = gate.measure_suite(list(map(CaseRecord.read, records)), _status(base), fail_on_drop=bool(
         settings_["fail_on_suite_drop"] and not settings_["update_baseline"]))
-    return results.build({"provenance": {**PROVENANCE, "other_failed": other_failed},
-                          "subject": SUBJECT, "settings": settings_, "records": records,
-                          "baseline_cases": base, "capped": capped,
-                          "suite": suite.to_json() if suite else None, "other_failed": other_failed,
-                          "shard": shard})
+    return results.build(ResultsInput.read({
+        "provenance": {**PROVENANCE, "other_failed": other_failed},
+        "subject": SUBJECT, "settings": settings_, "records": records,
+        "baseline_cases": base, "capped": capped,
+        "suite": suite.to_json() if suite else None, "other_failed": other_failed,
+        "shard": shard})).to_json()
+
+
+def _merge(shards: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Shards as their files hold them, merged, as the merged file holds it."""
+    return merge_documents([(path, ResultsDocument.from_json(doc)) for path, doc in shards]).to_json()
 
 
 @settings(max_examples=150, deadline=None)
@@ -111,7 +119,7 @@ def test_the_run_its_document_and_any_merge_of_its_shards_agree(
                         shard={"index": k, "count": n, "keys": keys})
         jsonschema.Draft202012Validator(schema).validate(doc)
         shards.append((f"shard-{k}.json", doc))
-    merged = merge_documents(shards)
+    merged = _merge(shards)
     jsonschema.Draft202012Validator(schema).validate(merged)
     assert merged["verdict"] == whole["verdict"]
     assert merged["provenance"]["exit_status"] == decided.exit_status
@@ -125,9 +133,9 @@ def test_an_older_shard_file_without_other_failed_still_fails_on_its_plain_tests
             "verdict": gate.PASSED}
     keys = [held["key"]]
     doc = _document([held], {}, settings_, shard={"index": 1, "count": 1, "keys": keys})
-    assert merge_documents([("s.json", doc)])["provenance"]["exit_status"] == 0
+    assert _merge([("s.json", doc)])["provenance"]["exit_status"] == 0
     # written before other_failed: its failed_items counted a plain test beside its case
     del doc["provenance"]["other_failed"]
     doc["provenance"]["failed_items"] = 1
-    merged = merge_documents([("s.json", doc)])
+    merged = _merge([("s.json", doc)])
     assert merged["provenance"]["exit_status"] == 1 and merged["verdict"]["blocking"]

@@ -21,7 +21,8 @@ import pytest
 
 from conftest import PLANNED, REGISTRY_TOOLS, Project, case
 from pytest_toolselect.positions.sourcemap import load_schema
-from pytest_toolselect.report.markdown import render
+from pytest_toolselect.report import markdown
+from pytest_toolselect.report.document import ResultsDocument
 
 GOLDEN = Path(__file__).parent / "golden" / "every_outcome.md"
 HOSTILE = "</details><script>alert(1)</script> ``` `x` | <img src=x onerror=alert(2)> [l](javascript:1)"
@@ -38,6 +39,11 @@ Q = {
     "broken": "Find the company called Wayne Enterprises",
     "pricey": "Find the company called Tyrell",
 }
+
+
+def render(doc: dict[str, Any], limit: int = markdown.LIMIT) -> str:
+    """The comment for a document as a results file holds it, read once as `toolselect report` reads it."""
+    return markdown.render(ResultsDocument.from_json(doc), limit)
 
 
 def _project(project: Project) -> None:
@@ -301,10 +307,11 @@ def test_the_cap_holds_whatever_the_version_string() -> None:
 
 def test_a_change_under_half_a_point_is_plus_zero() -> None:
     from pytest_toolselect.report.markdown import _category_table
+    from pytest_toolselect.report.run_report import CategoryCount
 
-    row = {"held": 99, "scored": 300, "baseline_held": 100, "baseline_scored": 301}  # -0.2 pts
+    row = CategoryCount(held=99, scored=300, baseline_held=100, baseline_scored=301)  # -0.2 pts
     assert "| +0 pts |" in "\n".join(_category_table({"c": row}))
-    row = {"held": 90, "scored": 300, "baseline_held": 100, "baseline_scored": 300}
+    row = CategoryCount(held=90, scored=300, baseline_held=100, baseline_scored=300)
     assert "| -3 pts |" in "\n".join(_category_table({"c": row}))
 
 
@@ -320,7 +327,7 @@ def test_a_long_error_keeps_its_cause_at_the_end() -> None:
     comment = render(doc).replace("\\", "")  # markdown punctuation is escaped
     assert cause in comment
     assert "chars cut) …" in comment and "deep/deep" in comment  # both ends, the middle named as cut
-    page = html.render(doc)
+    page = html.render(ResultsDocument.from_json(doc))
     assert cause in page and "chars cut) …" in page
     # a short error is shown whole
     assert "chars cut" not in render(_pure_doc(error=f"exited during initialize: {cause}"))

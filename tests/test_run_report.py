@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.baseline_entry import CaseEntry
-from pytest_toolselect.records.report_input import SummaryInput
+from pytest_toolselect.records.report_input import ResultsInput, SummaryInput
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report import html as html_report
 from pytest_toolselect.report import markdown, results
+from pytest_toolselect.report.document import ResultsDocument
 from pytest_toolselect.report.merge_shards import merge_documents
 from pytest_toolselect.report.terminal import lines, summarize
 
@@ -38,8 +39,22 @@ def _terminal(records: list[dict[str, Any]]) -> list[str]:
 
 def _document(records: list[dict[str, Any]], base: dict[str, Any] | None = None,
               shard: dict[str, Any] | None = None) -> dict[str, Any]:
-    return results.build({"provenance": PROVENANCE, "subject": SUBJECT, "settings": SETTINGS,
-                          "records": records, "baseline_cases": base or {}, "shard": shard})
+    return results.build(ResultsInput.read({
+        "provenance": PROVENANCE, "subject": SUBJECT, "settings": SETTINGS, "records": records,
+        "baseline_cases": base or {}, "shard": shard})).to_json()
+
+
+def _merge(shards: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Shards as their files hold them, merged, as the merged file holds it."""
+    return merge_documents([(path, ResultsDocument.from_json(doc)) for path, doc in shards]).to_json()
+
+
+def _comment(doc: dict[str, Any]) -> str:
+    return markdown.render(ResultsDocument.from_json(doc))
+
+
+def _page(doc: dict[str, Any]) -> str:
+    return html_report.render(ResultsDocument.from_json(doc))
 
 
 def _scored(nodeid: str, **fields: Any) -> dict[str, Any]:
@@ -63,7 +78,7 @@ def test_a_case_that_allows_no_call_is_one_label_in_every_report() -> None:
         {"expected": "find | (nothing)", "chosen": "get", "count": 1, "correct": False}]
     assert "top confusions (expected -> chosen): find | (nothing) -> get x1" in _terminal([rec])
     assert "expected find | (nothing)\nchose get\n1 rep (off target)" in html.unescape(
-        html_report.render(doc))
+        _page(doc))
 
 
 def test_an_unpriced_rep_is_an_unpriced_call_in_every_report() -> None:
@@ -74,11 +89,11 @@ def test_an_unpriced_rep_is_an_unpriced_call_in_every_report() -> None:
         "usage": {"input_tokens": 10, "output_tokens": 2}}
     assert ("  m: 1 call with no known price, not in the total (add the model under `prices:` "
             "in toolselect.yaml)") in _terminal([rec])
-    assert "; 1 call with no known price, not in the total" in markdown.render(doc)
-    assert "m: 2 calls, 1 unpriced" in html.unescape(html_report.render(doc))
+    assert "; 1 call with no known price, not in the total" in _comment(doc)
+    assert "m: 2 calls, 1 unpriced" in html.unescape(_page(doc))
     # a merge counts it from the shard's per-rep costs, as the run did
     keys = [rec["key"]]
-    merged = merge_documents([("s.json", _document([rec], shard={"index": 1, "count": 1,
+    merged = _merge([("s.json", _document([rec], shard={"index": 1, "count": 1,
                                                                   "keys": keys}))])
     assert merged["cost"]["by_model"]["m"]["unpriced_calls"] == 1
 
@@ -89,7 +104,7 @@ def test_a_shard_written_before_per_rep_costs_reads_its_cost_per_case() -> None:
     doc = _document([priced, unpriced], shard={"index": 1, "count": 1, "keys": ["a::p", "a::u"]})
     for case in doc["cases"]:
         del case["costs"]
-    by_model = merge_documents([("old.json", doc)])["cost"]["by_model"]["m"]
+    by_model = _merge([("old.json", doc)])["cost"]["by_model"]["m"]
     assert (by_model["calls"], by_model["priced_usd"], by_model["unpriced_calls"]) == (3, 0.75, 1)
 
 
@@ -187,7 +202,7 @@ def test_every_report_and_any_merge_agree_on_every_count(
     assert set(doc["verdict"]["blocking_cases"]) <= set(listed)
 
     # the markdown comment
-    md = markdown.render(doc)
+    md = _comment(doc)
     for name, row in summary["categories"].items():
         row_line = next(li for li in md.splitlines()
                         if li.startswith(f"| {markdown.text(name)} | "))
@@ -204,7 +219,7 @@ def test_every_report_and_any_merge_agree_on_every_count(
         assert markdown.code(key) in md
 
     # the HTML report
-    page = html.unescape(html_report.render(doc))
+    page = html.unescape(_page(doc))
     for name, row in summary["categories"].items():
         if row["scored"]:
             assert f"<title>{name}, this run: {row['held']}/{row['scored']} held</title>" in page
@@ -222,7 +237,7 @@ def test_every_report_and_any_merge_agree_on_every_count(
     shards = [(f"s{k}.json", _document([r for r, s in zip(records, split, strict=True) if s == k],
                                        base, shard={"index": k, "count": 2, "keys": keys}))
               for k in (1, 2)]
-    merged = merge_documents(shards)
+    merged = _merge(shards)
     for part in ("total", "verdicts", "categories", "confusion", "intent_disagreements"):
         assert merged["summary"][part] == summary[part], part
     assert {m: (r["calls"], r["unpriced_calls"]) for m, r in merged["cost"]["by_model"].items()

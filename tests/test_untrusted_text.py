@@ -11,6 +11,7 @@ import json
 
 from conftest import FIND, OFFICERS, PLANNED, Project, case
 from pytest_toolselect.report import html, markdown
+from pytest_toolselect.report.document import ResultsDocument
 from pytest_toolselect.report.printable import printable
 
 #: a forged link around a made-up tool name, a screen clear, a carriage return, a reversal
@@ -65,7 +66,8 @@ def test_reports_render_controls_visibly() -> None:
     from pytest_toolselect.gate import verdict_rules as gate
 
     doc = document([record("c.yaml::a", gate.FAILED, question=QUESTION, why=ARGUMENT)])
-    comment, page = markdown.render(doc), html.render(doc)
+    read = ResultsDocument.from_json(doc)
+    comment, page = markdown.render(read), html.render(read)
     for char in RAW:
         assert char not in comment and char not in page
     assert "&lt;U\\+001B&gt;\\[8mhidden" in comment

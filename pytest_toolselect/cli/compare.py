@@ -8,8 +8,9 @@ from .saved_run import OK, emit, load_results
 
 
 def run(args: argparse.Namespace) -> int:
+    from pytest_toolselect.report.document import ResultsDocument
     from pytest_toolselect.report.side_by_side import render
 
-    documents = [(path, load_results(path)) for path in args.results]
+    documents = [(path, ResultsDocument.from_json(load_results(path))) for path in args.results]
     emit(render(documents, markdown=args.markdown), "-", args.results)
     return OK

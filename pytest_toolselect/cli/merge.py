@@ -46,14 +46,15 @@ def add_merge(commands: Any, formatter: Any) -> None:
 
 
 def run_merge(args: argparse.Namespace) -> int:
+    from pytest_toolselect.report.document import ResultsDocument
     from pytest_toolselect.report.merge_shards import merge_documents
     from pytest_toolselect.run.report_files import render
 
     from .saved_run import emit, load_results
 
     try:
-        document = merge_documents([(path, load_results(path)) for path in args.results],
-                                   partial=args.partial)
+        document = merge_documents([(path, ResultsDocument.from_json(load_results(path)))
+                                    for path in args.results], partial=args.partial)
     except ToolselectError as e:
         # 2 is the cost cap's: refused input is pytest's usage error, as a refused run's
         print(printable(f"toolselect: error: {e}"), file=sys.stderr)
@@ -65,10 +66,11 @@ def run_merge(args: argparse.Namespace) -> int:
     # every rendering first: a renderer that fails leaves no report half-written
     texts = [(render(kind, document), out) for kind, out in wanted]
     if args.update_baseline is not None:
-        write_baseline(Path(args.update_baseline), document)
+        # the baseline's builder reads the merged cases as the document holds them
+        write_baseline(Path(args.update_baseline), document.to_json())
     for text, out in texts:
         emit(text, out, args.results)
-    return int(document["provenance"]["exit_status"])
+    return int(document.provenance["exit_status"])
 
 
 def write_baseline(path: Path, document: dict[str, Any]) -> None:

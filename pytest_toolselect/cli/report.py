@@ -8,9 +8,10 @@ from .saved_run import OK, emit, load_results
 
 
 def run(args: argparse.Namespace) -> int:
+    from pytest_toolselect.report.document import ResultsDocument
     from pytest_toolselect.run.report_files import render
 
-    document = load_results(args.results)
+    document = ResultsDocument.from_json(load_results(args.results))
     wanted = [(kind, out) for kind, out in (("markdown", args.markdown), ("html", args.html))
               if out is not None]
     # every rendering first: a renderer that fails leaves no report half-written

@@ -70,6 +70,27 @@ class Escalations:
         return cls(data["cases"], data["calls"], data["stopped"], dict(data["verdicts"]))
 
 
+@dataclass(frozen=True, slots=True)
+class CaseDryRun:
+    """What the selection cases would take, no call made (``run.dry_run.case_dry_run``):
+    calls, input tokens by part, and the cost as a (low, high) range."""
+
+    cases: int
+    #: cases whose tools could not be listed: counted in calls, not in tokens or cost
+    unlisted: int
+    reps: int
+    calls: int
+    #: the most calls adaptive reps may add over the run, and to one case
+    extra_calls_max: int
+    max_extra_per_case: int
+    #: input tokens by part: tools, system, question, overhead
+    input_tokens: Mapping[str, int]
+    input_tokens_estimate: int
+    output_tokens_estimate: int
+    #: (every fixed rep, every extra rep asked too); None: no known price
+    estimated_cost_usd: tuple[float, float] | None
+
+
 @dataclass(frozen=True)
 class SummaryInput:
     """Everything the terminal summary needs (``report.terminal.summarize``)."""

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from .printable import printable
-from .run_report import NOTHING
+from .run_report import NOTHING, CategoryCount, Confusion
 
 #: characters of a category or factor name drawn in a chart (the full name is its tooltip)
 LABEL_CLIP = 30
@@ -86,11 +86,11 @@ def _mix(pair: tuple[tuple[int, int, int], tuple[int, int, int]], t: float) -> s
 # -- confusion matrix ------------------------------------------------------------------------
 
 
-def confusion_axes(cells: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
+def confusion_axes(cells: Sequence[Confusion]) -> tuple[list[str], list[str]]:
     """Rows (expected labels) and columns (chosen tools), ordered so correct cells run down
     the diagonal: columns follow the tools of the rows in row order, no call last."""
-    rows = sorted({str(c["expected"]) for c in cells}, key=lambda r: (r.startswith("("), r))
-    chosen = {str(c["chosen"]) for c in cells}
+    rows = sorted({str(c.expected) for c in cells}, key=lambda r: (r.startswith("("), r))
+    chosen = {str(c.chosen) for c in cells}
     cols: list[str] = []
     for r in rows:
         for tool in r.split(" | "):
@@ -102,11 +102,11 @@ def confusion_axes(cells: Sequence[Mapping[str, Any]]) -> tuple[list[str], list[
     return rows, cols
 
 
-def confusion_svg(cells: Sequence[Mapping[str, Any]]) -> str:
+def confusion_svg(cells: Sequence[Confusion]) -> str:
     """A heatmap of expected against chosen: acceptable cells green, off-target orange,
     darker with more reps; an acceptable tool never chosen is a dashed outline."""
     rows, cols = confusion_axes(cells)
-    counts = {(str(c["expected"]), str(c["chosen"])): (int(c["count"]), bool(c["correct"])) for c in cells}
+    counts = {(str(c.expected), str(c.chosen)): (int(c.count), bool(c.correct)) for c in cells}
     peak = max(n for n, _ in counts.values())
     # labels are drawn whole (wrapped onto lines), never cut to fit: the chart grows instead
     row_lines = {r: wrapped_label(r) for r in rows}
@@ -179,7 +179,7 @@ def confusion_svg(cells: Sequence[Mapping[str, Any]]) -> str:
 # -- pass rate by category -------------------------------------------------------------------
 
 
-def categories_svg(cats: Mapping[str, Mapping[str, Any]]) -> str:
+def categories_svg(cats: Mapping[str, CategoryCount]) -> str:
     """Per category, two bars (held now, held on the baseline) and the change in points."""
     label_w = max(len(short(str(c), 22)) for c in cats) * 7.0 + 12
     plot_w, bar_h, gap, group_gap = 240.0, 13.0, 3.0, 14.0
@@ -200,8 +200,8 @@ def categories_svg(cats: Mapping[str, Mapping[str, Any]]) -> str:
         y = top + i * (group_h + group_gap)
         out.append(f'<text x="{_num(left - 8)}" y="{_num(y + group_h / 2 + 4)}" text-anchor="end">'
                    f"<title>{esc(name)}</title>{esc(short(str(name), 22))}</text>")
-        held, scored = int(row.get("held", 0)), int(row.get("scored", 0))
-        b_held, b_scored = int(row.get("baseline_held", 0)), int(row.get("baseline_scored", 0))
+        held, scored = int(row.held), int(row.scored)
+        b_held, b_scored = int(row.baseline_held), int(row.baseline_scored)
         for k, (n, d, colour, what) in enumerate(((held, scored, _NOW, "this run"),
                                                   (b_held, b_scored, _BASE, "baseline"))):
             by = y + k * (bar_h + gap)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from pytest_toolselect.messages.plural import plural as _plural
 from pytest_toolselect.probe.preference import (
@@ -11,6 +10,7 @@ from pytest_toolselect.probe.preference import (
     OUTPUT_TOKENS_PER_CALL,
     TOOL_USE_OVERHEAD_TOKENS,
 )
+from pytest_toolselect.records.report_input import CaseDryRun
 
 #: how far the 4-characters-a-token count was from real tokenizers on the repository's
 #: examples (benchmarks/dry_run_tokens.py measures it)
@@ -24,25 +24,25 @@ def _money(x: float) -> str:
 
 
 
-def case_lines(dry: Mapping[str, Any], prices: Mapping[str, float] | None) -> Iterator[str]:
+def case_lines(dry: CaseDryRun, prices: Mapping[str, float] | None) -> Iterator[str]:
     """What the cases would cost: calls, input tokens by part, and the cost as a range when
     adaptive reps may ask again."""
-    line = (f"selection cases: {_plural(dry['cases'], 'item')}, {_plural(dry['calls'], 'call')} "
-            f"({_plural(dry['reps'], 'rep')})")
-    if dry["extra_calls_max"]:
-        line += (f", and up to {dry['extra_calls_max']} more if adaptive reps ask again "
-                 f"(at most {dry['max_extra_per_case']} a case)")
+    line = (f"selection cases: {_plural(dry.cases, 'item')}, {_plural(dry.calls, 'call')} "
+            f"({_plural(dry.reps, 'rep')})")
+    if dry.extra_calls_max:
+        line += (f", and up to {dry.extra_calls_max} more if adaptive reps ask again "
+                 f"(at most {dry.max_extra_per_case} a case)")
     yield line
-    if not dry["cases"]:
+    if not dry.cases:
         return
-    parts = dry["input_tokens"]
-    yield (f"  input: about {dry['input_tokens_estimate']:,} tokens (tools {parts['tools']:,}, "
+    parts = dry.input_tokens
+    yield (f"  input: about {dry.input_tokens_estimate:,} tokens (tools {parts['tools']:,}, "
            f"system {parts['system']:,}, question {parts['question']:,}, tool use "
-           f"{parts['overhead']:,}); output: about {dry['output_tokens_estimate']:,} tokens")
-    if dry["unlisted"]:
-        yield (f"  {_plural(dry['unlisted'], 'case')} whose tools could not be listed: "
+           f"{parts['overhead']:,}); output: about {dry.output_tokens_estimate:,} tokens")
+    if dry.unlisted:
+        yield (f"  {_plural(dry.unlisted, 'case')} whose tools could not be listed: "
                "counted in calls, not in tokens or cost")
-    cost = dry["estimated_cost_usd"]
+    cost = dry.estimated_cost_usd
     if cost is None or prices is None:
         yield "cost: no price known for the model: no cost estimate (set `prices` in toolselect.yaml)"
         return

@@ -21,10 +21,10 @@ from typing import Any
 
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.messages.plural import plural
-from pytest_toolselect.records.run_records import CaseRecord
 
 from .charts import categories_svg, confusion_svg, forest_svg, pct
 from .charts import esc as _e
+from .document import DocumentCost, DocumentSummary, ResultsDocument
 from .html_base import _NONE, _VERDICT_COLOURS, _chip, _clip, _money, script_json
 from .html_cases import _by_severity, _cases_card, _index
 from .html_tools import tools_card
@@ -172,11 +172,11 @@ CSP = (f"default-src 'none'; script-src '{_sha256(_SCRIPT)}'; style-src '{_sha25
        "img-src data:; base-uri 'none'; form-action 'none'")
 
 
-def render(document: Mapping[str, Any]) -> str:
+def render(document: ResultsDocument) -> str:
     """The page for one results document."""
-    cases = _by_severity(document.get("cases") or [])
-    subject = document.get("subject") or {}
-    blocking = bool((document.get("verdict") or {}).get("blocking"))
+    cases = _by_severity(document.shown_cases)
+    subject = document.subject
+    blocking = document.verdict.blocking
     title = f"toolselect: {subject.get('model') or 'run'} ({'blocking' if blocking else 'not blocking'})"
     parts = [
         "<!DOCTYPE html>",
@@ -194,14 +194,14 @@ def render(document: Mapping[str, Any]) -> str:
         "<main>",
         *_header(document),
         # the verdict's evidence first: what changed, then the cases, blocking ones on top
-        *tools_card([CaseRecord.read(case) for case in cases]),
+        *tools_card([c.record for c in cases]),
         *_cases_card(cases),
         '<div class="grid">',
-        *_confusion_card(document["summary"]),
-        *_categories_card(document["summary"]),
+        *_confusion_card(document.summary),
+        *_categories_card(document.summary),
         "</div>",
-        *_preference_card(document.get("preference")),
-        *_lint_card(document.get("lint")),
+        *_preference_card(document.preference),
+        *_lint_card(document.lint),
         "</main>",
         f'<script type="application/json" id="ts-index">{script_json(_index(cases))}</script>',
         f"<script>{_SCRIPT}</script>",
@@ -214,12 +214,10 @@ def render(document: Mapping[str, Any]) -> str:
 # -- header ----------------------------------------------------------------------------------
 
 
-def _header(doc: Mapping[str, Any]) -> Iterator[str]:
-    verdict = doc.get("verdict") or {}
-    subject = doc.get("subject") or {}
-    prov = doc.get("provenance") or {}
-    summary = doc["summary"]
-    blocking = bool(verdict.get("blocking"))
+def _header(doc: ResultsDocument) -> Iterator[str]:
+    verdict = doc.verdict
+    summary = doc.summary
+    blocking = verdict.blocking
     yield '<header class="card" id="summary">'
     yield '<div class="banner">'
     yield "<h1>Tool selection report</h1>"
@@ -227,12 +225,12 @@ def _header(doc: Mapping[str, Any]) -> Iterator[str]:
            f'{"BLOCKING" if blocking else "NOT BLOCKING"}</span>')
     yield f'<span class="sub">{_e(_counts_line(summary))}</span>'
     yield "</div>"
-    reasons = list(verdict.get("reasons") or [])
+    reasons = list(verdict.reasons)
     if reasons:
         yield '<ul class="reasons">' + "".join(f"<li>{_e(_clip(str(r)))}</li>" for r in reasons) + "</ul>"
     else:
         yield '<p class="note">No regression, error or other blocking finding.</p>'
-    verdicts = summary.get("verdicts") or {}
+    verdicts = summary.verdicts
     ordered = [v for v in gate.VERDICT_ORDER if verdicts.get(v)] + sorted(
         v for v in verdicts if v not in gate.VERDICT_ORDER and verdicts.get(v))
     if ordered:
@@ -240,15 +238,15 @@ def _header(doc: Mapping[str, Any]) -> Iterator[str]:
             _chip(f"{verdicts[v]} {v.replace('_', ' ')}", v)
             for v in ordered) + "</div>"
     yield '<dl class="facts">'
-    for label, value in _facts(doc, subject, prov):
+    for label, value in _facts(doc, doc.subject, doc.provenance):
         yield f"<dt>{_e(label)}</dt><dd>{value}</dd>"
     yield "</dl>"
     yield "</header>"
 
 
-def _counts_line(summary: Mapping[str, Any]) -> str:
-    total = int(summary.get("total") or 0)
-    suite = summary.get("suite") or {}
+def _counts_line(summary: DocumentSummary) -> str:
+    total = int(summary.total or 0)
+    suite = summary.suite or {}
     line = f"{total} selection case{'' if total == 1 else 's'}"
     if suite.get("cases"):
         line += f", {suite.get('held_now', 0)} held ({_rate(suite.get('rate_now'))})"
@@ -259,11 +257,11 @@ def _rate(x: Any) -> str:
     return "n/a" if x is None else f"{100 * float(x):.1f}%"
 
 
-def _facts(doc: Mapping[str, Any], subject: Mapping[str, Any],
+def _facts(doc: ResultsDocument, subject: Mapping[str, Any],
            prov: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
     model = subject.get("model")
     # the run's own name for its route (the terminal's); subject.provider is a baseline's key
-    route = (doc.get("settings") or {}).get("route")
+    route = doc.settings.get("route")
     shown = f"<code>{_e(_clip(str(model)))}</code>" if model else _NONE
     yield "model", shown + (f' <span class="sub">via {_e(route)}</span>' if route else "")
     git = prov.get("git")
@@ -280,26 +278,26 @@ def _facts(doc: Mapping[str, Any], subject: Mapping[str, Any],
     if prov.get("python_version"):
         versions.append(f"Python {prov['python_version']}")
     yield "versions", _e(", ".join(versions))
-    settings = doc.get("settings") or {}
+    settings = doc.settings
     yield "settings", _e(f"{settings.get('reps', '?')} rep(s) per case, "
                          f"gate rule {settings.get('rule', '?')}")
-    base = doc.get("baseline") or {}
-    if base.get("path"):
-        what = f"{base.get('mode') or 'read'}{', written' if base.get('written') else ''}"
-        yield "baseline", f"<code>{_e(_clip(str(base['path'])))}</code> ({_e(what)})"
+    base = doc.baseline
+    if base.path:
+        what = f"{base.mode or 'read'}{', written' if base.written else ''}"
+        yield "baseline", f"<code>{_e(_clip(str(base.path)))}</code> ({_e(what)})"
     else:
         yield "baseline", '<span class="none">none (cases are plain tests)</span>'
-    gone = list(base.get("gone") or [])
+    gone = list(base.gone)
     if gone:
         yield "gone", (_e(_clip(", ".join(map(str, gone))))
                        + ' <span class="sub">(on the baseline, no longer cases)</span>')
-    suite = (doc["summary"].get("suite") or {})
+    suite = doc.summary.suite or {}
     if suite.get("cases") and suite.get("rate_baseline") is not None:
         yield "suite", _e(_suite_line(suite))
-    escalations = doc["summary"].get("escalations")
+    escalations = doc.summary.escalations
     if escalations:
         yield "adaptive reps", _e(escalation_line(escalations))
-    yield "cost", _e(_cost_line(doc.get("cost") or {}))
+    yield "cost", _e(_cost_line(doc.cost))
 
 
 def _suite_line(suite: Mapping[str, Any]) -> str:
@@ -314,22 +312,22 @@ def _suite_line(suite: Mapping[str, Any]) -> str:
     return line
 
 
-def _cost_line(cost: Mapping[str, Any]) -> str:
-    line = f"{_money(cost.get('total_usd'))} in total"
-    if cost.get("probe_usd"):
-        line += f" ({_money(cost.get('cases_usd'))} cases, {_money(cost.get('probe_usd'))} preference probe)"
-    models = cost.get("by_model") or {}
+def _cost_line(cost: DocumentCost) -> str:
+    line = f"{_money(cost.total_usd)} in total"
+    if cost.probe_usd:
+        line += f" ({_money(cost.cases_usd)} cases, {_money(cost.probe_usd)} preference probe)"
+    models = cost.by_model
     if models:
         line += "; " + ", ".join(
-            f"{m}: {plural(r.get('calls', 0), 'call')}"
-            + (f", {r['unpriced_calls']} unpriced" if r.get("unpriced_calls") else "")
+            f"{m}: {plural(r.calls, 'call')}"
+            + (f", {r.unpriced_calls} unpriced" if r.unpriced_calls else "")
             for m, r in models.items())
-    saved = sum(float(v) for v in (cost.get("cache_savings_usd") or {}).values())
+    saved = sum(float(v) for v in cost.cache_savings_usd.values())
     if saved:
         line += f"; {_money(saved)} saved by the response cache"
-    if cost.get("cap_usd") is not None:
-        line += f"; cap {_money(cost.get('cap_usd'))}"
-    if cost.get("capped"):
+    if cost.cap_usd is not None:
+        line += f"; cap {_money(cost.cap_usd)}"
+    if cost.capped:
         line += " (reached: some calls were not made)"
     return line
 
@@ -337,16 +335,16 @@ def _cost_line(cost: Mapping[str, Any]) -> str:
 # -- confusion matrix ------------------------------------------------------------------------
 
 
-def _confusion_card(summary: Mapping[str, Any]) -> Iterator[str]:
-    cells = list(summary.get("confusion") or [])
+def _confusion_card(summary: DocumentSummary) -> Iterator[str]:
+    cells = list(summary.confusion)
     yield '<section class="card" id="confusion-card">'
     yield "<h2>Expected tool vs chosen tool</h2>"
     if not cells:
         yield '<p class="note">No selection case was scored, so there is no matrix.</p>'
         yield "</section>"
         return
-    total = sum(int(c["count"]) for c in cells)
-    wrong = sum(int(c["count"]) for c in cells if not c["correct"])
+    total = sum(int(c.count) for c in cells)
+    wrong = sum(int(c.count) for c in cells if not c.correct)
     yield (f'<p class="sub">First tool called, one count per rep: {plural(total, "rep")}, {wrong} off target '
            f"({pct(wrong, total)}). Rows: acceptable first tools; columns: what was called. "
            "Click a cell to list its cases.</p>")
@@ -355,7 +353,7 @@ def _confusion_card(summary: Mapping[str, Any]) -> Iterator[str]:
            '<span><i class="sw sw-bad"></i>off target</span>'
            '<span><i class="sw sw-acc"></i>acceptable, never chosen</span>'
            "<span>darker = more reps</span></div>")
-    disagree = summary.get("intent_disagreements") or {}
+    disagree = summary.intent_disagreements
     if disagree:
         items = "".join(
             f"<li><b>{_e(_clip(str(intent)))}</b>: "
@@ -369,8 +367,8 @@ def _confusion_card(summary: Mapping[str, Any]) -> Iterator[str]:
 # -- pass rate by category -------------------------------------------------------------------
 
 
-def _categories_card(summary: Mapping[str, Any]) -> Iterator[str]:
-    cats = summary.get("categories") or {}
+def _categories_card(summary: DocumentSummary) -> Iterator[str]:
+    cats = summary.categories
     yield '<section class="card" id="categories-card">'
     yield "<h2>Held by category, now vs baseline</h2>"
     if not cats:

@@ -14,6 +14,7 @@ from pytest_toolselect.records.run_records import CaseRecord
 
 from .charts import esc as _e
 from .charts import short
+from .document import DocumentCase
 from .html_base import _NONE, _OUTCOMES, CALL_CLIP, CLIP, ERROR_CLIP, INDEX_CLIP, _chip, _clip
 from .html_tools import clipped_diff_html
 from .notes import note_lines
@@ -42,26 +43,26 @@ def _distinct_reps(calls: Sequence[Sequence[Mapping[str, Any]]]) -> list[tuple[l
     return [(list(key), n) for key, n in sorted(counts.items(), key=lambda p: (-p[1], order[p[0]]))]
 
 
-def _said(case: Mapping[str, Any]) -> str:
+def _said(rec: CaseRecord) -> str:
     """What the model wrote (each distinct text once, clipped and masked in the record), and
     the reps cut at max_tokens before any tool call."""
-    texts = [str(t) for t in case.get("texts") or []]
+    texts = [str(t) for t in rec.texts]
     counts = Counter(t for t in texts if t)
     parts = [f'<span class="said">said: <q>{_e(_clip(text))}</q>'
              + (f'<span class="times">×{n}</span>' if len(texts) > 1 else "") + "</span>"
              for text, n in counts.items()]
-    cut = int(case.get("inconclusive") or 0)
+    cut = int(rec.inconclusive or 0)
     if cut:
         parts.append(f'<span class="sub">{cut} cut at max_tokens before any tool call '
                      "(inconclusive, billed)</span>")
     return "".join(parts)
 
 
-def _called_cell(case: Mapping[str, Any]) -> str:
-    calls = list(case.get("calls") or [])
+def _called_cell(rec: CaseRecord) -> str:
+    calls = list(rec.calls)
     if not calls:
-        return (f'<span class="none">{"not run" if case.get("status") is None else "no rep"}</span>'
-                + _said(case))
+        return (f'<span class="none">{"not run" if rec.status is None else "no rep"}</span>'
+                + _said(rec))
     parts = []
     for turn, n in _distinct_reps(calls):
         times = f'<span class="times">×{n}</span>' if len(calls) > 1 else ""
@@ -70,71 +71,73 @@ def _called_cell(case: Mapping[str, Any]) -> str:
             continue
         shown = "<br>".join(f"<code>{_e(_clip(c, CALL_CLIP))}</code>" for c in turn)
         parts.append(f'<span class="call">{shown}{times}</span>')
-    return "".join(parts) + _said(case)
+    return "".join(parts) + _said(rec)
 
 
-def _failing_cell(case: Mapping[str, Any]) -> str:
+def _failing_cell(rec: CaseRecord) -> str:
     parts = []
-    if case.get("error"):
-        error = clip_middle(str(case["error"]), ERROR_CLIP)
+    if rec.error:
+        error = clip_middle(str(rec.error), ERROR_CLIP)
         parts.append(f'<span class="fail err"><b>error</b>: {_e(error)}</span>')
-    detail = case.get("failing_detail") or {}
-    for name in case.get("failing_checks") or []:
+    detail = rec.failing_detail
+    for name in rec.failing_checks:
         text = detail.get(name)
         parts.append(f'<span class="fail"><b>{_e(name)}</b>' + (f": {_e(_clip(str(text)))}" if text else "")
                      + "</span>")
     return "".join(parts) or '<span class="none">none</span>'
 
 
-def _expected_text(case: Mapping[str, Any]) -> str:
-    expect = case.get("expect_tool")
+def _expected_text(rec: CaseRecord) -> str:
+    expect = rec.expect_tool
     if expect is None:
         return "(any tool)"
-    return expected_label(expect, bool(case.get("allow_no_tool")))
+    return expected_label(expect, bool(rec.allow_no_tool))
 
 
-def _verdict_cell(case: Mapping[str, Any]) -> str:
-    v = str(case.get("verdict", "?"))
+def _verdict_cell(case: DocumentCase) -> str:
+    rec = case.record
+    v = str(rec.verdict)
     lines = [_chip(v.replace("_", " "), v)]
-    outcome = str(case.get("outcome", "?"))
-    if case.get("reps"):
-        outcome += f", {int(case.get('passes') or 0)}/{int(case['reps'])} passed"
+    outcome = str(case.outcome if case.outcome is not None else "?")
+    if rec.reps:
+        outcome += f", {int(rec.passes or 0)}/{int(rec.reps)} passed"
     lines.append(f'<span class="sub">{_e(outcome)}</span>')
-    base = case.get("baseline")
-    if base and base.get("status"):
-        lines.append(f'<span class="sub">baseline {_e(base["status"])}</span>')
-    lines += [f'<span class="tag">{t}</span>' for t, on in (("tools changed", case.get("tools_changed")),
-                                                         ("case changed", case.get("case_changed"))) if on]
+    base = case.baseline
+    if base is not None and base.status:
+        lines.append(f'<span class="sub">baseline {_e(base.status)}</span>')
+    lines += [f'<span class="tag">{t}</span>' for t, on in (("tools changed", rec.tools_changed),
+                                                         ("case changed", rec.case_changed)) if on]
     # a note may hold a word diff (the attribution's cause): marked as the tools card marks it
     lines += [f'<span class="sub">{clipped_diff_html(text, CLIP)}</span>'
-              for text in note_lines(CaseRecord.read(case))]
+              for text in note_lines(rec)]
     return "".join(f'<span class="line">{x}</span>' for x in lines)
 
 
-def _case_cell(case: Mapping[str, Any]) -> str:
-    nodeid = _clip(str(case.get("nodeid", "")))
+def _case_cell(rec: CaseRecord) -> str:
+    nodeid = _clip(str(rec.nodeid))
     # the file part and the case part on their own lines: a long path never hides the case name
     head, sep, tail = nodeid.rpartition("::")
     out = (f'<span class="line nodefile mono">{_e(head + sep)}</span>' if sep else "") + (
         f'<span class="line nodecase mono">{_e(tail)}</span>')
-    out += f'<span class="line question">{_e(_clip(str(case.get("question", ""))))}</span>'
-    why = case.get("why")
+    out += f'<span class="line question">{_e(_clip(str(rec.question)))}</span>'
+    why = rec.why
     if why:
         out += f'<span class="line why">why: {_e(_clip(str(why)))}</span>'
     return out
 
 
-def _case_row(i: int, case: Mapping[str, Any]) -> str:
-    category = case.get("category")
-    verdict = case.get("verdict")
+def _case_row(i: int, case: DocumentCase) -> str:
+    rec = case.record
+    category = rec.category
+    verdict = rec.verdict
     mark = " severe" if verdict in _SEVERE else (" warn" if verdict in _WARN else "")
     return (f'<tr class="case{mark}" data-i="{i}">'
-            f'<td>{_case_cell(case)}</td>'
+            f'<td>{_case_cell(rec)}</td>'
             f"<td>{_e(_clip(str(category))) if category else _NONE}</td>"
             f"<td>{_verdict_cell(case)}</td>"
-            f'<td><code>{_e(_clip(_expected_text(case)))}</code></td>'
-            f"<td>{_called_cell(case)}</td>"
-            f"<td>{_failing_cell(case)}</td>"
+            f'<td><code>{_e(_clip(_expected_text(rec)))}</code></td>'
+            f"<td>{_called_cell(rec)}</td>"
+            f"<td>{_failing_cell(rec)}</td>"
             "</tr>")
 
 
@@ -143,16 +146,16 @@ def _options(values: Iterable[str], every: str) -> str:
         f'<option value="{_e(v)}">{_e(short(v, 40))}</option>' for v in values)
 
 
-def _cases_card(cases: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+def _cases_card(cases: Sequence[DocumentCase]) -> Iterator[str]:
     yield '<section class="card" id="cases-card">'
     yield "<h2>Cases</h2>"
     yield ('<p class="sub">The most serious verdict first. A red edge marks a case that blocks, an amber '
            "one a failure that does not block by default.</p>")
-    verdicts = sorted({str(c.get("verdict")) for c in cases},
+    verdicts = sorted({str(c.record.verdict) for c in cases},
                       key=lambda v: (gate.VERDICT_ORDER.index(v) if v in gate.VERDICT_ORDER else 99, v))
-    outcomes = sorted({str(c.get("outcome")) for c in cases},
+    outcomes = sorted({str(c.outcome) for c in cases},
                       key=lambda o: (_OUTCOMES.index(o) if o in _OUTCOMES else 99, o))
-    categories = sorted({_category(c) for c in cases})
+    categories = sorted({_category(c.record) for c in cases})
     # the filters exist even with no case, so the script finds every element it wires up
     yield ('<div class="filters">'
            '<input id="f-text" type="search" placeholder="Filter: case id, question, tool, argument…" '
@@ -182,35 +185,36 @@ _SEVERE = {gate.REGRESSION, gate.FAILED, gate.ERROR}
 _WARN = {gate.DRIFT, gate.NEW_FAILING, gate.STILL_FAILING, gate.FLAKY, gate.SKIPPED}
 
 
-def _by_severity(cases: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def _by_severity(cases: Sequence[DocumentCase]) -> list[DocumentCase]:
     """Cases with the most serious verdict first, in the document's order within a verdict."""
     rank = {v: i for i, v in enumerate(gate.VERDICT_ORDER)}
-    return sorted(cases, key=lambda c: rank.get(str(c.get("verdict")), len(rank)))
+    return sorted(cases, key=lambda c: rank.get(str(c.record.verdict), len(rank)))
 
 
-def _category(case: Mapping[str, Any]) -> str:
-    return str(case.get("category") or "(none)")
+def _category(rec: CaseRecord) -> str:
+    return str(rec.category or "(none)")
 
 
-def _index(cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def _index(cases: Sequence[DocumentCase]) -> list[dict[str, Any]]:
     """Per case, what the filter matches: all its text (lower case) and its confusion cells."""
     rows = []
     for case in cases:
-        calls = list(case.get("calls") or [])
-        words = [str(case.get(k) or "") for k in ("nodeid", "case_id", "category", "intent", "question",
-                                                   "why", "error", "verdict", "outcome")]
-        words.append(_expected_text(case))
-        words += [c for rep in calls for c in _rep_calls(rep)]
-        words += [str(t) for t in case.get("texts") or []]
-        words += [f"{k}: {v}" for k, v in (case.get("failing_detail") or {}).items()]
+        rec = case.record
+        words = [str(w or "") for w in (rec.nodeid, rec.case_id, rec.category, rec.intent,
+                                          rec.question, rec.why, rec.error, rec.verdict,
+                                          case.outcome)]
+        words.append(_expected_text(rec))
+        words += [c for rep in rec.calls for c in _rep_calls(rep)]
+        words += [str(t) for t in rec.texts]
+        words += [f"{k}: {v}" for k, v in rec.failing_detail.items()]
         text = "\n".join(w for w in words if w).lower()
         pairs: list[str] = []
-        if case.get("expect_tool") is not None and case.get("status") is not None:
-            want = _expected_text(case)
-            for first in case.get("first_tools") or []:
+        if rec.expect_tool is not None and rec.status is not None:
+            want = _expected_text(rec)
+            for first in rec.first_tools:
                 key = f"{want}\u0000{first if first is not None else NOTHING}"
                 if key not in pairs:
                     pairs.append(key)
-        rows.append({"text": text[:INDEX_CLIP], "verdict": str(case.get("verdict")),
-                     "outcome": str(case.get("outcome")), "category": _category(case), "pairs": pairs})
+        rows.append({"text": text[:INDEX_CLIP], "verdict": str(rec.verdict),
+                     "outcome": str(case.outcome), "category": _category(rec), "pairs": pairs})
     return rows

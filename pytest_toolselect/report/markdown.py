@@ -22,9 +22,10 @@ from pytest_toolselect.gate.evidence import DROPPED, section
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.run_records import CaseRecord
 
+from .document import BaselineShown, DocumentCase, DocumentCost, ResultsDocument
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .printable import printable
-from .run_report import NOTHING, expected_label
+from .run_report import NOTHING, CategoryCount, expected_label
 from .words import attribution_cost_line, counted, escalation_line, verdict_counts
 
 #: GitHub refuses comments over 65,536 characters; leave room for a wrapper's own text
@@ -90,9 +91,9 @@ def _call(call: Mapping[str, Any]) -> str:
     return f"{call['name']}({inner})"
 
 
-def _called(case: Mapping[str, Any]) -> list[str]:
+def _called(rec: CaseRecord) -> list[str]:
     """The distinct first turns of the reps, with how many reps made each."""
-    calls: list[Any] = case["calls"]
+    calls: list[Any] = rec.calls
     distinct: list[Any] = []
     for turn in calls:
         if turn not in distinct:
@@ -106,53 +107,54 @@ def _called(case: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _case_block(case: Mapping[str, Any]) -> list[str]:
-    tag = f" \\[{text(case['category'])}\\]" if case.get("category") else ""
-    out = [f"**{code(case['nodeid'])}**{tag}", "", f"- question: {text(case['question'])}"]
-    expect = case.get("expect_tool")
-    out.append(f"- expected: {code(expected_label(expect, case['allow_no_tool']))}"
+def _case_block(case: DocumentCase) -> list[str]:
+    """One case in full."""
+    rec = case.record
+    tag = f" \\[{text(rec.category)}\\]" if rec.category else ""
+    out = [f"**{code(rec.nodeid)}**{tag}", "", f"- question: {text(rec.question)}"]
+    expect = rec.expect_tool
+    out.append(f"- expected: {code(expected_label(expect, rec.allow_no_tool))}"
                if expect is not None else "- expected: any tool")
-    if case.get("error"):
-        out.append(f"- error: {text(case['error'], ERROR_LIMIT, keep_end=True)}")
-    out.extend(f"- called: {c}" for c in _called(case))
-    for name, detail in case["failing_detail"].items():
+    if rec.error:
+        out.append(f"- error: {text(rec.error, ERROR_LIMIT, keep_end=True)}")
+    out.extend(f"- called: {c}" for c in _called(rec))
+    for name, detail in rec.failing_detail.items():
         out.append(f"- failing: {code(name)}: {text(detail)}")
-    if case["status"] is not None and case["reps"] > 1:
-        out.append(f"- passes: {case['passes']}/{case['reps']} reps" + _baseline_passes(case))
-    if case.get("why"):
-        out.append(f"- why: {text(case['why'])}")
-    for note, details in notes(CaseRecord.read(case)):
+    if rec.status is not None and rec.reps > 1:
+        out.append(f"- passes: {rec.passes}/{rec.reps} reps" + _baseline_passes(case.baseline))
+    if rec.why:
+        out.append(f"- why: {text(rec.why)}")
+    for note, details in notes(rec):
         out.append(f"- note: {text(note)}")
         out.extend(f"  - {text(line)}" for line in details)
     return [*out, ""]
 
 
-def _baseline_passes(case: Mapping[str, Any]) -> str:
-    base = case.get("baseline")
-    if not base or base.get("reps") is None:
+def _baseline_passes(base: BaselineShown | None) -> str:
+    if base is None or base.reps is None:
         return ""
-    return f" (baseline {base['passes']}/{base['reps']})"
+    return f" (baseline {base.passes}/{base.reps})"
 
 
-def _flaky_block(case: Mapping[str, Any]) -> list[str]:
-    chosen = Counter(t if t is not None else NOTHING for t in case["first_tools"])
+def _flaky_block(rec: CaseRecord) -> list[str]:
+    chosen = Counter(t if t is not None else NOTHING for t in rec.first_tools)
     firsts = ", ".join(f"{code(t)} ×{n}" for t, n in _by_count(chosen))
-    return [f"- {code(case['nodeid'])}: {case['passes']}/{case['reps']} reps held; first tools: {firsts}"]
+    return [f"- {code(rec.nodeid)}: {rec.passes}/{rec.reps} reps held; first tools: {firsts}"]
 
 
 def _pct(held: int, scored: int) -> str:
     return f"{held}/{scored} ({held / scored:.0%})" if scored else "–"
 
 
-def _category_table(categories: Mapping[str, Mapping[str, int]]) -> list[str]:
+def _category_table(categories: Mapping[str, CategoryCount]) -> list[str]:
     out = ["| category | held now | baseline | change |", "|---|---:|---:|---:|"]
     for cat, row in categories.items():
-        now, base = row["scored"], row["baseline_scored"]
+        now, base = row.scored, row.baseline_scored
         change = "–"
         if now and base:
             # rounded first: a change under half a point is +0, never -0
-            change = f"{round((row['held'] / now - row['baseline_held'] / base) * 100):+d} pts"
-        out.append(f"| {text(cat)} | {_pct(row['held'], now)} | {_pct(row['baseline_held'], base)} "
+            change = f"{round((row.held / now - row.baseline_held / base) * 100):+d} pts"
+        out.append(f"| {text(cat)} | {_pct(row.held, now)} | {_pct(row.baseline_held, base)} "
                    f"| {change} |")
     return [*out, ""]
 
@@ -161,28 +163,27 @@ def _money(x: float) -> str:
     return f"${x:.2f}" if x >= 0.1 else f"${x:.4f}"
 
 
-def _cost(cost: Mapping[str, Any]) -> list[str]:
-    models = {m: r for m, r in cost["by_model"].items() if r["usage"] or r["priced_usd"]
-              or r["unpriced_calls"]}
-    if not models and not cost["probe_usd"]:
+def _cost(cost: DocumentCost) -> list[str]:
+    models = {m: r for m, r in cost.by_model.items() if r.paid}
+    if not models and not cost.probe_usd:
         return []
-    cap = f" of a ${cost['cap_usd']:g} cap" if cost.get("cap_usd") is not None else ""
-    out = ["### Cost", "", f"{_money(cost['total_usd'])}{cap}" + (
-        " (the cap stopped the run)" if cost["capped"] else ""), ""]
+    cap = f" of a ${cost.cap_usd:g} cap" if cost.cap_usd is not None else ""
+    out = ["### Cost", "", f"{_money(cost.total_usd)}{cap}" + (
+        " (the cap stopped the run)" if cost.capped else ""), ""]
     for model, r in models.items():
-        usage = r["usage"]
-        line = (f"- {code(model)}: {_money(r['priced_usd'])} over {plural(r['calls'], 'call')}, "
+        usage = r.usage
+        line = (f"- {code(model)}: {_money(r.priced_usd)} over {plural(r.calls, 'call')}, "
                 f"{usage.get('input_tokens', 0):,} tokens in, {usage.get('output_tokens', 0):,} out")
-        saved = cost["cache_savings_usd"].get(model)
+        saved = cost.cache_savings_usd.get(model)
         if saved:
             line += f", prompt-cache reads saved {_money(saved)}"
-        if r["unpriced_calls"]:
-            line += f"; {plural(r['unpriced_calls'], 'call')} with no known price, not in the total"
+        if r.unpriced_calls:
+            line += f"; {plural(r.unpriced_calls, 'call')} with no known price, not in the total"
         out.append(line)
-    if cost.get("attribution"):
-        out.append(f"- {text(attribution_cost_line(cost['attribution']))}")
-    if cost["probe_usd"]:
-        out.append(f"- preference probe: {_money(cost['probe_usd'])}")
+    if cost.attribution:
+        out.append(f"- {text(attribution_cost_line(cost.attribution))}")
+    if cost.probe_usd:
+        out.append(f"- preference probe: {_money(cost.probe_usd)}")
     return [*out, ""]
 
 
@@ -204,44 +205,43 @@ def _probe(preference: Mapping[str, Any]) -> list[str]:
     return ["<details><summary>Preference probe</summary>", "", *_fence(shown), "", "</details>", ""]
 
 
-def _head(doc: Mapping[str, Any]) -> list[str]:
-    verdict = doc["verdict"]
-    summary = doc["summary"]
-    if verdict["blocking"]:
+def _head(doc: ResultsDocument) -> list[str]:
+    verdict = doc.verdict
+    summary = doc.summary
+    if verdict.blocking:
         out = ["## ❌ toolselect: blocking", "", "Blocks the merge: " + "; ".join(
-            text(r, 500) for r in verdict["reasons"]) + "."]
+            text(r, 500) for r in verdict.reasons) + "."]
     else:
         out = ["## ✅ toolselect: not blocking", "",
-               "Nothing that held on the baseline fails now." if doc["baseline"]["mode"] == "compared"
+               "Nothing that held on the baseline fails now." if doc.baseline.mode == "compared"
                else "No case fails."]
-    drifted = summary["verdicts"].get(gate.DRIFT)
+    drifted = summary.verdicts.get(gate.DRIFT)
     if drifted:
         from pytest_toolselect.gate.attribution import drift_line
 
         out += ["", f"**{text(drift_line(drifted), 500)}**"]
-    if verdict.get("missing_shards"):
+    if verdict.missing_shards:
         # toolselect merge --partial: this is not the whole suite's verdict
-        out += ["", f"Partial: shard {', '.join(code(m) for m in verdict['missing_shards'])} "
+        out += ["", f"Partial: shard {', '.join(code(m) for m in verdict.missing_shards)} "
                 "not merged; this verdict is of the other shards' cases only."]
-    subject = doc["subject"]
-    model = subject.get("model") or "?"
-    bits = [f"model {code(model)}", f"reps {doc['settings']['reps']}"]
-    base = doc["baseline"]
-    if base["path"]:
-        bits.append(f"baseline {base['mode'] or 'none'}")
-    git = doc["provenance"].get("git")
+    model = doc.subject.get("model") or "?"
+    bits = [f"model {code(model)}", f"reps {doc.settings['reps']}"]
+    base = doc.baseline
+    if base.path:
+        bits.append(f"baseline {base.mode or 'none'}")
+    git = doc.provenance.get("git")
     if git:
         bits.append(f"commit {code(git['commit'][:12])}" + (" (uncommitted changes)" if git["dirty"] else ""))
     out += ["", " · ".join(bits), ""]
-    counts = verdict_counts(summary["verdicts"])
-    if summary["total"]:
-        out.append(f"{counted(summary['total'], 'case')}: {counts}")
-    if summary.get("suite"):
+    counts = verdict_counts(dict(summary.verdicts))
+    if summary.total:
+        out.append(f"{counted(summary.total, 'case')}: {counts}")
+    if summary.suite:
         out.append("")
-        out.append(text(gate.suite_line(summary["suite"]), 500))
-    if summary.get("escalations"):
+        out.append(text(gate.suite_line(summary.suite), 500))
+    if summary.escalations:
         out.append("")
-        out.append(text(escalation_line(summary["escalations"]), 500))
+        out.append(text(escalation_line(summary.escalations), 500))
     return [*out, ""]
 
 
@@ -265,19 +265,19 @@ class _Budget:
         return True
 
 
-def _sections(doc: Mapping[str, Any]) -> Iterator[tuple[str, list[list[str]], bool, str]]:
+def _sections(doc: ResultsDocument) -> Iterator[tuple[str, list[list[str]], bool, str]]:
     """(title, item blocks, collapsed, what an item is) for each non-empty section."""
-    # the document's cases as records once, for the gate's and the notes' readers
-    records = [CaseRecord.read(case) for case in doc["cases"]]
-    by_verdict: dict[str, list[Mapping[str, Any]]] = {}
-    for case, rec in zip(doc["cases"], records, strict=True):
-        by_verdict.setdefault(section(rec), []).append(case)
+    records = doc.records
+    by_verdict: dict[str, list[DocumentCase]] = {}
+    for case in doc.shown_cases:
+        by_verdict.setdefault(section(case.record), []).append(case)
     for verdict, title, sub in OPEN_SECTIONS:
         cases = by_verdict.get(verdict, [])
-        if cases and verdict == gate.REGRESSION and doc["settings"].get("update_baseline"):
+        if cases and verdict == gate.REGRESSION and doc.settings.get("update_baseline"):
             title, sub = "Regressions accepted", "held on the baseline, fail now; the update records them"
         if cases:
-            yield f"{title} ({len(cases)}): {sub}", [_case_block(c) for c in cases], False, title.lower()
+            yield (f"{title} ({len(cases)}): {sub}", [_case_block(c) for c in cases], False,
+                   title.lower())
     changes = tool_changes(records)
     if changes:
         n = len(changes)
@@ -289,19 +289,19 @@ def _sections(doc: Mapping[str, Any]) -> Iterator[tuple[str, list[list[str]], bo
         if not cases:
             continue
         if verdict == gate.FLAKY:
-            blocks = [_flaky_block(c) for c in cases]
+            blocks = [_flaky_block(c.record) for c in cases]
         elif verdict == gate.SKIPPED:
-            blocks = [[f"- {code(c['nodeid'])}"] for c in cases]
+            blocks = [[f"- {code(c.record.nodeid)}"] for c in cases]
         else:
             blocks = [_case_block(c) for c in cases]
         yield f"{title} ({len(cases)}): {sub}", blocks, True, title.lower()
-    disagreements = doc["summary"]["intent_disagreements"]
+    disagreements = doc.summary.intent_disagreements
     if disagreements:
         blocks = [[f"- {text(intent)}: " + ", ".join(f"{code(t)} ×{n}" for t, n in _by_count(chosen))]
                   for intent, chosen in disagreements.items()]
         yield (f"Intent disagreements ({len(blocks)}): phrasings or reps of one intent chose "
                "different first tools", blocks, True, "intent disagreements")
-    gone = doc["baseline"]["gone"]
+    gone = doc.baseline.gone
     if gone:
         yield (f"No longer cases ({len(gone)}): in the baseline, dropped from it",
                [[f"- {code(n)}"] for n in gone], True, "gone cases")
@@ -312,10 +312,10 @@ def _by_count(chosen: Mapping[str, int]) -> list[tuple[str, int]]:
     return sorted(chosen.items(), key=lambda p: (-p[1], p[0]))
 
 
-def render(doc: Mapping[str, Any], limit: int = LIMIT) -> str:
+def render(doc: ResultsDocument, limit: int = LIMIT) -> str:
     """The comment for a results document, at most ``limit`` characters."""
     closing = ["", "</details>", ""]
-    version = doc["provenance"].get("plugin_version") or "?"
+    version = doc.provenance.get("plugin_version") or "?"
     footer = f"<sub>pytest-toolselect {text(version, 60)}</sub>"
     budget = _Budget(limit, reserve=400 + len(footer))  # room for the cut line and the footer
     budget.add(_head(doc))
@@ -334,15 +334,15 @@ def render(doc: Mapping[str, Any], limit: int = LIMIT) -> str:
             budget.cut[what] = len(blocks) - shown
         if collapsed:
             budget.lines.extend(closing)
-    if doc["summary"]["categories"]:
-        budget.add(["### By category", "", *_category_table(doc["summary"]["categories"])], "categories")
-    if doc.get("preference"):
-        budget.add(_probe(doc["preference"]), "preference probe")
-    if doc.get("lint"):
+    if doc.summary.categories:
+        budget.add(["### By category", "", *_category_table(doc.summary.categories)], "categories")
+    if doc.preference:
+        budget.add(_probe(doc.preference), "preference probe")
+    if doc.lint:
         from ..lint.render import markdown as lint_markdown
 
-        budget.add(lint_markdown(doc["lint"], heading="###").splitlines(), "lint")
-    budget.add(_cost(doc["cost"]), "cost")
+        budget.add(lint_markdown(doc.lint, heading="###").splitlines(), "lint")
+    budget.add(_cost(doc.cost), "cost")
     if budget.cut:
         cut = ", ".join(f"{n} {what}" for what, n in budget.cut.items())
         budget.lines += [f"*Cut to stay under {limit:,} characters: {cut}. "

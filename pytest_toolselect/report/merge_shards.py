@@ -22,6 +22,7 @@ from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.records.run_records import CaseRecord
 
 from . import results
+from .document import DocumentCost, DocumentSummary, DocumentVerdict, ResultsDocument
 from .merge_lint import merge_lint
 from .merge_probe import merge_preference
 from .run_report import build_report
@@ -30,23 +31,26 @@ from .run_report import build_report
 _SAME = ("subject", "settings")
 
 
-def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
-                    partial: bool = False) -> dict[str, Any]:
+def merge_documents(documents: Sequence[tuple[str, ResultsDocument]],
+                    partial: bool = False) -> ResultsDocument:
     """The merged document; ToolselectError naming the file when the shards do not fit together
     (or, unless partial, when one is missing or given twice)."""
     if not documents:
         raise ToolselectError("no results to merge", fix="pass every shard's --toolselect-json file")
-    missing = check_shards(documents, partial)
+    # the shard checks read the files as written
+    shards = [doc.to_json() for _, doc in documents]
+    missing = check_shards([(path, shard) for (path, _), shard in zip(documents, shards,
+                                                                      strict=True)], partial)
     first_path, first = documents[0]
     seen: dict[str, str] = {}
     cases: list[dict[str, Any]] = []
     for path, doc in documents:
         for key in _SAME:
-            if doc[key] != first[key]:
+            if getattr(doc, key) != getattr(first, key):
                 raise ToolselectError(
                     f"its {key} differs from {first_path}'s: these are not shards of one run",
                     file=path, fix="merge the results of one suite run with the same model and flags")
-        for case in doc["cases"]:
+        for case in doc.cases:
             other = seen.get(case["nodeid"])
             if other is not None:
                 raise ToolselectError(f"{case['nodeid']} ran in two shards (also in {other})",
@@ -55,7 +59,7 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
             cases.append(dict(case))
     # the whole suite's order, which every shard kept (older files: node id order)
     cases.sort(key=lambda c: (c.get("order") is None, c.get("order") or 0, c["nodeid"]))
-    settings = first["settings"]
+    settings = first.settings
     # keyed as the run's baseline is (a case's key, not its node id, which holds the folder
     # pytest started in); a renamed case's entry is under its old key, which the run's
     # suite check does not look up either
@@ -65,61 +69,51 @@ def merge_documents(documents: Sequence[tuple[str, Mapping[str, Any]]],
     records = [read_case(c) for c in cases]
     suite = gate.suite_change(records, base_status, fail_on_drop=bool(
         settings.get("fail_on_suite_drop") and not settings.get("update_baseline")))
-    capped = any(doc["cost"]["capped"] for _, doc in documents)
+    capped = any(doc.cost.capped for _, doc in documents)
     savings: Counter[str] = Counter()
     for _, doc in documents:
-        savings.update(doc["cost"]["cache_savings_usd"])
-    shards = [d for _, d in documents]
-    preference = merge_preference([(path, doc["preference"]) for path, doc in documents
-                                   if doc.get("preference") is not None],
+        savings.update(doc.cost.cache_savings_usd)
+    preference = merge_preference([(path, doc.preference) for path, doc in documents
+                                   if doc.preference is not None],
                                   min_effect_change=settings.get("min_effect_change"))
     probe_cost = sum(r["cost_usd"] or 0.0 for r in preference["results"]) if preference else None
     # the probe's gate over every group, as the unsharded run decides it
     probe_blocks = bool(preference and (preference["comparison"] or {}).get("blocking")
                         and not settings.get("update_baseline"))
-    lint = merge_lint([(path, doc["lint"]) for path, doc in documents if doc.get("lint")])
+    lint = merge_lint([(path, doc.lint) for path, doc in documents if doc.lint])
     decision = results.verdict(records, settings, suite, probe_blocks, capped, lint,
                                other_failed(shards), stopped(shards))
     report = build_report(records, {
         c["nodeid"]: c["baseline"]["status"] for c in cases if c.get("baseline")})
-    document = {
-        "schema_version": results.SCHEMA_VERSION,
-        "provenance": {**first["provenance"],
-                       "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")},
-        "subject": dict(first["subject"]),
-        "settings": dict(settings),
-        "baseline": {
-            **first["baseline"],
-            "written": any(doc["baseline"]["written"] for _, doc in documents),
-            "gone": sorted({g for _, doc in documents for g in doc["baseline"]["gone"]}),
-        },
-        "verdict": decision.to_json(),
-        "summary": {**report.summary_json(), "suite": suite},
-        "cost": report.cost_json(dict(savings), first["cost"]["cap_usd"], capped, probe_cost),
-        "cases": cases,
-        "preference": preference,
-        "tool_texts": dict(sorted({k: v for _, doc in documents
-                                   for k, v in (doc.get("tool_texts") or {}).items()}.items())),
-        **({"tools": defs} if (defs := dict(sorted(
-            {k: v for _, doc in documents for k, v in (doc.get("tools") or {}).items()}.items())))
-           else {}),
-        **({"lint": lint} if lint else {}),
-    }
-    escalated = results.escalations(records)
-    if escalated:
-        document["summary"]["escalations"] = escalated.to_json()
-    if missing:
-        # --partial: said in the document, so no reader takes it for the whole suite
-        document["verdict"]["missing_shards"] = missing
-    document["provenance"]["exit_status"] = document["verdict"]["exit_status"]
-    document["provenance"]["other_failed"] = other_failed(shards)
-    document["provenance"].pop("stopped", None)
+    provenance = {**first.provenance,
+                  "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+                  "exit_status": decision.exit_status, "other_failed": other_failed(shards)}
+    provenance.pop("stopped", None)
     if stopped(shards):
-        document["provenance"]["stopped"] = stopped(shards)
-    document["provenance"].pop("failed_items", None)
+        provenance["stopped"] = stopped(shards)
+    provenance.pop("failed_items", None)
     if all("failed_items" in s["provenance"] for s in shards):
-        document["provenance"]["failed_items"] = sum(s["provenance"]["failed_items"] for s in shards)
-    return document
+        provenance["failed_items"] = sum(s["provenance"]["failed_items"] for s in shards)
+    tool_defs = {k: v for _, doc in documents for k, v in (doc.tools or {}).items()}
+    return ResultsDocument(
+        provenance=provenance,
+        subject=dict(first.subject),
+        settings=dict(settings),
+        baseline=dataclasses.replace(
+            first.baseline, written=any(doc.baseline.written for _, doc in documents),
+            gone=tuple(sorted({g for _, doc in documents for g in doc.baseline.gone}))),
+        # --partial: the shards it lacks said in the document, so no reader takes it for the
+        # whole suite
+        verdict=DocumentVerdict.of(decision, missing),
+        summary=DocumentSummary.of(report, suite, results.escalations(records)),
+        cost=DocumentCost.of(report, dict(savings), first.cost.cap_usd, capped, probe_cost),
+        cases=tuple(cases),
+        preference=preference,
+        tool_texts=dict(sorted({k: v for _, doc in documents
+                                for k, v in (doc.tool_texts or {}).items()}.items())),
+        tools=dict(sorted(tool_defs.items())) or None,
+        lint=lint or None,
+    )
 
 
 def read_case(case: Mapping[str, Any]) -> CaseRecord:

@@ -1,4 +1,5 @@
-"""The ``tool_selection.v1`` results document: what the run hands it in, one JSON-able document out.
+"""The ``tool_selection.v1`` results document: what the run hands it in, one typed document out
+(``document.ResultsDocument``, written with its ``to_json()``).
 
 Everything a reader of a run needs (the markdown comment, the HTML report and the
 ``toolselect`` command all render from this document alone): provenance, the
@@ -19,9 +20,16 @@ from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.report_input import Escalations, ResultsInput
 from pytest_toolselect.records.run_records import CaseRecord
 
+from .document import (
+    BaselineInfo,
+    DocumentCost,
+    DocumentSummary,
+    DocumentVerdict,
+    ResultsDocument,
+    Shard,
+)
 from .run_report import build_report
 
-SCHEMA_VERSION = "tool_selection.v1"
 
 def case_entry(rec: CaseRecord, base: CaseEntry | None,
                settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -103,9 +111,8 @@ def verdict(cases: Sequence[CaseRecord], settings: Mapping[str, Any],
                   stopped=stopped)
 
 
-def build(data: ResultsInput | Mapping[str, Any]) -> dict[str, Any]:
+def build(data: ResultsInput) -> ResultsDocument:
     """The document from what the session hands it (SessionSummary.results_input)."""
-    data = data if isinstance(data, ResultsInput) else ResultsInput.read(data)
     settings = data.settings
     records = data.records
     cases = [case_entry(r, data.baseline_cases.get(r.renamed_from or r.key), settings)
@@ -119,31 +126,24 @@ def build(data: ResultsInput | Mapping[str, Any]) -> dict[str, Any]:
                        data.other_failed, data.provenance.get("stopped"))
     report = build_report(records, {
         c["nodeid"]: c["baseline"]["status"] for c in cases if c["baseline"]})
-    document = {
-        "schema_version": SCHEMA_VERSION,
-        "provenance": dict(data.provenance),
-        "subject": dict(data.subject),
-        "settings": dict(settings),
-        "baseline": {
-            "path": data.baseline_path,
-            "mode": data.baseline_mode,
-            "written": data.baseline_written,
-            "gone": list(data.gone),
-        },
-        "verdict": decision.to_json(),
-        "summary": {**report.summary_json(), "suite": suite},
-        "cost": report.cost_json(data.cache_savings, data.cost_cap, data.capped, probe_cost),
-        "cases": cases,
-        "preference": preference,
-        "tool_texts": tool_texts(records),
-        **({"tools": defs} if (defs := tool_defs(records)) else {}),
-        **({"lint": data.lint} if data.lint else {}),
-        **({"shard": dict(data.shard)} if data.shard is not None else {}),
-    }
-    if data.escalations is not None:
+    return ResultsDocument(
+        provenance=dict(data.provenance),
+        subject=dict(data.subject),
+        settings=dict(settings),
+        baseline=BaselineInfo(data.baseline_path, data.baseline_mode, data.baseline_written,
+                              tuple(data.gone)),
+        verdict=DocumentVerdict.of(decision),
         # adaptive reps asked some cases again (absent otherwise: older readers see no change)
-        document["summary"]["escalations"] = data.escalations.to_json()
-    return document
+        summary=DocumentSummary.of(report, suite, data.escalations),
+        cost=DocumentCost.of(report, data.cache_savings, data.cost_cap, data.capped, probe_cost),
+        cases=tuple(cases),
+        preference=preference,
+        tool_texts=tool_texts(records),
+        tools=tool_defs(records) or None,
+        lint=data.lint or None,
+        shard=(Shard(data.shard["index"], data.shard["count"], tuple(data.shard["keys"]))
+               if data.shard is not None else None),
+    )
 
 
 def tool_texts(records: Iterable[CaseRecord]) -> dict[str, str]:

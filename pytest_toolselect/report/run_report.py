@@ -1,10 +1,10 @@
 """The run report: every count a reader of a run sees, made once from the typed records.
 
-The terminal summary, the results document (and so the markdown comment and the HTML
-report, which render it) and ``toolselect merge`` all read their categories, confusions and
-cost from one ``RunReport``, so no two of them can count a case differently; whether the
-run blocks, and which cases, is the one verdict's (``gate.decision``). Pure: records in, a
-frozen value out.
+The terminal summary, the results document (its ``DocumentSummary`` and ``DocumentCost``,
+and so the markdown comment and the HTML report, which render it) and ``toolselect merge``
+all read their categories, confusions and cost from one ``RunReport``, so no two of them can
+count a case differently; whether the run blocks, and which cases, is the one verdict's
+(``gate.decision``). Pure: records in, a frozen value out.
 """
 
 from __future__ import annotations
@@ -94,32 +94,6 @@ class RunReport:
     def wrong_choices(self) -> list[Confusion]:
         """The confusions off the diagonal: where descriptions overlap."""
         return [c for c in self.confusions if not c.correct]
-
-    def summary_json(self) -> dict[str, Any]:
-        """The results document's ``summary`` counts (the suite and escalations are added by
-        the document's builder)."""
-        return {
-            "total": self.total,
-            "verdicts": dict(self.verdicts),
-            "categories": {k: v.to_json() for k, v in self.categories.items()},
-            "confusion": [c.to_json() for c in self.confusions],
-            "intent_disagreements": {k: dict(v) for k, v in self.intent_disagreements.items()},
-        }
-
-    def cost_json(self, cache_savings: Mapping[str, float], cap: float | None, capped: bool,
-                  probe_cost: float | None) -> dict[str, Any]:
-        """The results document's ``cost``: the cases' models and the probe's calls."""
-        total = sum(c.priced_usd for c in self.costs.values()) + (probe_cost or 0.0)
-        return {
-            "total_usd": total,
-            "cases_usd": total - (probe_cost or 0.0),
-            "probe_usd": probe_cost or 0.0,
-            "by_model": {m: c.to_json() for m, c in self.costs.items()},
-            "cache_savings_usd": dict(sorted(cache_savings.items())),
-            "cap_usd": cap,
-            "capped": capped,
-            **({"attribution": dict(self.attribution)} if self.attribution else {}),
-        }
 
 
 def expected_label(expect: Sequence[str] | None, allow_no_tool: bool = False) -> str:

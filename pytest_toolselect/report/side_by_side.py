@@ -1,7 +1,7 @@
 """Several runs side by side (say, several models on one suite): pure, documents in, text out.
 
-The input is ``tool_selection.v1`` documents, each with the name of the file it came
-from. The output is a table of held/scored per category and per run, then the cases
+The input is ``tool_selection.v1`` documents (``ResultsDocument``), each with the name of
+the file it came from. The output is a table of held/scored per category and per run, then the cases
 where the runs disagree (status or first tool), then the cases only some runs hold.
 Plain text (aligned columns) or markdown.
 """
@@ -9,11 +9,13 @@ Plain text (aligned columns) or markdown.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.terms.vocabulary import Status
+
+from .document import ResultsDocument
 
 NO_CATEGORY = "(none)"
 NOTHING = "(nothing)"
@@ -30,11 +32,11 @@ class Run:
 
     label: str
     source: str
-    document: Mapping[str, Any]
+    document: ResultsDocument
 
     @property
-    def cases(self) -> dict[str, Mapping[str, Any]]:
-        return {c["nodeid"]: c for c in self.document["cases"]}
+    def cases(self) -> dict[str, CaseRecord]:
+        return {c.nodeid: c for c in self.document.records}
 
 
 def labels(models: Sequence[str], sources: Sequence[str]) -> list[str]:
@@ -54,9 +56,9 @@ def labels(models: Sequence[str], sources: Sequence[str]) -> list[str]:
     return out
 
 
-def runs(named: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Run]:
+def runs(named: Sequence[tuple[str, ResultsDocument]]) -> list[Run]:
     """Runs from (source, document) pairs, in the order given."""
-    models = [str((doc.get("subject") or {}).get("model") or "(no model)") for _, doc in named]
+    models = [str(doc.subject.get("model") or "(no model)") for _, doc in named]
     sources = [source for source, _ in named]
     return [Run(label, source, doc)
             for label, (source, doc) in zip(labels(models, sources), named, strict=True)]
@@ -67,12 +69,12 @@ def runs(named: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Run]:
 def category_counts(run: Run) -> dict[str, tuple[int, int]]:
     """(held, scored) per category, from the run's cases (not scored: an error or capped)."""
     out: dict[str, tuple[int, int]] = {}
-    for c in run.document["cases"]:
-        held, scored = out.get(c["category"] or NO_CATEGORY, (0, 0))
-        if c["status"] is not None:
+    for c in run.document.records:
+        held, scored = out.get(c.category or NO_CATEGORY, (0, 0))
+        if c.status is not None:
             scored += 1
-            held += c["status"] == Status.HELD
-        out[c["category"] or NO_CATEGORY] = (held, scored)
+            held += c.status == Status.HELD
+        out[c.category or NO_CATEGORY] = (held, scored)
     return out
 
 
@@ -90,17 +92,17 @@ def _ratio(held: int, scored: int) -> str:
     return f"{held}/{scored} ({held / scored:.0%})" if scored else f"{held}/{scored}"
 
 
-def case_value(case: Mapping[str, Any]) -> str:
+def case_value(case: CaseRecord) -> str:
     """A case in one run: status (passes/reps), first tool chosen, verdict."""
-    scored = case["status"] is not None
-    status = f"{case['status']} {case['passes']}/{case['reps']}" if scored else "not scored"
-    first = case["first_tool"] if case["first_tool"] is not None else NOTHING
-    return f"{status}, {first}, {case['verdict']}"
+    scored = case.status is not None
+    status = f"{case.status} {case.passes}/{case.reps}" if scored else "not scored"
+    first = case.first_tool if case.first_tool is not None else NOTHING
+    return f"{status}, {first}, {case.verdict}"
 
 
 def _order(all_runs: Sequence[Run]) -> list[str]:
     """Every node id once, in the order the runs list them (collection order)."""
-    return list(dict.fromkeys(c["nodeid"] for r in all_runs for c in r.document["cases"]))
+    return list(dict.fromkeys(c.nodeid for r in all_runs for c in r.document.records))
 
 
 def differing(all_runs: Sequence[Run]) -> list[tuple[str, list[str]]]:
@@ -110,7 +112,7 @@ def differing(all_runs: Sequence[Run]) -> list[tuple[str, list[str]]]:
     for nodeid in _order(all_runs):
         if not all(nodeid in c for c in cases):
             continue
-        seen = {tuple(c[nodeid][k] for k in COMPARED) for c in cases}
+        seen = {tuple(getattr(c[nodeid], k) for k in COMPARED) for c in cases}
         if len(seen) > 1:
             out.append((nodeid, [case_value(c[nodeid]) for c in cases]))
     return out
@@ -125,7 +127,7 @@ def partial(all_runs: Sequence[Run]) -> list[tuple[str, list[str]]]:
 
 # -- rendering --------------------------------------------------------------------------------------
 
-def lines(named: Sequence[tuple[str, Mapping[str, Any]]], *, markdown: bool = False) -> Iterator[str]:
+def lines(named: Sequence[tuple[str, ResultsDocument]], *, markdown: bool = False) -> Iterator[str]:
     """The comparison of the runs, line by line."""
     all_runs = runs(named)
     table = _markdown_table if markdown else _text_table
@@ -134,9 +136,9 @@ def lines(named: Sequence[tuple[str, Mapping[str, Any]]], *, markdown: bool = Fa
     yield heading(2, f"toolselect: {len(all_runs)} runs compared")
     yield ""
     yield from table(["run", "file", "cases", "created", "gate"],
-                     [[r.label, r.source, str(len(r.document["cases"])),
-                       str(r.document["provenance"].get("created") or "-"),
-                       "blocks" if r.document["verdict"]["blocking"] else "passes"]
+                     [[r.label, r.source, str(len(r.document.cases)),
+                       str(r.document.provenance.get("created") or "-"),
+                       "blocks" if r.document.verdict.blocking else "passes"]
                       for r in all_runs], code=())
     yield ""
     yield heading(3, "Held / scored, by category")
@@ -161,7 +163,7 @@ def lines(named: Sequence[tuple[str, Mapping[str, Any]]], *, markdown: bool = Fa
                          [[nodeid, *values] for nodeid, values in some])
 
 
-def render(named: Sequence[tuple[str, Mapping[str, Any]]], *, markdown: bool = False) -> str:
+def render(named: Sequence[tuple[str, ResultsDocument]], *, markdown: bool = False) -> str:
     """The comparison as one text, ending in a newline."""
     return "\n".join(lines(named, markdown=markdown)) + "\n"
 

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_toolselect.exchange.clip import clip_text
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
 from pytest_toolselect.messages.plural import plural
-from pytest_toolselect.records.report_input import SummaryInput
+from pytest_toolselect.records.report_input import Escalations, SuiteChange, SummaryInput
 from pytest_toolselect.records.run_records import CaseRecord
 
 from .notes import TOOLS_SECTION, notes, tool_changes
-from .run_report import NOTHING, ModelCost, build_report
+from .run_report import NOTHING, CategoryCount, Confusion, ModelCost, build_report
 from .words import attribution_cost_line, counted, escalation_line, verdict_counts
 
 #: the regressions' title when --toolselect-update-baseline accepts them
@@ -113,8 +114,51 @@ def _said(texts: Sequence[str]) -> Iterator[str]:
         yield f"said:     {clip_text(out)!r}{suffix}"
 
 
-def summarize(data: SummaryInput) -> dict[str, Any]:
-    """The summary as plain data: counts, sections, intents, categories, confusions."""
+@dataclass(frozen=True)
+class TerminalSummary:
+    """What the terminal summary prints, counted once (``summarize``) and read by ``lines``."""
+
+    model_line: str
+    baseline: str | None
+    baseline_mode: str | None
+    baseline_written: bool
+    total: int
+    #: cases by the section they are printed under
+    verdicts: Mapping[str, int]
+    sections: Mapping[str, tuple[CaseRecord, ...]]
+    intent_disagreements: Mapping[str, Mapping[str, int]]
+    #: a category with no scored case has nothing held to say, and is left out
+    categories: Mapping[str, CategoryCount]
+    #: the ten most frequent wrong first choices
+    confusions: tuple[Confusion, ...]
+    gone: tuple[str, ...]
+    intents: int
+    costs: Mapping[str, ModelCost]
+    attribution: Mapping[str, Any]
+    cache_savings: Mapping[str, float]
+    cost_cap: float | None
+    #: the preference probe's priced calls (USD, count)
+    probe_cost: tuple[float, int]
+    verbose: bool
+    #: the response cache's lookups (None: no cache, or none counted)
+    cache: Mapping[str, Any] | None
+    dropped_schema_keys: tuple[str, ...]
+    #: the share of cases held against the baseline, with its Newcombe interval (gate.measure_suite)
+    suite: SuiteChange | None
+    #: what an update did to the histories (restarts, replays not counted)
+    history: tuple[str, ...]
+    #: adaptive reps: cases asked again, their extra calls and verdicts (results.escalations)
+    escalations: Escalations | None
+    #: cases whose failing checks their baseline entries were never evaluated with
+    unevaluated: Mapping[str, Any] | None
+    #: node ids whose block (or error message) pytest's FAILURES or ERRORS already shows
+    shown_above: frozenset[str]
+    #: each tool change once, however many cases were offered it (the cases point here)
+    tool_changes: tuple[Mapping[str, Any], ...]
+
+
+def summarize(data: SummaryInput) -> TerminalSummary:
+    """The summary's counts, sections, intents, categories and confusions."""
     records = data.records
     verdicts = Counter(section(r) for r in records)
     by_verdict: dict[str, list[CaseRecord]] = defaultdict(list)
@@ -123,42 +167,35 @@ def summarize(data: SummaryInput) -> dict[str, Any]:
 
     # the counts every report shows, made as the results document and merge make them
     report = build_report(records)
-    return {
-        "model_line": data.model_line,
-        "baseline": data.baseline_path,
-        "baseline_mode": data.baseline_mode,
-        "baseline_written": data.baseline_written,
-        "total": len(records),
-        "verdicts": dict(verdicts),
-        "sections": {k: list(v) for k, v in by_verdict.items()},
-        "intent_disagreements": report.intent_disagreements,
-        # a category with no scored case has nothing held to say
-        "categories": {k: c for k, c in report.categories.items() if c.scored},
-        "confusions": report.wrong_choices[:10],
-        "gone": list(data.gone),
-        "intents": report.intents,
-        "costs": report.costs,
-        "attribution": report.attribution,
-        "cache_savings": dict(data.cache_savings),
-        "cost_cap": data.cost_cap,
-        "probe_cost": data.probe_cost,
-        "verbose": data.verbose,
-        "cache": dict(data.cache_counts) if data.cache and data.cache_counts is not None else None,
-        "dropped_schema_keys": sorted({k for r in records for k in r.dropped_schema_keys}),
-        # the share of cases held against the baseline, with its Newcombe interval (gate.measure_suite)
-        "suite": data.suite,
-        # what an update did to the histories (restarts, replays not counted)
-        "history": (history_lines(records) if data.baseline_mode == "updated"
-                    and data.baseline_written else []),
-        # adaptive reps: cases asked again, their extra calls and verdicts (results.escalations)
-        "escalations": data.escalations,
-        # cases whose failing checks their baseline entries were never evaluated with
-        "unevaluated": unevaluated_summary(records),
-        # node ids whose block (or error message) pytest's FAILURES or ERRORS already shows
-        "shown_above": set(data.shown_above),
-        # each tool change once, however many cases were offered it (the cases point here)
-        "tool_changes": tool_changes(records),
-    }
+    return TerminalSummary(
+        model_line=data.model_line,
+        baseline=data.baseline_path,
+        baseline_mode=data.baseline_mode,
+        baseline_written=data.baseline_written,
+        total=len(records),
+        verdicts=dict(verdicts),
+        sections={k: tuple(v) for k, v in by_verdict.items()},
+        intent_disagreements=report.intent_disagreements,
+        categories={k: c for k, c in report.categories.items() if c.scored},
+        confusions=tuple(report.wrong_choices[:10]),
+        gone=tuple(data.gone),
+        intents=report.intents,
+        costs=report.costs,
+        attribution=report.attribution,
+        cache_savings=dict(data.cache_savings),
+        cost_cap=data.cost_cap,
+        probe_cost=data.probe_cost,
+        verbose=data.verbose,
+        cache=dict(data.cache_counts) if data.cache and data.cache_counts is not None else None,
+        dropped_schema_keys=tuple(sorted({k for r in records for k in r.dropped_schema_keys})),
+        suite=data.suite,
+        history=tuple(history_lines(records) if data.baseline_mode == "updated"
+                      and data.baseline_written else ()),
+        escalations=data.escalations,
+        unevaluated=unevaluated_summary(records),
+        shown_above=frozenset(data.shown_above),
+        tool_changes=tuple(tool_changes(records)),
+    )
 
 
 def unevaluated_summary(records: Sequence[CaseRecord]) -> dict[str, Any] | None:
@@ -179,48 +216,48 @@ def unevaluated_line(found: Mapping[str, Any], *, updated: bool = False) -> str:
     return line + " (new failing) until the baseline is updated (--toolselect-update-baseline)"
 
 
-def _counts_line(summary: Mapping[str, Any]) -> str:
-    v = summary["verdicts"]
+def _counts_line(summary: TerminalSummary) -> str:
+    v = summary.verdicts
     order = [gate.DRIFT, gate.REGRESSION, gate.FAILED, gate.ERROR, gate.HELD, gate.PASSED, gate.NEW,
              gate.FIXED, gate.NEW_FAILING, DROPPED, gate.STILL_FAILING, gate.FLAKY]
     parts = verdict_counts([(k, v[k]) for k in order if v.get(k)])
-    return f"{counted(summary['total'], 'case')}: " + (parts or "none run")
+    return f"{counted(summary.total, 'case')}: " + (parts or "none run")
 
 
-def lines(summary: Mapping[str, Any]) -> Iterator[str]:
-    drifted = summary["verdicts"].get(gate.DRIFT)
+def lines(summary: TerminalSummary) -> Iterator[str]:
+    drifted = summary.verdicts.get(gate.DRIFT)
     if drifted:
         from pytest_toolselect.gate.attribution import drift_line
 
         yield drift_line(drifted)  # first: it explains every other red of this run
-    yield summary["model_line"]
-    if summary["baseline"]:
-        mode = summary["baseline_mode"]
+    yield summary.model_line
+    if summary.baseline:
+        mode = summary.baseline_mode
         what = {
             "compared": "compared with",
-            "recorded": "recorded to" if summary["baseline_written"] else "none yet at",
+            "recorded": "recorded to" if summary.baseline_written else "none yet at",
             "replaced": ("re-recorded for this model (it belonged to another) at"
-                         if summary["baseline_written"] else "not re-recorded at"),
-            "updated": "updated at" if summary["baseline_written"] else "not updated at",
-        }.get(mode, "at")
-        yield f"baseline: {what} {summary['baseline']}"
+                         if summary.baseline_written else "not re-recorded at"),
+            "updated": "updated at" if summary.baseline_written else "not updated at",
+        }.get(mode or "", "at")
+        yield f"baseline: {what} {summary.baseline}"
     else:
         yield "baseline: none (every failing case fails; --toolselect-baseline gates on regressions)"
     yield _counts_line(summary)
-    if summary.get("suite"):
-        yield gate.suite_line(summary["suite"])
-    yield from summary.get("history") or ()
-    if summary.get("unevaluated"):
-        yield unevaluated_line(summary["unevaluated"], updated=summary["baseline_mode"]
-                               in ("updated", "replaced") and summary["baseline_written"])
-    if summary.get("escalations"):
-        yield escalation_line(summary["escalations"])
-    yield from tools_section(summary.get("tool_changes") or [])
+    if summary.suite:
+        yield gate.suite_line(summary.suite)
+    yield from summary.history
+    if summary.unevaluated:
+        yield unevaluated_line(summary.unevaluated, updated=summary.baseline_mode
+                               in ("updated", "replaced") and summary.baseline_written)
+    if summary.escalations:
+        yield escalation_line(summary.escalations)
+    yield from tools_section(summary.tool_changes)
     for verdict, title in SECTIONS:
-        recs = summary["sections"].get(verdict)
+        recs = summary.sections.get(verdict)
         if not recs:
             continue
-        if verdict == gate.REGRESSION and summary["baseline_mode"] in ("updated", "replaced"):
+        if verdict == gate.REGRESSION and summary.baseline_mode in ("updated", "replaced"):
             title = ACCEPTED
         yield ""
         yield f"{title}: {len(recs)}"
@@ -228,7 +265,7 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
             yield f"  {recs[0].error}"
         for rec in recs:
             tag = f" [{rec.category}]" if rec.category else ""
-            shown = rec.nodeid in summary.get("shown_above", ())
+            shown = rec.nodeid in summary.shown_above
             if shown and not rec.error:
                 # printed once: the block is under FAILURES, where pytest users look
                 checks = ", ".join(rec.failing_checks) or "failed"
@@ -240,37 +277,37 @@ def lines(summary: Mapping[str, Any]) -> Iterator[str]:
                 continue
             if verdict == gate.SKIPPED:
                 continue
-            for line in describe(rec, error_above=shown, verbose=summary.get("verbose", False)):
+            for line in describe(rec, error_above=shown, verbose=summary.verbose):
                 yield f"    {line}"
-    if summary["gone"]:
+    if summary.gone:
         yield ""
-        yield f"in the baseline, no longer a case: {len(summary['gone'])}"
-        for nodeid in summary["gone"]:
+        yield f"in the baseline, no longer a case: {len(summary.gone)}"
+        for nodeid in summary.gone:
             yield f"  {nodeid}"
-    if summary["intent_disagreements"]:
+    if summary.intent_disagreements:
         yield ""
         yield (f"intents whose phrasings or reps chose different first tools: "
-               f"{len(summary['intent_disagreements'])} of {summary['intents']}")
-        for intent, counts in sorted(summary["intent_disagreements"].items()):
+               f"{len(summary.intent_disagreements)} of {summary.intents}")
+        for intent, counts in sorted(summary.intent_disagreements.items()):
             chosen = ", ".join(f"{t} x{n}" for t, n in sorted(counts.items(), key=lambda p: -p[1]))
             yield f"  {intent}: {chosen}"
-    if summary["categories"]:
+    if summary.categories:
         yield ""
         yield "held by category: " + ", ".join(
-            f"{cat} {c.held}/{c.scored}" for cat, c in sorted(summary["categories"].items())
+            f"{cat} {c.held}/{c.scored}" for cat, c in sorted(summary.categories.items())
         )
-    if summary["confusions"]:
+    if summary.confusions:
         yield "top confusions (expected -> chosen): " + ", ".join(
-            f"{c.expected} -> {c.chosen} x{c.count}" for c in summary["confusions"]
+            f"{c.expected} -> {c.chosen} x{c.count}" for c in summary.confusions
         )
     yield from _cost_lines(summary)
-    cache = summary.get("cache")
+    cache = summary.cache
     if cache:
         yield (f"response cache: {cache['hits']} hits, {cache['misses']} misses, "
                f"hits saved ${cache['saved_usd']:.4f}")
-    if summary.get("verbose") and summary.get("dropped_schema_keys"):
+    if summary.verbose and summary.dropped_schema_keys:
         yield ("schema keys dropped before sending (the provider rejects them): "
-               + ", ".join(summary["dropped_schema_keys"]))
+               + ", ".join(summary.dropped_schema_keys))
 
 
 def tools_section(changes: Sequence[Mapping[str, Any]]) -> Iterator[str]:
@@ -287,15 +324,15 @@ def _tokens(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 10_000 else str(n)
 
 
-def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
-    costs: Mapping[str, ModelCost] = summary.get("costs") or {}
+def _cost_lines(summary: TerminalSummary) -> Iterator[str]:
+    costs = summary.costs
     paid = {m: c for m, c in costs.items() if c.paid}
-    probe_usd, probe_calls = summary.get("probe_cost") or (0.0, 0)
+    probe_usd, probe_calls = summary.probe_cost
     if not paid and not probe_usd:
         return
     # the cap's own count: every billed call, the cases' and the probe's
     total = sum(c.priced_usd for c in costs.values()) + probe_usd
-    cap = summary.get("cost_cap")
+    cap = summary.cost_cap
     yield ""
     yield f"cost: ${total:.4f}" + (f" of a ${cap:g} cap" if cap is not None else "")
     if probe_usd:
@@ -307,7 +344,7 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
         if u.get("cache_read_tokens") or u.get("cache_write_tokens"):
             line += (f", cache read {_tokens(u.get('cache_read_tokens', 0))}"
                      f" / written {_tokens(u.get('cache_write_tokens', 0))}")
-            saved = summary.get("cache_savings", {}).get(model)
+            saved = summary.cache_savings.get(model)
             if saved:
                 line += f" (reads saved ${saved:.4f})"
         if c.truncated:
@@ -318,6 +355,6 @@ def _cost_lines(summary: Mapping[str, Any]) -> Iterator[str]:
         if c.unpriced_calls:
             yield (f"  {model}: {plural(c.unpriced_calls, 'call')} with no known price, not in the total "
                    "(add the model under `prices:` in toolselect.yaml)")
-    spent = summary.get("attribution")
+    spent = summary.attribution
     if spent:
         yield "  " + attribution_cost_line(spent)

@@ -18,6 +18,7 @@ from pytest_toolselect.probe.preference import (
     OUTPUT_TOKENS_PER_CALL,
     TOOL_USE_OVERHEAD_TOKENS,
 )
+from pytest_toolselect.records.report_input import CaseDryRun
 
 if TYPE_CHECKING:
     from pytest_toolselect.inputs.cases import Case
@@ -54,7 +55,7 @@ def escalation_cap(settings: Settings) -> int:
 
 
 def case_dry_run(parts: Sequence[Mapping[str, int] | None], reps: int, max_extra: int,
-                 prices: Mapping[str, float] | None) -> dict[str, Any]:
+                 prices: Mapping[str, float] | None) -> CaseDryRun:
     """Calls, tokens and cost of the cases, each given as its request's parts (None: its
     tools could not be listed, so it is counted in calls but not in tokens or cost)."""
     known = [p for p in parts if p is not None]
@@ -70,11 +71,11 @@ def case_dry_run(parts: Sequence[Mapping[str, int] | None], reps: int, max_extra
                     + n_calls * OUTPUT_TOKENS_PER_CALL * prices["output_per_mtok"]) / 1e6
         low = usd(tokens_in, len(known) * reps)
         cost = (low, low + usd(sum(per_call) * max_extra, len(known) * max_extra))
-    return {"cases": len(parts), "unlisted": len(parts) - len(known), "reps": reps,
-            "calls": calls, "extra_calls_max": extra_calls, "max_extra_per_case": max_extra,
-            "input_tokens": totals, "input_tokens_estimate": tokens_in,
-            "output_tokens_estimate": len(known) * reps * OUTPUT_TOKENS_PER_CALL,
-            "estimated_cost_usd": cost}
+    return CaseDryRun(cases=len(parts), unlisted=len(parts) - len(known), reps=reps,
+                      calls=calls, extra_calls_max=extra_calls, max_extra_per_case=max_extra,
+                      input_tokens=totals, input_tokens_estimate=tokens_in,
+                      output_tokens_estimate=len(known) * reps * OUTPUT_TOKENS_PER_CALL,
+                      estimated_cost_usd=cost)
 
 
 def case_parts(calls: CaseCalls, cases: Sequence[Case]) -> list[dict[str, int] | None]:

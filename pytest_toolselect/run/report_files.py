@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_toolselect.report.document import ResultsDocument
 
 
-def render(kind: str, document: Mapping[str, Any]) -> str:
+def render(kind: str, document: ResultsDocument) -> str:
     """The document as one kind of report: json, markdown or html."""
     if kind == "json":
         import json
 
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(document.to_json(), indent=2, ensure_ascii=False) + "\n"
     if kind == "markdown":
         from pytest_toolselect.report.markdown import render as markdown
 
@@ -24,7 +27,7 @@ def render(kind: str, document: Mapping[str, Any]) -> str:
     raise ValueError(f"unknown report kind {kind!r}")
 
 
-def write_reports(document: Mapping[str, Any], paths: Mapping[str, Path]) -> list[str]:
+def write_reports(document: ResultsDocument, paths: Mapping[str, Path]) -> list[str]:
     """Each asked-for report, written atomically (a reader never sees half a file).
 
     A report that cannot be written does not stop the others; the problems come back
