@@ -24,9 +24,10 @@ from pytest_toolselect.exchange.tool import ToolCall
 from pytest_toolselect.inputs.groups import Group, load_groups_file
 from pytest_toolselect.probe.comparison import baseline_entries, compare
 from pytest_toolselect.probe.preference import call_record, cells_for, summarize
+from pytest_toolselect.probe.values import GroupEntry, ProbeCall
 from pytest_toolselect.providers import Turn
 from pytest_toolselect.report.merge_probe import merge_preference
-from pytest_toolselect.report.probe_report import build_document
+from pytest_toolselect.report.probe_report import GroupGate, build_document
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "preference.groups.json"
 
@@ -276,7 +277,7 @@ GROUPS = load_groups_file(EXAMPLE)
 RESAMPLES = 200
 
 
-def _calls(groups: list[Group], reps: int, rng: random.Random) -> list[dict[str, Any]]:
+def _calls(groups: list[Group], reps: int, rng: random.Random) -> list[ProbeCall]:
     """Every cell x rep of each group, in the run's order, answered at random: a twin, both,
     a distractor, nothing, a failed call or one the cost cap stopped."""
     out = []
@@ -294,21 +295,21 @@ def _calls(groups: list[Group], reps: int, rng: random.Random) -> list[dict[str,
                 out.append(call_record(cell, g, rep, Turn(
                     calls=tuple(ToolCall(n) for n in called), usage={"input_tokens": 10},
                     cost_usd=rng.choice([None, rng.random() / 1000]))))
-    return json.loads(json.dumps(out))
+    return [ProbeCall.from_json(c) for c in json.loads(json.dumps([c.to_json() for c in out]))]
 
 
-def _document(groups: list[Group], calls: list[dict[str, Any]], stored: dict[str, Any],
+def _document(groups: list[Group], calls: list[ProbeCall], stored: dict[str, GroupEntry],
               seed: int, mec: float | None) -> dict[str, Any]:
     """The probe document a run of these groups writes (its calls in the run's order)."""
     ids = {g.id for g in groups}
-    mine = [c for c in calls if c["group"] in ids]
+    mine = [c for c in calls if c.group in ids]
     summary = summarize(mine, groups, seed, RESAMPLES)
     current = {f"probe.groups.json::{k}": v for k, v in baseline_entries(summary, groups).items()}
     comparison = (compare(stored, current, seed=seed, resamples=RESAMPLES, min_effect_change=mec)
                   if stored else None)
-    rows = {g.id: {"key": f"probe.groups.json::{g.id}", "order": GROUPS.index(g),
-                   "entry": current.get(f"probe.groups.json::{g.id}"),
-                   "baseline": stored.get(f"probe.groups.json::{g.id}")} for g in groups}
+    rows = {g.id: GroupGate(key=f"probe.groups.json::{g.id}", order=GROUPS.index(g),
+                            entry=current.get(f"probe.groups.json::{g.id}"),
+                            baseline=stored.get(f"probe.groups.json::{g.id}")) for g in groups}
     return json.loads(json.dumps(build_document(
         mine, summary, groups, max_tokens=64, reps=2, subject={"model": "m"}, gate=rows,
         comparison=comparison)))
@@ -327,7 +328,7 @@ def test_any_split_into_shards_merges_into_the_unsharded_probe(
         return
     rng = random.Random(answers)
     calls = _calls(groups, reps, rng)
-    stored: dict[str, Any] = {}
+    stored: dict[str, GroupEntry] = {}
     if with_baseline:
         before = _calls(GROUPS, 1, rng)
         stored = {f"probe.groups.json::{k}": v for k, v in

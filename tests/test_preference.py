@@ -34,6 +34,7 @@ from pytest_toolselect.probe.preference import (
     outcome,
     summarize,
 )
+from pytest_toolselect.probe.values import GroupEntry, ProbeCall, ProbeSummary
 from pytest_toolselect.providers import Turn
 from pytest_toolselect.report.probe_report import (
     build_document,
@@ -73,7 +74,7 @@ def turn(*names: str, truncated: bool = False, cost: float | None = 0.001) -> Tu
 Policy = Callable[[Cell, int, random.Random], Sequence[str]]
 
 
-def simulate(groups: Sequence[Group], policy: Policy, reps: int = 1, seed: int = 0) -> list[dict[str, Any]]:
+def simulate(groups: Sequence[Group], policy: Policy, reps: int = 1, seed: int = 0) -> list[ProbeCall]:
     """Every cell of every group, each rep, answered by ``policy``: call records."""
     rng = random.Random(seed)
     records = []
@@ -83,7 +84,7 @@ def simulate(groups: Sequence[Group], policy: Policy, reps: int = 1, seed: int =
                 records.append(call_record(cell, g, rep, turn(*policy(cell, rep, rng))))
     # records arrive from xdist workers in any order and as JSON
     rng.shuffle(records)
-    return json.loads(json.dumps(records))
+    return [ProbeCall.from_json(r) for r in json.loads(json.dumps([r.to_json() for r in records]))]
 
 
 def twins_of(cell: Cell) -> tuple[str, str]:
@@ -270,12 +271,13 @@ def test_a_vendor_renamed_twin_maps_back() -> None:
 def test_call_records_for_errors_skips_and_truncation() -> None:
     g = group()
     cell = cells_for(g)[3]
-    ok = call_record(cell, g, 2, turn("b_g01", truncated=True))
+    ok = call_record(cell, g, 2, turn("b_g01", truncated=True)).to_json()
     assert ok["outcome"] == "B" and ok["truncated"] and ok["rep"] == 2 and ok["calls"] == ["b_g01"]
     assert ok["cell"] == cell.cell_id and ok["factor"] == "vendor_name" and ok["treated"] == "A"
-    cut = call_record(cell, g, 0, turn(cost=0.002), error="truncated at max_tokens before any tool call")
+    cut = call_record(cell, g, 0, turn(cost=0.002),
+                      error="truncated at max_tokens before any tool call").to_json()
     assert cut["outcome"] is None and cut["cost_usd"] == 0.002 and cut["usage"]["input_tokens"] == 100
-    skipped = call_record(cell, g, 0, skipped=True)
+    skipped = call_record(cell, g, 0, skipped=True).to_json()
     assert skipped["skipped"] and skipped["outcome"] is None and skipped["cost_usd"] is None
     json.dumps([ok, cut, skipped])  # JSON-able: records travel between xdist workers
 
@@ -285,7 +287,7 @@ def test_call_records_for_errors_skips_and_truncation() -> None:
 
 def test_always_first_listed_recovers_full_position_bias_and_no_effects() -> None:
     groups = pairs(20)
-    s = summarize(simulate(groups, first_listed, reps=2), groups, seed=1, resamples=RESAMPLES)
+    s = summarize(simulate(groups, first_listed, reps=2), groups, seed=1, resamples=RESAMPLES).to_json()
     first = s["first_twin_share_baseline"]
     assert first["mean"] == approx(1.0) and first["ci"][0] <= 1.0 <= first["ci"][1]
     assert first["groups"] == 20
@@ -299,7 +301,7 @@ def test_always_first_listed_recovers_full_position_bias_and_no_effects() -> Non
 
 def test_assertive_twin_else_first_listed_recovers_a_half_assertive_effect() -> None:
     groups = pairs(20)
-    s = summarize(simulate(groups, assertive_else_first), groups, seed=1, resamples=RESAMPLES)
+    s = summarize(simulate(groups, assertive_else_first), groups, seed=1, resamples=RESAMPLES).to_json()
     effect = s["factor_effects"]["assertive"]
     # treated first: 1 vs 1 in the baseline; treated last: 1 vs 0; mean +0.5
     assert effect["mean"] == approx(0.5) and effect["ci"][0] <= 0.5 <= effect["ci"][1]
@@ -320,7 +322,7 @@ def test_a_noisy_policy_recovers_its_effects_within_the_ci() -> None:
         return [first if rng.random() < 0.7 else last]
 
     groups = pairs(60)
-    s = summarize(simulate(groups, policy, reps=5, seed=0), groups, seed=2, resamples=RESAMPLES)
+    s = summarize(simulate(groups, policy, reps=5, seed=0), groups, seed=2, resamples=RESAMPLES).to_json()
     first = s["first_twin_share_baseline"]
     assert first["ci"][0] <= 0.7 <= first["ci"][1]
     assert first["ci"][1] - first["ci"][0] > 0.01  # a real interval, not a point
@@ -335,7 +337,7 @@ def test_a_noisy_policy_recovers_its_effects_within_the_ci() -> None:
 def test_calling_both_twins_counts_half_for_each() -> None:
     groups = pairs(8)
     records = simulate(groups, both_twins)
-    s = summarize(records, groups, seed=1, resamples=RESAMPLES)
+    s = summarize(records, groups, seed=1, resamples=RESAMPLES).to_json()
     assert s["first_twin_share_baseline"]["mean"] == approx(0.5)
     assert all(stat["mean"] == approx(0.0) for stat in s["factor_effects"].values())
     assert s["pair_outcomes"]["both_twins"] == 1.0
@@ -354,7 +356,7 @@ def test_shares_mix_single_and_both_calls() -> None:
         call_record(cells["baseline:B-first"], g, 1, turn("b_g01")),
         call_record(cells["exclusion:A:last"], g, 0, turn("a_g01")),  # A last: 1 vs baseline 0.5
     ]
-    s = summarize(records, [g], seed=0, resamples=200)
+    s = summarize(records, [g], seed=0, resamples=200).to_json()
     per = s["groups"]["G01"]
     assert per["first_twin_share"] == approx((0.75 + 0.5) / 2)
     # A listed last in the baseline is baseline:B-first, where A's share is 0
@@ -373,7 +375,7 @@ def test_controls_count_any_call_as_over_calling() -> None:
         return []
 
     groups = [*pairs(2), *controls]
-    s = summarize(simulate(groups, policy), groups, seed=0, resamples=200)
+    s = summarize(simulate(groups, policy), groups, seed=0, resamples=200).to_json()
     assert s["control_over_call"] == {"assertive": 1.0, "baseline": 0.0, "exclusion": 0.0,
                                       "long_desc": 0.0, "social_proof": 1.0, "vendor_name": 0.0}
     assert s["control_calls"]["baseline"] == 6 and s["control_calls"]["assertive"] == 6
@@ -389,14 +391,12 @@ def test_partial_groups_are_summarized_from_the_cells_that_ran() -> None:
     records = simulate(groups, assertive_else_first)
     # G03 ran only its first 8 cells (the cost cap stopped the run); the rest are skipped
     planned = [p.cell_id for p in cell_plan(groups[3])]
-    for r in records:
-        if r["group"] == "G03" and planned.index(r["cell"]) >= 8:
-            r.update(skipped=True, outcome=None, calls=[], cost_usd=None, usage={})
+    records = [replace(r, skipped=True, outcome=None, calls=(), cost_usd=None, usage={})
+               if r.group == "G03" and planned.index(r.cell) >= 8 else r for r in records]
     # G02 lost its B-first baseline to errors: comparisons needing it are left out
-    for r in records:
-        if r["group"] == "G02" and r["cell"] == "baseline:B-first":
-            r.update(error="HTTP 500 after 4 retries", outcome=None)
-    s = summarize(records, groups, seed=0, resamples=200)
+    records = [replace(r, error="HTTP 500 after 4 retries", outcome=None)
+               if r.group == "G02" and r.cell == "baseline:B-first" else r for r in records]
+    s = summarize(records, groups, seed=0, resamples=200).to_json()
     assert s["partial_groups"] == ["G02", "G03"]
     assert s["groups"]["G03"]["cells_run"] == 8 and s["groups"]["G03"]["cells_planned"] == 22
     assert s["n_skipped"] == 14 and s["n_errors"] == 1 and s["n_scored"] == 4 * 22 - 15
@@ -421,7 +421,7 @@ def test_errors_skips_and_truncation_are_counted() -> None:
         call_record(cells[4], g, 0, skipped=True),
         call_record(cells[5], g, 0, turn("a_g01", cost=None)),
     ]
-    s = summarize(records, [g], seed=0, resamples=200)
+    s = summarize(records, [g], seed=0, resamples=200).to_json()
     assert (s["n_calls"], s["n_scored"], s["n_errors"], s["n_skipped"], s["n_truncated"]) == (6, 3, 2, 1, 1)
     assert s["cost_usd"] == approx(0.001 * 2 + 0.003)
     assert s["n_unpriced"] == 1
@@ -434,9 +434,9 @@ def test_summaries_are_seeded_and_reproducible() -> None:
 
     groups = pairs(15)
     records = simulate(groups, policy, reps=2, seed=5)
-    one = summarize(records, groups, seed=7, resamples=RESAMPLES)
-    again = summarize(list(reversed(records)), groups, seed=7, resamples=RESAMPLES)
-    other = summarize(records, groups, seed=8, resamples=RESAMPLES)
+    one = summarize(records, groups, seed=7, resamples=RESAMPLES).to_json()
+    again = summarize(list(reversed(records)), groups, seed=7, resamples=RESAMPLES).to_json()
+    other = summarize(records, groups, seed=8, resamples=RESAMPLES).to_json()
     assert one == again
     assert one["factor_effects"]["assertive"]["ci"] != other["factor_effects"]["assertive"]["ci"]
     assert one["factor_effects"]["assertive"]["mean"] == other["factor_effects"]["assertive"]["mean"]
@@ -447,7 +447,7 @@ def test_same_choice_rate_and_modal_share() -> None:
     a_first, b_first = cells_for(g)[:2]
     records = [call_record(a_first, g, r, turn(n)) for r, n in enumerate(["a_g01", "a_g01", "a_g01"])]
     records += [call_record(b_first, g, r, turn(*n)) for r, n in enumerate([["b_g01"], ["a_g01"], ["b_g01"]])]
-    s = summarize(records, [g], seed=0, resamples=200)
+    s = summarize(records, [g], seed=0, resamples=200).to_json()
     assert s["same_choice_rate"] == approx(0.5)
     assert s["modal_share"] == approx((1 + 2 / 3) / 2)
     assert s["n_repeated_items"] == 2
@@ -456,7 +456,7 @@ def test_same_choice_rate_and_modal_share() -> None:
 def test_slices_by_domain() -> None:
     groups = [group("G1", domain="docs"), group("G2", domain="docs"), group("G3", domain="code"),
               group("G4"), group("C1", control=True, domain="code")]
-    s = summarize(simulate(groups, first_listed), groups, seed=0, resamples=200)
+    s = summarize(simulate(groups, first_listed), groups, seed=0, resamples=200).to_json()
     assert set(s["by_domain"]) == {"code", "docs"}
     docs = s["by_domain"]["docs"]
     assert docs["n_pair_groups"] == 2 and docs["first_twin_share_baseline"]["groups"] == 2
@@ -476,7 +476,7 @@ def test_records_must_match_the_groups() -> None:
 # -- the report and the document ---------------------------------------------------------
 
 
-def _noisy_summary() -> tuple[list[Group], list[dict[str, Any]], dict[str, Any]]:
+def _noisy_summary() -> tuple[list[Group], list[ProbeCall], ProbeSummary]:
     def policy(cell: Cell, rep: int, rng: random.Random) -> list[str]:
         if cell.query.startswith("Request C"):
             return []
@@ -486,16 +486,16 @@ def _noisy_summary() -> tuple[list[Group], list[dict[str, Any]], dict[str, Any]]
 
     groups = [*pairs(10, domain="docs"), group("C1", control=True, domain="chat")]
     records = simulate(groups, policy, reps=3, seed=1)
-    records[0].update(error="HTTP 529 overloaded", outcome=None)
-    for r in records:  # the cost cap stopped the run before G09's last cell
-        if r["group"] == "G09" and r["cell"] == "exclusion:B:last":
-            r.update(skipped=True, outcome=None, calls=[], usage={}, cost_usd=None)
+    records[0] = replace(records[0], error="HTTP 529 overloaded", outcome=None)
+    # the cost cap stopped the run before G09's last cell
+    records = [replace(r, skipped=True, outcome=None, calls=(), usage={}, cost_usd=None)
+               if r.group == "G09" and r.cell == "exclusion:B:last" else r for r in records]
     return groups, records, summarize(records, groups, seed=0, resamples=500)
 
 
 def test_lines_have_the_reference_shape() -> None:
     _, _, s = _noisy_summary()
-    out = list(lines({**s, "model": "local/bm25"}))
+    out = list(lines(replace(s, model="local/bm25")))
     text = "\n".join(out)
     num = r"[+-]\d\.\d\d"
     assert out[0].startswith("tool preference: local/bm25, 10 pair groups and 1 control, 3 reps (696 calls")
@@ -549,17 +549,17 @@ def test_the_document_validates_against_its_schema() -> None:
 def test_dry_run_counts_cells_and_calls_and_estimates_cost() -> None:
     groups = [group(), group("G02", b=twin("plain", full=False)), group("C1", control=True)]
     dry = dry_run(groups, reps=3)
-    assert [(r["cells"], r["calls"]) for r in dry["groups"]] == [(22, 66), (16, 48), (12, 36)]
-    assert (dry["cells"], dry["calls"]) == (50, 150)
-    assert dry["estimated_cost_usd"] is None and "no cost estimate" in dry["estimate_basis"]
+    assert [(r.cells, r.calls) for r in dry.groups] == [(22, 66), (16, 48), (12, 36)]
+    assert (dry.cells, dry.calls) == (50, 150)
+    assert dry.estimated_cost_usd is None and "no cost estimate" in dry.estimate_basis
     per_call = dry_run(groups, reps=3, price_per_call=0.001)
-    assert per_call["estimated_cost_usd"] == approx(0.15)
-    assert per_call["estimate_basis"].startswith("an estimate")
+    assert per_call.estimated_cost_usd == approx(0.15)
+    assert per_call.estimate_basis.startswith("an estimate")
     tokens = dry_run(groups, reps=3, prices={"input_per_mtok": 1.0, "output_per_mtok": 5.0})
-    cost = (tokens["input_tokens_estimate"] * 1.0 + 150 * 80 * 5.0) / 1e6
-    assert tokens["estimated_cost_usd"] == approx(cost)
-    assert tokens["input_tokens_estimate"] > 150 * 350
-    assert "an estimate" in tokens["estimate_basis"] and "4 characters a token" in tokens["estimate_basis"]
+    cost = (tokens.input_tokens_estimate * 1.0 + 150 * 80 * 5.0) / 1e6
+    assert tokens.estimated_cost_usd == approx(cost)
+    assert tokens.input_tokens_estimate > 150 * 350
+    assert "an estimate" in tokens.estimate_basis and "4 characters a token" in tokens.estimate_basis
     out = list(dry_run_lines(tokens))
     assert out[0] == "tool preference dry run: 2 pair groups and 1 control, 3 reps: 50 cells, 150 calls"
     assert out[-1].startswith("cost: about $") and "an estimate" in out[-1]
@@ -568,22 +568,23 @@ def test_dry_run_counts_cells_and_calls_and_estimates_cost() -> None:
 def test_dry_run_of_the_example_and_of_unresolved_references() -> None:
     groups = load_groups_file(EXAMPLE)
     dry = dry_run(groups, reps=1)
-    assert dry["calls"] == sum(len(cells_for(g)) for g in groups)
+    assert dry.calls == sum(len(cells_for(g)) for g in groups)
     ref = group(a=Twin(server="docs", tool="search", vendor_name="v"))
-    assert dry_run([ref], reps=2)["groups"][0]["cells"] == 2 + 4 * 3 + 2 * 2
+    assert dry_run([ref], reps=2).groups[0].cells == 2 + 4 * 3 + 2 * 2
 
 
 # -- gate ------------------------------------------------------------------------------
 
 
-def _entries(policy: Policy, groups: Sequence[Group], seed: int = 0, reps: int = 1) -> dict[str, Any]:
+def _entries(policy: Policy, groups: Sequence[Group], seed: int = 0,
+             reps: int = 1) -> dict[str, GroupEntry]:
     s = summarize(simulate(groups, policy, reps=reps, seed=seed), groups, seed=0, resamples=200)
     return baseline_entries(s, groups)
 
 
 def test_baseline_entries() -> None:
     groups = [*pairs(2), group("C1", control=True)]
-    entries = _entries(first_listed, groups, reps=2)
+    entries = {k: e.to_json() for k, e in _entries(first_listed, groups, reps=2).items()}
     assert set(entries) == {"G00", "G01", "C1"}
     pair = entries["G00"]
     assert pair["kind"] == "group" and pair["control"] is False and pair["reps"] == 2
@@ -609,33 +610,33 @@ def test_a_control_that_starts_over_calling_is_a_regression() -> None:
 
     before = _entries(quiet_controls, groups)
     now = _entries(c1_over_calls, groups)
-    result = compare(before, now, seed=0, resamples=200)
+    result = compare(before, now, seed=0, resamples=200).to_json()
     assert result["regressions"] == ["C1"]
     assert [(c["group"], c["verdict"]) for c in result["controls"]] == [("C1", "regression"), ("C2", "held")]
     assert result["blocking"] == ["control C1 over-calls now (it did not on the baseline)"]
-    back = compare(now, before, seed=0, resamples=200)
+    back = compare(now, before, seed=0, resamples=200).to_json()
     assert [c["verdict"] for c in back["controls"]] == ["fixed", "held"] and not back["blocking"]
-    assert [c["verdict"] for c in compare({}, now, seed=0)["controls"]] == ["new", "new"]
+    assert [c.verdict for c in compare({}, now, seed=0).controls] == ["new", "new"]
     # a stored entry of another kind (a selection case under the same key) is not compared
-    case_entry = {"C1": {"status": "held", "passes": 1, "reps": 1}}
-    assert compare(case_entry, now, seed=0)["controls"][0]["verdict"] == "new"
+    case_entry = {"C1": GroupEntry.from_json({"status": "held", "passes": 1, "reps": 1})}
+    assert compare(case_entry, now, seed=0).controls[0].verdict == "new"
 
 
 def test_effect_changes_block_only_past_a_minimum_with_a_ci_excluding_zero() -> None:
     groups = pairs(12)
     before = _entries(first_listed, groups)
     now = _entries(assertive_else_first, groups)
-    reported = compare(before, now, seed=0, resamples=500)
+    reported = compare(before, now, seed=0, resamples=500).to_json()
     change = reported["effect_changes"]["assertive"]
     assert change["change"] == approx(0.5) and change["groups"] == 12 and not change["blocking"]
     assert reported["effect_changes"]["exclusion"]["change"] == approx(0.0)
     assert reported["position_bias_change"]["change"] == approx(0.0)
     assert reported["blocking"] == []
     gated = compare(before, now, seed=0, resamples=500, min_effect_change=0.2)
-    assert gated["effect_changes"]["assertive"]["blocking"]
-    assert not gated["effect_changes"]["exclusion"]["blocking"]
-    assert gated["blocking"] == ["assertive effect changed by +0.50 [+0.50, +0.50]"]
-    assert not compare(before, now, seed=0, resamples=500, min_effect_change=0.6)["blocking"]
+    assert gated.effect_changes["assertive"].blocking
+    assert not gated.effect_changes["exclusion"].blocking
+    assert gated.blocking == ("assertive effect changed by +0.50 [+0.50, +0.50]",)
+    assert not compare(before, now, seed=0, resamples=500, min_effect_change=0.6).blocking
     text = "\n".join(comparison_lines(gated))
     assert "assertive     +0.50 [+0.50, +0.50] (groups=12)  (blocks)" in text
     assert "blocking: assertive effect changed" in text
@@ -652,11 +653,11 @@ def test_position_bias_change_is_paired_over_groups() -> None:
 
     before = _entries(noisy(0.5), groups, seed=1, reps=4)
     now = _entries(noisy(0.9), groups, seed=2, reps=4)
-    result = compare(before, now, seed=0, resamples=1_000, min_effect_change=0.1)
+    result = compare(before, now, seed=0, resamples=1_000, min_effect_change=0.1).to_json()
     pos = result["position_bias_change"]
     assert pos["ci"][0] <= 0.4 <= pos["ci"][1] and pos["ci"][0] > 0 and pos["blocking"]
     assert any(b.startswith("position bias changed by +") for b in result["blocking"])
     # an edited group is still compared, and listed
     edited = dict(now)
-    edited["G00"] = {**now["G00"], "group_fingerprint": "sha256:other"}
-    assert compare(before, edited, seed=0, resamples=200)["changed_groups"] == ["G00"]
+    edited["G00"] = replace(now["G00"], group_fingerprint="sha256:other")
+    assert compare(before, edited, seed=0, resamples=200).changed_groups == ("G00",)

@@ -183,13 +183,13 @@ class GroupItem(_PlainErrors, pytest.Item):
         rec = group_record(self.nodeid, self.stash.get(ORDER, 0), self.path, self.group, calls, base,
                            key=session.baselines.key_of(self.nodeid))
         self.stash[RECORD] = rec
-        if calls and all(c.get("skipped") for c in calls):
+        if calls and all(c.skipped for c in calls):
             self.stash[RECORD] = replace(rec, verdict=gate.SKIPPED)
-            pytest.skip(str(calls[0].get("error") or "cost cap reached"))
+            pytest.skip(str(calls[0].error or "cost cap reached"))
         if calls and not rec.entry:
             self.stash[RECORD] = replace(rec, verdict=gate.ERROR)
-            errors = [c["error"] for c in calls if c.get("error")]
-            cut = sum(1 for c in calls if c.get("inconclusive"))
+            errors = [c.error for c in calls if c.error]
+            cut = sum(1 for c in calls if c.inconclusive)
             if errors:
                 why = plural(len(errors), "error")
                 why += f", {cut} inconclusive" if cut else ""

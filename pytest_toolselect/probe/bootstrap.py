@@ -17,32 +17,16 @@ numpy costs tens of milliseconds and pytest loads the plugin in every run.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
+
+from .values import Interval as Interval  # its values are typed beside the others
 
 DEFAULT_RESAMPLES = 10_000
 #: index matrices above this many cells are drawn in row blocks, bounding memory
 #: (int32 indices plus float64 values: 12 bytes a cell, so about 100 MB a block)
 _BLOCK_CELLS = 8_000_000
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A mean over groups with its bootstrap confidence interval."""
-
-    mean: float
-    low: float
-    high: float
-    #: how many groups the mean is over
-    n: int
-
-    def excludes_zero(self) -> bool:
-        return self.low > 0 or self.high < 0
-
-    def to_dict(self) -> dict[str, float | int | list[float]]:
-        return {"mean": self.mean, "ci": [self.low, self.high], "groups": self.n}
 
 
 def resample_means(values: npt.ArrayLike, *, seed: int,

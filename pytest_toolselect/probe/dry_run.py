@@ -5,12 +5,9 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
 
 from pytest_toolselect.inputs.groups import Group
-
-if TYPE_CHECKING:
-    pass
 
 from .preference import (
     CHARS_PER_TOKEN,
@@ -46,9 +43,54 @@ def estimate_input_tokens(group: Group, cues: Mapping[str, str] | None = None,
     return out
 
 
+@dataclass(frozen=True)
+class GroupDryRun:
+    """One group's share of a dry run: its cells, and its calls and input tokens for the reps."""
+
+    id: str
+    control: bool
+    cells: int
+    calls: int
+    input_tokens_estimate: int
+
+
+@dataclass(frozen=True)
+class DryRun:
+    """What a probe run would do: cells and calls per group and in total, and its cost."""
+
+    reps: int
+    groups: tuple[GroupDryRun, ...]
+    input_tokens_estimate: int
+    output_tokens_estimate: int
+    #: None: no price known for the model
+    estimated_cost_usd: float | None
+    #: how the cost was estimated, as a sentence
+    estimate_basis: str
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.groups)
+
+    @property
+    def n_pair_groups(self) -> int:
+        return sum(1 for r in self.groups if not r.control)
+
+    @property
+    def n_control_groups(self) -> int:
+        return sum(1 for r in self.groups if r.control)
+
+    @property
+    def cells(self) -> int:
+        return sum(r.cells for r in self.groups)
+
+    @property
+    def calls(self) -> int:
+        return sum(r.calls for r in self.groups)
+
+
 def dry_run(groups: Sequence[Group], reps: int, price_per_call: float | None = None, *,
             prices: Mapping[str, float] | None = None, cues: Mapping[str, str] | None = None,
-            system: str | None = None) -> dict[str, Any]:
+            system: str | None = None) -> DryRun:
     """Cells and calls per group and in total for ``reps``, with an estimated cost.
 
     The cost is an estimate, made one of two ways: ``price_per_call`` (USD) times the
@@ -60,15 +102,15 @@ def dry_run(groups: Sequence[Group], reps: int, price_per_call: float | None = N
     """
     if reps < 1:
         raise ValueError("reps must be 1 or more")
-    rows: list[dict[str, Any]] = []
+    rows: list[GroupDryRun] = []
     total_in = 0
     for g in groups:
         per_cell = estimate_input_tokens(g, cues, system)
         tokens_in = sum(per_cell) * reps
         total_in += tokens_in
-        rows.append({"id": g.id, "control": g.is_control, "cells": len(per_cell),
-                     "calls": len(per_cell) * reps, "input_tokens_estimate": tokens_in})
-    calls = sum(r["calls"] for r in rows)
+        rows.append(GroupDryRun(id=g.id, control=g.is_control, cells=len(per_cell),
+                                calls=len(per_cell) * reps, input_tokens_estimate=tokens_in))
+    calls = sum(r.calls for r in rows)
     total_out = calls * OUTPUT_TOKENS_PER_CALL
     cost: float | None = None
     basis: str
@@ -85,16 +127,5 @@ def dry_run(groups: Sequence[Group], reps: int, price_per_call: float | None = N
                  "and longer replies move the real figure")
     else:
         basis = "no price known for the model: no cost estimate"
-    return {
-        "reps": reps,
-        "groups": rows,
-        "n_groups": len(rows),
-        "n_pair_groups": sum(1 for r in rows if not r["control"]),
-        "n_control_groups": sum(1 for r in rows if r["control"]),
-        "cells": sum(r["cells"] for r in rows),
-        "calls": calls,
-        "input_tokens_estimate": total_in,
-        "output_tokens_estimate": total_out,
-        "estimated_cost_usd": cost,
-        "estimate_basis": basis,
-    }
+    return DryRun(reps=reps, groups=tuple(rows), input_tokens_estimate=total_in,
+                  output_tokens_estimate=total_out, estimated_cost_usd=cost, estimate_basis=basis)

@@ -23,15 +23,17 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Protocol
 
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.exchange.turns import Turn
 from pytest_toolselect.inputs.groups import CUE_KEYS, TWIN_KEYS, Group, Twin
 
+from .values import GroupStats, ProbeCall, ProbeSummary
+
 if TYPE_CHECKING:
-    from .bootstrap import Interval
+    from .values import Interval
 
 BASELINE = "baseline"
 #: in the order cells are built and listed
@@ -63,8 +65,6 @@ OUTPUT_TOKENS_PER_CALL = 80
 #: an unresolved reference's size is unknown before discovery: a typical MCP tool
 UNRESOLVED_TOOL_TOKENS = 120
 
-CallRecord = dict[str, Any]
-
 
 # -- cells -----------------------------------------------------------------------------
 
@@ -94,11 +94,6 @@ class Cell:
     @property
     def first_twin(self) -> str:
         return _first_twin(self.treated or "A", self.position)
-
-    def record_fields(self) -> dict[str, Any]:
-        """The keys of a call record that say which cell it belongs to."""
-        return {"group": self.group_id, "cell": self.cell_id, "factor": self.factor,
-                "treated": self.treated, "position": self.position}
 
 
 @dataclass(frozen=True)
@@ -261,32 +256,25 @@ def outcome(cell: Cell, turn: Turn | None, group: Group) -> str:
 
 def call_record(cell: Cell, group: Group, rep: int, turn: Turn | None = None, *,
                 error: str | None = None, skipped: bool = False,
-                inconclusive: bool = False) -> CallRecord:
-    """One call as a JSON-able record (the unit that travels between xdist workers).
+                inconclusive: bool = False) -> ProbeCall:
+    """One call's record (the unit that travels between xdist workers, as its ``to_json``).
 
     A call that failed keeps its error and no outcome; when the failure came with a
     billed turn (an unreadable reply) pass that turn too, so its usage and cost are kept.
     A reply cut at max_tokens before any tool call is ``inconclusive``, as a case's rep is:
     billed and counted, no outcome, no error. A call not run (cost cap) is ``skipped``.
     """
-    rec: CallRecord = {
-        **cell.record_fields(), "rep": rep, "domain": group.domain,
-        "control": group.is_control, "calls": [], "outcome": None, "error": error,
-        "skipped": skipped, "truncated": False, "usage": {}, "cost_usd": None,
-        "inconclusive": inconclusive,
-    }
-    if turn is not None:
-        rec["calls"] = [c.name for c in turn.calls]
-        rec["usage"] = dict(turn.usage)
-        rec["cost_usd"] = turn.cost_usd
-        if error is None and not skipped and not inconclusive:
-            rec["outcome"] = outcome(cell, turn, group)
-            rec["truncated"] = turn.truncated
+    rec = ProbeCall(group=cell.group_id, cell=cell.cell_id, factor=cell.factor,
+                    treated=cell.treated, position=cell.position, rep=rep, domain=group.domain,
+                    control=group.is_control, error=error, skipped=skipped,
+                    inconclusive=inconclusive)
+    if turn is None:
+        return rec
+    rec = replace(rec, calls=tuple(c.name for c in turn.calls), usage=dict(turn.usage),
+                  cost_usd=turn.cost_usd)
+    if error is None and not skipped and not inconclusive:
+        rec = replace(rec, outcome=outcome(cell, turn, group), truncated=turn.truncated)
     return rec
-
-
-def _scored(rec: Mapping[str, Any]) -> bool:
-    return not rec.get("skipped") and rec.get("error") is None and rec.get("outcome") is not None
 
 
 def _share(outcome_: str, twin: str) -> float:
@@ -302,7 +290,7 @@ def _mean(xs: Sequence[float]) -> float:
 # -- per group ---------------------------------------------------------------------------
 
 
-def group_stats(records: Iterable[Mapping[str, Any]], group: Group) -> dict[str, Any]:
+def group_stats(records: Iterable[ProbeCall], group: Group) -> GroupStats:
     """One group's shares from the calls that were scored (partial groups included).
 
     Pair groups: ``first_twin_share`` (baseline) and ``effects`` per factor; controls:
@@ -311,24 +299,22 @@ def group_stats(records: Iterable[Mapping[str, Any]], group: Group) -> dict[str,
     comparison left is None (absent from ``effects``).
     """
     outcomes: dict[str, list[str]] = defaultdict(list)
-    meta: dict[str, Mapping[str, Any]] = {}
+    meta: dict[str, ProbeCall] = {}
     reps: set[int] = set()
     for rec in records:
-        if not _scored(rec):
+        if not rec.scored:
             continue
-        outcomes[rec["cell"]].append(rec["outcome"])
-        meta.setdefault(rec["cell"], rec)
-        reps.add(int(rec["rep"]))
+        assert rec.outcome is not None
+        outcomes[rec.cell].append(rec.outcome)
+        meta.setdefault(rec.cell, rec)
+        reps.add(rec.rep)
     planned = [p.cell_id for p in cell_plan(group)]
-    stats: dict[str, Any] = {
-        "control": group.is_control,
-        "domain": group.domain,
-        "n_scored": sum(len(v) for v in outcomes.values()),
-        "reps": len(reps),
-        "cells_planned": len(planned),
-        "cells_run": sum(1 for c in planned if outcomes.get(c)),
-        "missing_cells": [c for c in planned if not outcomes.get(c)],
-    }
+    counts = GroupStats(
+        control=group.is_control, domain=group.domain,
+        n_scored=sum(len(v) for v in outcomes.values()), reps=len(reps),
+        cells_planned=len(planned), cells_run=sum(1 for c in planned if outcomes.get(c)),
+        missing_cells=tuple(c for c in planned if not outcomes.get(c)),
+    )
 
     def share(cell_id: str, twin: str) -> float | None:
         got = outcomes.get(cell_id)
@@ -337,39 +323,36 @@ def group_stats(records: Iterable[Mapping[str, Any]], group: Group) -> dict[str,
     if group.is_control:
         by_factor: dict[str, list[str]] = defaultdict(list)
         for cell_id, got in outcomes.items():
-            by_factor[meta[cell_id]["factor"]].extend(got)
+            by_factor[meta[cell_id].factor].extend(got)
         every = [o for got in outcomes.values() for o in got]
-        stats["over_call"] = {f: _mean([o != "none" for o in got]) for f, got in sorted(by_factor.items())}
-        stats["over_call_share"] = _mean([o != "none" for o in every]) if every else None
-        stats["first_twin_share"] = None
-        stats["effects"] = {}
-        return stats
+        return replace(counts,
+                       over_call={f: _mean([o != "none" for o in got])
+                                  for f, got in sorted(by_factor.items())},
+                       over_call_share=_mean([o != "none" for o in every]) if every else None)
 
     firsts = [s for s in (share("baseline:A-first", "A"), share("baseline:B-first", "B")) if s is not None]
-    stats["first_twin_share"] = _mean(firsts) if firsts else None
     effects: dict[str, list[float]] = defaultdict(list)
     # sorted: records arrive in any order across workers, and float sums depend on order
     for cell_id in sorted(outcomes):
         m = meta[cell_id]
-        factor, twin, position = m["factor"], m["treated"], m["position"]
-        if factor == BASELINE:
+        if m.factor == BASELINE:
             continue
+        assert m.treated is not None  # only a baseline cell treats no twin
         # the same tool at the same position when both twins are neutral
-        base_cell = f"baseline:{_first_twin(twin, position)}-first"
-        base = share(base_cell, twin)
-        now = share(cell_id, twin)
+        base_cell = f"baseline:{_first_twin(m.treated, m.position)}-first"
+        base = share(base_cell, m.treated)
+        now = share(cell_id, m.treated)
         if base is not None and now is not None:
-            effects[factor].append(now - base)
-    stats["effects"] = {f: _mean(v) for f, v in sorted(effects.items())}
-    stats["over_call_share"] = None
-    return stats
+            effects[m.factor].append(now - base)
+    return replace(counts, first_twin_share=_mean(firsts) if firsts else None,
+                   effects={f: _mean(v) for f, v in sorted(effects.items())})
 
 
 # -- summary ---------------------------------------------------------------------------
 
 
-def summarize(calls: Sequence[CallRecord], groups: Sequence[Group], seed: int,
-              resamples: int = 10_000) -> dict[str, Any]:
+def summarize(calls: Sequence[ProbeCall], groups: Sequence[Group], seed: int,
+              resamples: int = 10_000) -> ProbeSummary:
     """The probe's summary from every call record (see the module doc for the measures).
 
     Calls that errored or were skipped are counted and left out. Every record must name a
@@ -378,7 +361,7 @@ def summarize(calls: Sequence[CallRecord], groups: Sequence[Group], seed: int,
     for each domain's groups.
     """
     by_id = {g.id: g for g in groups}
-    unknown = sorted({r["group"] for r in calls} - set(by_id))
+    unknown = sorted({r.group for r in calls} - set(by_id))
     if unknown:
         raise ValueError(f"call records name groups not given: {', '.join(unknown[:5])}")
     return summarize_stats(calls, groups, _per_group(calls, groups), seed, resamples)
@@ -396,9 +379,9 @@ class GroupKind(Protocol):
     def domain(self) -> str | None: ...
 
 
-def summarize_stats(calls: Sequence[CallRecord], groups: Sequence[GroupKind],
-                    per_group: Mapping[str, Mapping[str, Any]], seed: int,
-                    resamples: int = 10_000) -> dict[str, Any]:
+def summarize_stats(calls: Sequence[ProbeCall], groups: Sequence[GroupKind],
+                    per_group: Mapping[str, GroupStats], seed: int,
+                    resamples: int = 10_000) -> ProbeSummary:
     """:func:`summarize` from each group's :func:`group_stats` already made.
 
     A group's stats depend on its own calls alone, so stats made where the group ran
@@ -406,48 +389,46 @@ def summarize_stats(calls: Sequence[CallRecord], groups: Sequence[GroupKind],
     ``calls`` must be in the run's order: the bootstrap resamples groups by position, and
     float sums depend on order.
     """
-    stats = {g.id: dict(per_group[g.id]) for g in groups}
+    stats = {g.id: per_group[g.id] for g in groups}
     summary = _summary(calls, groups, stats, seed, resamples)
-    summary["groups"] = stats
     domains = sorted({g.domain for g in groups if g.domain is not None})
-    summary["by_domain"] = {}
+    by_domain: dict[str, ProbeSummary] = {}
     for domain in domains:
         members = [g for g in groups if g.domain == domain]
         ids = {g.id for g in members}
-        summary["by_domain"][domain] = _summary([r for r in calls if r["group"] in ids], members,
-                                                stats, seed, resamples)
-    return summary
+        by_domain[domain] = _summary([r for r in calls if r.group in ids], members,
+                                     stats, seed, resamples)
+    return replace(summary, groups=stats, by_domain=by_domain)
 
 
-def _per_group(calls: Sequence[CallRecord], groups: Sequence[Group]) -> dict[str, dict[str, Any]]:
-    records: dict[str, list[CallRecord]] = defaultdict(list)
+def _per_group(calls: Sequence[ProbeCall], groups: Sequence[Group]) -> dict[str, GroupStats]:
+    records: dict[str, list[ProbeCall]] = defaultdict(list)
     for r in calls:
-        records[r["group"]].append(r)
+        records[r.group].append(r)
     return {g.id: group_stats(records.get(g.id, ()), g) for g in groups}
 
 
-def _summary(calls: Sequence[CallRecord], groups: Sequence[GroupKind],
-             per_group: Mapping[str, Mapping[str, Any]], seed: int, resamples: int) -> dict[str, Any]:
+def _summary(calls: Sequence[ProbeCall], groups: Sequence[GroupKind],
+             per_group: Mapping[str, GroupStats], seed: int, resamples: int) -> ProbeSummary:
     from .bootstrap import mean_ci  # numpy: only when a summary is made
 
     control_of = {g.id: g.is_control for g in groups}
-    scored = [r for r in calls if _scored(r)]
-    ran = [g for g in groups if per_group[g.id]["n_scored"]]
+    scored = [r for r in calls if r.scored]
+    ran = [g for g in groups if per_group[g.id].n_scored]
     pairs = [g for g in ran if not g.is_control]
 
-    def interval(values: list[float]) -> dict[str, Any] | None:
-        ci: Interval | None = mean_ci(values, seed=seed, resamples=resamples)
-        return ci.to_dict() if ci is not None else None
+    def interval(values: list[float]) -> Interval | None:
+        return mean_ci(values, seed=seed, resamples=resamples)
 
-    firsts = [per_group[g.id]["first_twin_share"] for g in pairs]
-    effects: dict[str, dict[str, Any]] = {}
+    firsts = [per_group[g.id].first_twin_share for g in pairs]
+    effects: dict[str, Interval] = {}
     for factor in FACTORS:
-        values = [per_group[g.id]["effects"][factor] for g in pairs if factor in per_group[g.id]["effects"]]
+        values = [per_group[g.id].effects[factor] for g in pairs if factor in per_group[g.id].effects]
         ci = interval(values)
         if ci is not None:
             effects[factor] = ci
 
-    pair_calls = [r["outcome"] for r in scored if not control_of[r["group"]]]
+    pair_calls = [r.outcome for r in scored if not control_of[r.group]]
     counts = Counter(pair_calls)
     pair_outcomes = {key: (counts[o] / len(pair_calls) if pair_calls else None)
                      for key, o in (("both_twins", "both"), ("distractor", DISTRACTOR),
@@ -455,54 +436,53 @@ def _summary(calls: Sequence[CallRecord], groups: Sequence[GroupKind],
 
     control_calls: dict[str, list[bool]] = defaultdict(list)
     for r in scored:
-        if control_of[r["group"]]:
-            control_calls[r["factor"]].append(r["outcome"] != "none")
+        if control_of[r.group]:
+            control_calls[r.factor].append(r.outcome != "none")
 
     same, modal = _agreement(scored)
-    priced = [r["cost_usd"] for r in calls if r.get("cost_usd") is not None]
-    return {
-        "n_groups": len(ran),
-        "n_pair_groups": len(pairs),
-        "n_control_groups": len(ran) - len(pairs),
-        "groups_not_run": [g.id for g in groups if not per_group[g.id]["n_scored"]],
-        "partial_groups": [g.id for g in ran if per_group[g.id]["missing_cells"]],
-        "reps": max((per_group[g.id]["reps"] for g in ran), default=0),
-        "n_calls": len(calls),
-        "n_scored": len(scored),
-        "n_errors": sum(1 for r in calls if not r.get("skipped") and r.get("error") is not None),
-        "n_skipped": sum(1 for r in calls if r.get("skipped")),
-        "n_truncated": sum(1 for r in scored if r.get("truncated")),
-        "n_inconclusive": sum(1 for r in calls if r.get("inconclusive")),
-        "n_pair_calls": len(pair_calls),
-        "n_control_calls": sum(len(v) for v in control_calls.values()),
-        "cost_usd": sum(priced),
-        # billed (it reported usage) but no price known: the cost above leaves it out
-        "n_unpriced": sum(1 for r in calls if r.get("cost_usd") is None and r.get("usage")),
-        "first_twin_share_baseline": interval([f for f in firsts if f is not None]),
-        "factor_effects": effects,
-        "pair_outcomes": pair_outcomes,
-        "control_over_call": {f: _mean(v) for f, v in sorted(control_calls.items())},
-        "control_calls": {f: len(v) for f, v in sorted(control_calls.items())},
-        "same_choice_rate": same,
-        "modal_share": modal,
-        "n_repeated_items": _repeated_items(scored),
-        "seed": seed,
-        "resamples": resamples,
-    }
+    priced = [r.cost_usd for r in calls if r.cost_usd is not None]
+    return ProbeSummary(
+        n_groups=len(ran),
+        n_pair_groups=len(pairs),
+        n_control_groups=len(ran) - len(pairs),
+        groups_not_run=tuple(g.id for g in groups if not per_group[g.id].n_scored),
+        partial_groups=tuple(g.id for g in ran if per_group[g.id].missing_cells),
+        reps=max((per_group[g.id].reps for g in ran), default=0),
+        n_calls=len(calls),
+        n_scored=len(scored),
+        n_errors=sum(1 for r in calls if not r.skipped and r.error is not None),
+        n_skipped=sum(1 for r in calls if r.skipped),
+        n_truncated=sum(1 for r in scored if r.truncated),
+        n_inconclusive=sum(1 for r in calls if r.inconclusive),
+        n_pair_calls=len(pair_calls),
+        n_control_calls=sum(len(v) for v in control_calls.values()),
+        cost_usd=sum(priced),
+        n_unpriced=sum(1 for r in calls if r.cost_usd is None and r.usage),
+        first_twin_share_baseline=interval([f for f in firsts if f is not None]),
+        factor_effects=effects,
+        pair_outcomes=pair_outcomes,
+        control_over_call={f: _mean(v) for f, v in sorted(control_calls.items())},
+        control_calls={f: len(v) for f, v in sorted(control_calls.items())},
+        same_choice_rate=same,
+        modal_share=modal,
+        n_repeated_items=_repeated_items(scored),
+        seed=seed,
+        resamples=resamples,
+    )
 
 
-def _items(scored: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[str]]:
-    items: dict[tuple[str, str], list[str]] = defaultdict(list)
+def _items(scored: Sequence[ProbeCall]) -> dict[tuple[str, str], list[str | None]]:
+    items: dict[tuple[str, str], list[str | None]] = defaultdict(list)
     for r in scored:
-        items[(r["group"], r["cell"])].append(r["outcome"])
+        items[(r.group, r.cell)].append(r.outcome)
     return items
 
 
-def _repeated_items(scored: Sequence[Mapping[str, Any]]) -> int:
+def _repeated_items(scored: Sequence[ProbeCall]) -> int:
     return sum(1 for v in _items(scored).values() if len(v) >= 2)
 
 
-def _agreement(scored: Sequence[Mapping[str, Any]]) -> tuple[float | None, float | None]:
+def _agreement(scored: Sequence[ProbeCall]) -> tuple[float | None, float | None]:
     """Across reps: the share of items whose outcome never changed, and the mean share of
     each item's most common outcome. Only items scored on two reps or more count (one
     rep agrees with itself and would say nothing); None when there are none."""

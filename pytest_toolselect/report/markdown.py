@@ -195,9 +195,11 @@ def _fence(lines: Sequence[str]) -> list[str]:
 
 
 def _probe(preference: Mapping[str, Any]) -> list[str]:
+    from pytest_toolselect.probe.values import ProbeSummary
+
     from .probe_report import lines
 
-    summary = dict(preference["summary"])
+    summary = ProbeSummary.from_json(preference["summary"])
     # the probe's lines are data the run produced: cut long ones, keep them in a fence
     shown = [line if len(line) <= TEXT_LIMIT else line[:TEXT_LIMIT] + "…" for line in lines(summary)]
     # one line each (a group id could hold a line break), and no reordering control

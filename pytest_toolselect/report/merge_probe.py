@@ -13,7 +13,7 @@ documents in, a document out.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError
@@ -43,6 +43,7 @@ def merge_preference(documents: Sequence[tuple[str, Mapping[str, Any]]], *,
         return None
     from pytest_toolselect.probe.comparison import compare
     from pytest_toolselect.probe.preference import summarize_stats
+    from pytest_toolselect.probe.values import GroupEntry, GroupStats, ProbeCall
 
     first_path, first = documents[0]
     seed, resamples = int(first["summary"]["seed"]), int(first["summary"]["resamples"])
@@ -64,32 +65,35 @@ def merge_preference(documents: Sequence[tuple[str, Mapping[str, Any]]], *,
             rows.append((row, path, doc))
     # the whole suite's order, which every shard kept: the run's group order
     rows.sort(key=lambda r: (r[0]["order"], r[0]["key"]))
-    calls: list[dict[str, Any]] = []
-    per_group: dict[str, Mapping[str, Any]] = {}
+    results: list[dict[str, Any]] = []
+    per_group: dict[str, GroupStats] = {}
     for row, path, doc in rows:
-        calls.extend(dict(r) for r in doc["results"] if r["group"] == row["id"])
+        results.extend(dict(r) for r in doc["results"] if r["group"] == row["id"])
         stats = doc["summary"]["groups"].get(row["id"])
         if stats is None:
             raise ToolselectError(f"its preference summary has no stats for group {row['id']}",
                                   file=path, fix="pass the file as pytest --toolselect-json wrote it")
-        per_group[row["id"]] = stats
-    kinds = [_Kind(r["id"], bool(per_group[r["id"]]["control"]), r["domain"]) for r, _, _ in rows]
+        per_group[row["id"]] = GroupStats.from_json(stats)
+    kinds = [_Kind(r["id"], per_group[r["id"]].control, r["domain"]) for r, _, _ in rows]
+    # the documents' calls and entries are read once here; the merged document keeps them as written
+    calls = [ProbeCall.from_json(r) for r in results]
     summary = summarize_stats(calls, kinds, per_group, seed, resamples)
     if "model" in first["summary"]:
-        summary["model"] = first["summary"]["model"]
+        summary = replace(summary, model=first["summary"]["model"])
     comparison = None
     if first.get("comparison") is not None:
-        stored = {r["key"]: r["baseline"] for r, _, _ in rows if r.get("baseline") is not None}
-        current = {r["key"]: r["entry"] for r, _, _ in rows if r.get("entry")}
+        stored = {r["key"]: GroupEntry.from_json(r["baseline"]) for r, _, _ in rows
+                  if r.get("baseline") is not None}
+        current = {r["key"]: GroupEntry.from_json(r["entry"]) for r, _, _ in rows if r.get("entry")}
         comparison = compare(stored, current, seed=seed, resamples=resamples,
-                             min_effect_change=min_effect_change)
+                             min_effect_change=min_effect_change).to_json()
     return {
         "schema_version": first["schema_version"],
         "subject": dict(first["subject"]),
         "settings": dict(first["settings"]),
         "groups": [dict(r) for r, _, _ in rows],
-        "results": calls,
-        "summary": summary,
+        "results": results,
+        "summary": summary.to_json(),
         "comparison": comparison,
     }
 

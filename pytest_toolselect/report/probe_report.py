@@ -12,17 +12,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.inputs.groups import Group
 from pytest_toolselect.messages.plural import plural as _plural
-from pytest_toolselect.probe.comparison import group_fingerprint
+from pytest_toolselect.probe.comparison import Comparison, EffectChange, group_fingerprint
+from pytest_toolselect.probe.dry_run import DryRun
 from pytest_toolselect.probe.preference import (
     FACTORS,
     cell_plan,
     filled_cues,
     filled_system,
 )
+from pytest_toolselect.probe.values import GroupEntry, Interval, ProbeCall, ProbeSummary
 from pytest_toolselect.terms.vocabulary import Verdict
 
 SCHEMA_VERSION = "tool_preference.v1"
@@ -37,75 +41,72 @@ def _money(x: float) -> str:
     return f"${x:.2f}" if x >= 0.1 else f"${x:.4f}"
 
 
-def _ci(stat: Mapping[str, Any]) -> str:
-    lo, hi = stat["ci"]
-    return f"{stat['mean']:+.2f} [{lo:+.2f}, {hi:+.2f}] (groups={stat['groups']})"
+def _ci(stat: Interval) -> str:
+    return f"{stat.mean:+.2f} [{stat.low:+.2f}, {stat.high:+.2f}] (groups={stat.n})"
 
 
-
-
-def _effect_lines(summary: Mapping[str, Any], indent: str) -> Iterator[str]:
-    first = summary.get("first_twin_share_baseline")
+def _effect_lines(summary: ProbeSummary, indent: str) -> Iterator[str]:
+    first = summary.first_twin_share_baseline
     if first is not None:
         yield f"{indent}first-listed twin share (baseline): {_ci(first)}"
-    elif summary.get("n_pair_groups"):
+    elif summary.n_pair_groups:
         yield f"{indent}first-listed twin share (baseline): no baseline cell scored"
-    for factor, stat in sorted(summary.get("factor_effects", {}).items()):
+    for factor, stat in sorted(summary.factor_effects.items()):
         yield f"{indent}  {factor:<13} {_ci(stat)}"
 
 
-def lines(summary: Mapping[str, Any], *, by_domain: bool = True) -> Iterator[str]:
+def lines(summary: ProbeSummary, *, by_domain: bool = True) -> Iterator[str]:
     """The probe's terminal summary. ``summary`` is :func:`preference.summarize`'s output;
-    a ``model`` key, when the session adds one, heads it. Without ``by_domain`` (the
+    its ``model``, when the session names one, heads it. Without ``by_domain`` (the
     terminal's default; ``-v`` sets it) each domain's slice is one name in one line."""
-    head = (f"{_plural(summary['n_pair_groups'], 'pair group')} and "
-            f"{_plural(summary['n_control_groups'], 'control')}, {_plural(summary['reps'], 'rep')} "
-            f"({_plural(summary['n_calls'], 'call')}")
-    head += f", {_money(summary['cost_usd'])})" if summary.get("cost_usd") else ")"
-    model = summary.get("model")
+    head = (f"{_plural(summary.n_pair_groups, 'pair group')} and "
+            f"{_plural(summary.n_control_groups, 'control')}, {_plural(summary.reps, 'rep')} "
+            f"({_plural(summary.n_calls, 'call')}")
+    head += f", {_money(summary.cost_usd)})" if summary.cost_usd else ")"
+    model = summary.model
     yield f"tool preference: {model + ', ' if model else ''}{head}"
-    if not summary["n_scored"]:
+    if not summary.n_scored:
         yield "no call was scored"
     yield from _effect_lines(summary, "")
-    po = summary["pair_outcomes"]
-    if summary.get("n_pair_calls"):
+    po = summary.pair_outcomes
+    if summary.n_pair_calls:
         yield (f"pair items: both twins {_rate(po['both_twins'])}, distractor {_rate(po['distractor'])}, "
                f"no call {_rate(po['none'])}, unmatched {_rate(po['unmatched'])}")
-    if summary.get("control_over_call"):
+    if summary.control_over_call:
         yield "controls, any tool called: " + ", ".join(
-            f"{f} {_rate(v)}" for f, v in sorted(summary["control_over_call"].items()))
-    if summary.get("same_choice_rate") is not None:
-        yield (f"same choice on every rep: {_rate(summary['same_choice_rate'])} "
-               f"(modal share {_rate(summary['modal_share'])})")
-    elif summary["reps"] == 1:
+            f"{f} {_rate(v)}" for f, v in sorted(summary.control_over_call.items()))
+    if summary.same_choice_rate is not None:
+        yield (f"same choice on every rep: {_rate(summary.same_choice_rate)} "
+               f"(modal share {_rate(summary.modal_share)})")
+    elif summary.reps == 1:
         yield "same choice on every rep: n/a (one rep; more reps measure the spread)"
     left_out = []
-    if summary["n_errors"]:
-        left_out.append(f"{_plural(summary['n_errors'], 'error')} (failed calls)")
-    if summary.get("n_inconclusive"):
-        left_out.append(f"{summary['n_inconclusive']} inconclusive (cut at max_tokens before any "
+    if summary.n_errors:
+        left_out.append(f"{_plural(summary.n_errors, 'error')} (failed calls)")
+    if summary.n_inconclusive:
+        left_out.append(f"{summary.n_inconclusive} inconclusive (cut at max_tokens before any "
                         "tool call; billed)")
-    if summary["n_skipped"]:
-        left_out.append(f"{summary['n_skipped']} not run (cost cap)")
+    if summary.n_skipped:
+        left_out.append(f"{summary.n_skipped} not run (cost cap)")
     if left_out:
         yield "left out of the summary: " + "; ".join(left_out)
-    if summary["n_truncated"]:
+    if summary.n_truncated:
         yield (f"cut at max_tokens after their tool call (scored, flagged truncated): "
-               f"{summary['n_truncated']}")
-    if summary.get("partial_groups"):
-        per_group = summary.get("groups", {})
-        shown = [f"{g} ({per_group[g]['cells_run']}/{per_group[g]['cells_planned']} cells)"
-                 if g in per_group else g for g in summary["partial_groups"]]
+               f"{summary.n_truncated}")
+    if summary.partial_groups:
+        per_group = summary.groups or {}
+        shown = [f"{g} ({per_group[g].cells_run}/{per_group[g].cells_planned} cells)"
+                 if g in per_group else g for g in summary.partial_groups]
         yield ("partial groups, summarized from the cells that ran (A/B counterbalancing "
                "incomplete): " + ", ".join(shown))
-    if summary.get("groups_not_run"):
-        yield "groups with no scored call: " + ", ".join(summary["groups_not_run"])
-    domains = {d: part for d, part in (summary.get("by_domain") or {}).items() if part["n_scored"]}
+    if summary.groups_not_run:
+        yield "groups with no scored call: " + ", ".join(summary.groups_not_run)
+    domains = {d: part for d, part in (summary.by_domain or {}).items() if part.n_scored}
     # one domain covering every group would only repeat the lines above
-    if len(domains) > 1 or any(p["n_groups"] < summary["n_groups"] for p in domains.values()):
+    if len(domains) > 1 or any(p.n_groups < summary.n_groups for p in domains.values()):
         # a CI over one group is no CI: those domains are named, not sliced
-        single = [d for d, part in domains.items() if part["n_groups"] < 2]
-        domains = {d: part for d, part in domains.items() if part["n_groups"] >= 2}
+        single = [d for d, part in domains.items() if part.n_groups < 2]
+        domains = {d: part for d, part in domains.items() if part.n_groups >= 2}
         if domains and not by_domain:
             # a slice per domain is eight lines each: named here, shown under -v
             yield f"by domain: {', '.join(domains)} (-v shows each domain's effects)"
@@ -115,34 +116,34 @@ def lines(summary: Mapping[str, Any], *, by_domain: bool = True) -> Iterator[str
         if single:
             yield f"domains with one group (not sliced): {', '.join(single)}"
         for domain, part in domains.items():
-            yield (f"  {domain}: {_plural(part['n_pair_groups'], 'pair group')}, "
-                   f"{_plural(part['n_control_groups'], 'control')}")
+            yield (f"  {domain}: {_plural(part.n_pair_groups, 'pair group')}, "
+                   f"{_plural(part.n_control_groups, 'control')}")
             yield from _effect_lines(part, "    ")
-            if part.get("control_over_call"):
+            if part.control_over_call:
                 yield "    controls, any tool called: " + ", ".join(
-                    f"{f} {_rate(v)}" for f, v in sorted(part["control_over_call"].items()))
+                    f"{f} {_rate(v)}" for f, v in sorted(part.control_over_call.items()))
 
 
-def comparison_lines(comparison: Mapping[str, Any], *, every_change: bool = True) -> Iterator[str]:
+def comparison_lines(comparison: Comparison, *, every_change: bool = True) -> Iterator[str]:
     """The probe's gate against a baseline (:func:`comparison.compare`'s output). Without
     ``every_change`` (the terminal's default; ``-v`` sets it) only changes whose CI
     excludes 0 (or that block) have a line; the others are named in one."""
     yield "tool preference against the baseline:"
-    controls = comparison["controls"]
+    controls = comparison.controls
     for c in controls:
-        if c["verdict"] == Verdict.REGRESSION:
-            yield (f"  regression: control {c['group']} over-calls in {_rate(c['now'])} of its calls "
+        if c.verdict == Verdict.REGRESSION:
+            yield (f"  regression: control {c.group} over-calls in {_rate(c.now)} of its calls "
                    "(none on the baseline)")
     verdicts: dict[str, int] = {}
     for c in controls:
-        verdicts[c["verdict"]] = verdicts.get(c["verdict"], 0) + 1
+        verdicts[c.verdict.value] = verdicts.get(c.verdict.value, 0) + 1
     if verdicts:
         yield "  controls: " + ", ".join(f"{n} {v.replace('_', ' ')}" for v, n in sorted(verdicts.items()))
-    changes = comparison["effect_changes"]
-    position = comparison.get("position_bias_change")
+    changes = comparison.effect_changes
+    position = comparison.position_bias_change
     rows = ([("position bias", position)] if position else []) + [
         (factor, changes[factor]) for factor in FACTORS if factor in changes]
-    shown = [(name, c) for name, c in rows if every_change or c.get("blocking") or not _holds_zero(c)]
+    shown = [(name, c) for name, c in rows if every_change or c.blocking or not c.holds_zero]
     if shown:
         yield "  change since the baseline (paired over groups):"
     for name, c in shown:
@@ -151,50 +152,65 @@ def comparison_lines(comparison: Mapping[str, Any], *, every_change: bool = True
     if quiet:
         yield (f"  {'other changes' if shown else 'changes'} since the baseline whose 95% CI holds 0: "
                f"{', '.join(quiet)} (-v shows them)")
-    if comparison.get("changed_groups"):
+    if comparison.changed_groups:
         yield ("  groups changed since the baseline (still compared): "
-               + ", ".join(comparison["changed_groups"]))
-    if comparison["blocking"]:
-        yield "  blocking: " + "; ".join(comparison["blocking"])
-    elif comparison.get("min_effect_change") is None:
+               + ", ".join(comparison.changed_groups))
+    if comparison.blocking:
+        yield "  blocking: " + "; ".join(comparison.blocking)
+    elif comparison.min_effect_change is None:
         yield "  effect changes are reported, not blocking (set a minimum effect change to gate on them)"
 
 
-def _holds_zero(c: Mapping[str, Any]) -> bool:
-    lo, hi = c["ci"]
-    return bool(lo <= 0 <= hi)
+def _change(c: EffectChange) -> str:
+    mark = "  (blocks)" if c.blocking else ""
+    return f"{c.change:+.2f} [{c.low:+.2f}, {c.high:+.2f}] (groups={c.groups}){mark}"
 
 
-def _change(c: Mapping[str, Any]) -> str:
-    lo, hi = c["ci"]
-    mark = "  (blocks)" if c.get("blocking") else ""
-    return f"{c['change']:+.2f} [{lo:+.2f}, {hi:+.2f}] (groups={c['groups']}){mark}"
-
-
-def dry_run_lines(dry: Mapping[str, Any]) -> Iterator[str]:
+def dry_run_lines(dry: DryRun) -> Iterator[str]:
     """What a run would do (:func:`dry_run.dry_run`'s output): cells and calls per group."""
-    yield (f"tool preference dry run: {_plural(dry['n_pair_groups'], 'pair group')} and "
-           f"{_plural(dry['n_control_groups'], 'control')}, {_plural(dry['reps'], 'rep')}: "
-           f"{dry['cells']} cells, {_plural(dry['calls'], 'call')}")
-    width = max((len(r["id"]) for r in dry["groups"]), default=0)
-    for r in dry["groups"]:
-        kind = "control" if r["control"] else "pair"
-        yield f"  {r['id']:<{width}}  {kind:<7}  {r['cells']:>3} cells  {r['calls']:>5} calls"
-    if dry["estimated_cost_usd"] is not None:
-        yield f"cost: about {_money(dry['estimated_cost_usd'])}, {dry['estimate_basis']}"
+    yield (f"tool preference dry run: {_plural(dry.n_pair_groups, 'pair group')} and "
+           f"{_plural(dry.n_control_groups, 'control')}, {_plural(dry.reps, 'rep')}: "
+           f"{dry.cells} cells, {_plural(dry.calls, 'call')}")
+    width = max((len(r.id) for r in dry.groups), default=0)
+    for r in dry.groups:
+        kind = "control" if r.control else "pair"
+        yield f"  {r.id:<{width}}  {kind:<7}  {r.cells:>3} cells  {r.calls:>5} calls"
+    if dry.estimated_cost_usd is not None:
+        yield f"cost: about {_money(dry.estimated_cost_usd)}, {dry.estimate_basis}"
     else:
-        yield f"cost: {dry['estimate_basis']}"
+        yield f"cost: {dry.estimate_basis}"
 
 
 # -- the JSON document -----------------------------------------------------------------
 
 
-def build_document(calls: Sequence[Mapping[str, Any]], summary: Mapping[str, Any],
+@dataclass(frozen=True)
+class GroupGate:
+    """A group's gate as its document row holds it: its baseline key, its place in the whole
+    suite, this run's baseline entry and the stored one it was compared against."""
+
+    key: str
+    order: int
+    #: None: no call of the group was scored
+    entry: GroupEntry | None
+    baseline: GroupEntry | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "order": self.order,
+                "entry": self.entry.to_json() if self.entry is not None else None,
+                "baseline": self.baseline.to_json() if self.baseline is not None else None}
+
+
+#: a setting the document's ``settings`` adds beside the probe's own
+Setting = str | int | float | bool | None
+
+
+def build_document(calls: Sequence[ProbeCall], summary: ProbeSummary,
                    groups: Sequence[Group], *, max_tokens: int | None, reps: int,
                    subject: Mapping[str, Any] | None = None, cues: Mapping[str, str] | None = None,
-                   system: str | None = None, extra_settings: Mapping[str, Any] | None = None,
-                   gate: Mapping[str, Mapping[str, Any]] | None = None,
-                   comparison: Mapping[str, Any] | None = None) -> dict[str, Any]:
+                   system: str | None = None, extra_settings: Mapping[str, Setting] | None = None,
+                   gate: Mapping[str, GroupGate] | None = None,
+                   comparison: Comparison | None = None) -> JSONDict:
     """The ``tool_preference.v1`` document: every call, the settings sent, the summary.
 
     ``settings`` holds the run's system prompt and cues with the defaults filled in; a
@@ -235,7 +251,9 @@ def build_document(calls: Sequence[Mapping[str, Any]], summary: Mapping[str, Any
             row["system"] = filled_system(g, system)
         if g.cues:
             row["cues"] = filled_cues(g, cues)
-        row.update(_plain(dict((gate or {}).get(g.id) or {})))
+        row_gate = (gate or {}).get(g.id)
+        if row_gate is not None:
+            row.update(_plain(row_gate.to_json()))
         group_rows.append(row)
     document = {
         "schema_version": SCHEMA_VERSION,
@@ -243,10 +261,10 @@ def build_document(calls: Sequence[Mapping[str, Any]], summary: Mapping[str, Any
         "settings": settings,
         "groups": group_rows,
         "results": results,
-        "summary": _plain(summary),
+        "summary": _plain(summary.to_json()),
     }
     if gate is not None:
-        document["comparison"] = _plain(comparison) if comparison is not None else None
+        document["comparison"] = _plain(comparison.to_json()) if comparison is not None else None
     return document
 
 
@@ -255,14 +273,11 @@ _RESULT_KEYS = ("group", "cell", "factor", "treated", "position", "rep", "domain
                 "cost_usd")
 
 
-def _result(rec: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: rec.get(k) for k in _RESULT_KEYS}
-    out["calls"] = list(rec.get("calls") or [])
-    out["usage"] = dict(rec.get("usage") or {})
-    out["skipped"] = bool(rec.get("skipped"))
-    out["truncated"] = bool(rec.get("truncated"))
-    out["inconclusive"] = bool(rec.get("inconclusive"))
-    out["control"] = bool(rec.get("control"))
+def _result(rec: ProbeCall) -> dict[str, Any]:
+    # the document's own key order, which is not the record's
+    out = {k: getattr(rec, k) for k in _RESULT_KEYS}
+    out["calls"] = list(rec.calls)
+    out["usage"] = dict(rec.usage)
     return out
 
 

@@ -19,6 +19,8 @@ from pytest_toolselect.terms.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from pytest_toolselect.inputs.groups import Group
+    from pytest_toolselect.probe.comparison import Comparison
+    from pytest_toolselect.probe.values import GroupEntry, ProbeCall, ProbeSummary
 
     from .runner import CaseRunner
     from .settings import Settings
@@ -46,7 +48,7 @@ def resolve(settings: Settings, group: Group) -> Group:
     return resolve_group(group, lookup)
 
 
-async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
+async def group_job(runner: CaseRunner, group: Group) -> list[ProbeCall]:
     """Every cell x rep of the group, as call records (errors and skips kept)."""
     from pytest_toolselect.probe.preference import call_record, cells_for
     from pytest_toolselect.providers import TruncatedError, TurnRequest
@@ -59,13 +61,13 @@ async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
     resolved = await asyncio.to_thread(resolve, settings, group)
     cells = cells_for(resolved)
 
-    async def one(cell: Any, rep: int) -> dict[str, Any]:
+    async def one(cell: Any, rep: int) -> ProbeCall:
         request = TurnRequest(question=cell.query, tools=cell.tools, system=cell.system, rep=rep)
         tokens = _token_estimate(cell.query, cell.tools, cell.system)
         try:
             turn = await runner.call(request, tokens)
         except (CostCapReached, Stopped) as e:
-            return {**call_record(cell, resolved, rep, skipped=True), "error": str(e)}
+            return call_record(cell, resolved, rep, skipped=True, error=str(e))
         except TruncatedError as e:  # the gate's rule: billed and counted, not scored
             return call_record(cell, resolved, rep, e.turn, inconclusive=True)
         except ToolselectError as e:
@@ -76,28 +78,30 @@ async def group_job(runner: CaseRunner, group: Group) -> list[dict[str, Any]]:
 
 
 def group_record(nodeid: str, order: int, path: Path, group: Group,
-                 calls: list[dict[str, Any]], base: Mapping[str, Any] | None,
+                 calls: Sequence[ProbeCall], base: GroupEntry | None,
                  *, key: str) -> GroupRecord:
-    """The record of one group item: its calls, its stats, its baseline entry."""
+    """The record of one group item: its calls, its stats, its baseline entry (as the JSON
+    the record carries to the controller)."""
     from pytest_toolselect.probe.comparison import baseline_entry
     from pytest_toolselect.probe.preference import group_stats
 
     stats = group_stats(calls, group)
     entry = baseline_entry(group, stats)
     verdict = Verdict.HELD
-    scored = [c for c in calls if c.get("outcome") is not None]
+    scored = [c for c in calls if c.outcome is not None]
     if group.is_control and scored:
-        over = entry.get("over_call_share") or 0.0
-        was = base.get("over_call_share") if base else None
+        over = entry.over_call_share or 0.0
+        was = base.over_call_share if base else None
         if was == 0 and over > 0.5:
             verdict = Verdict.REGRESSION
     return GroupRecord(nodeid=nodeid, order=order, file=str(path), group_id=group.id,
-                       control=group.is_control, calls=calls, entry=entry if scored else None,
-                       verdict=verdict, over_call_share=entry.get("over_call_share"), key=key)
+                       control=group.is_control, calls=[c.to_json() for c in calls],
+                       entry=entry.to_json() if scored else None,
+                       verdict=verdict, over_call_share=entry.over_call_share, key=key)
 
 
-def regression_text(rec: GroupRecord, base: Mapping[str, Any] | None) -> str:
-    was = base.get("over_call_share") if base else None
+def regression_text(rec: GroupRecord, base: GroupEntry | None) -> str:
+    was = base.over_call_share if base else None
     return (f"control group {rec.group_id}: a tool was called in "
             f"{rec.over_call_share or 0.0:.0%} of its calls (baseline {was:.0%}); the request needs "
             "no tool, so a description change now pulls the model into over-calling")
@@ -118,28 +122,32 @@ def load_groups(records: Iterable[GroupRecord]) -> list[Group]:
     return out
 
 
-def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, Any],
+def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, GroupEntry],
                   *, seed: int, model: str, min_effect_change: float | None, verbose: bool = False
-                  ) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
+                  ) -> tuple[list[str], ProbeSummary, Comparison | None]:
     """The probe's section of the terminal summary (short; every slice and change under
     ``verbose``); also the summary and comparison data."""
+    from dataclasses import replace
+
     from pytest_toolselect.probe.comparison import compare
     from pytest_toolselect.probe.preference import summarize
+    from pytest_toolselect.probe.values import GroupEntry
     from pytest_toolselect.report.probe_report import comparison_lines, lines
 
     groups = load_groups(records)
-    calls = [c for rec in records for c in rec.calls]
-    summary = summarize(calls, groups, seed)
-    summary["model"] = model
+    summary = replace(summarize(list(iter_calls(records)), groups, seed), model=model)
     out = list(lines(summary, by_domain=verbose))
     comparison = None
-    current = {rec.key: rec.entry for rec in records if rec.entry}
+    current = {rec.key: GroupEntry.from_json(rec.entry) for rec in records if rec.entry}
     if stored:
         comparison = compare(stored, current, seed=seed, min_effect_change=min_effect_change)
         out.extend(comparison_lines(comparison, every_change=verbose))
     return out, summary, comparison
 
 
-def iter_calls(records: Iterable[GroupRecord]) -> Iterator[dict[str, Any]]:
+def iter_calls(records: Iterable[GroupRecord]) -> Iterator[ProbeCall]:
+    """The records' calls, read back from the JSON each record carried."""
+    from pytest_toolselect.probe.values import ProbeCall
+
     for rec in records:
-        yield from rec.calls
+        yield from (ProbeCall.from_json(c) for c in rec.calls)

@@ -16,6 +16,8 @@ from .case_run import case_of
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.decision import Decision
+    from pytest_toolselect.probe.comparison import Comparison
+    from pytest_toolselect.probe.values import GroupEntry, ProbeSummary
 
     from .baseline_access import BaselineAccess
     from .case_record import CaseRecords
@@ -38,7 +40,7 @@ class SessionSummary:
         self.recorder = recorder
         #: reads what the run gathered; writes dry_run_lines and report_problems
         self.state = state
-        self._probe: tuple[list[str], dict[str, Any], dict[str, Any] | None] | None = None
+        self._probe: tuple[list[str], ProbeSummary, Comparison | None] | None = None
         self._stopped: str | None = None
 
     def cache_savings(self) -> dict[str, float]:
@@ -74,7 +76,7 @@ class SessionSummary:
                                   fail_on_drop=blocking)
 
     # the preference probe (controller) -------------------------------------------------
-    def probe(self) -> tuple[list[str], dict[str, Any], dict[str, Any] | None]:
+    def probe(self) -> tuple[list[str], ProbeSummary, Comparison | None]:
         """The probe's summary lines, summary and baseline comparison (computed once)."""
         if self._probe is None:
             from .probe_items import summary_lines
@@ -88,9 +90,12 @@ class SessionSummary:
             )
         return self._probe
 
-    def stored_groups(self) -> Mapping[str, Any]:
+    def stored_groups(self) -> Mapping[str, GroupEntry]:
         """The baseline's preference group entries, by key (none without a baseline)."""
-        return self.baselines.baseline.groups if self.baselines.baseline is not None else {}
+        from pytest_toolselect.probe.values import GroupEntry
+
+        base = self.baselines.baseline
+        return {k: GroupEntry.from_json(v) for k, v in base.groups.items()} if base is not None else {}
 
     def probe_lines(self) -> list[str]:
         return self.probe()[0]
@@ -100,22 +105,24 @@ class SessionSummary:
         if not self.state.group_records or self.settings.flag("update_baseline"):
             return False
         comparison = self.probe()[2]
-        return bool(comparison and comparison.get("blocking"))
+        return bool(comparison and comparison.blocking)
 
     def preference_document(self) -> dict[str, Any] | None:
         """The probe's tool_preference.v1 document (None: no group ran)."""
         if not self.state.group_records:
             return None
-        from pytest_toolselect.report.probe_report import build_document
+        from pytest_toolselect.probe.values import GroupEntry
+        from pytest_toolselect.report.probe_report import GroupGate, build_document
 
-        from .probe_items import load_groups
+        from .probe_items import iter_calls, load_groups
 
         records = self.recorder.ordered_group_records()
-        calls = [c for r in records for c in r.calls]
+        calls = list(iter_calls(records))
         stored = self.stored_groups()
         # what `toolselect merge` needs to join shards' probes as one run's
-        rows = {r.group_id: {"key": r.key, "order": r.order, "entry": r.entry,
-                             "baseline": stored.get(r.key)} for r in records}
+        rows = {r.group_id: GroupGate(r.key, r.order,
+                                      GroupEntry.from_json(r.entry) if r.entry else None,
+                                      stored.get(r.key)) for r in records}
         return build_document(calls, self.probe()[1], load_groups(records),
                               max_tokens=self.settings.options.max_tokens,
                               reps=self.settings.reps, subject=self.wiring.subject.to_json(),
