@@ -64,7 +64,7 @@ def case_entry(rec: CaseRecord, base: Mapping[str, Any] | None,
         "inconclusive": rec.inconclusive,
         "renamed_from": rec.renamed_from,
         "dropped_from": rec.dropped_from,
-        "tools_diff": rec.tools_diff,
+        "tools_diff": None if rec.tools_diff is None else [c.to_json() for c in rec.tools_diff],
         # what `toolselect merge` needs to join shards: the item's place in the whole
         # suite, and the fingerprints a baseline entry keeps
         "order": rec.order,
@@ -76,7 +76,7 @@ def case_entry(rec: CaseRecord, base: Mapping[str, Any] | None,
         "offered": rec.offered,
     }
     if rec.attribution is not None:
-        entry["attribution"] = rec.attribution
+        entry["attribution"] = rec.attribution.to_json()
     if rec.escalation is not None:
         entry["escalation"] = rec.escalation.to_json()
     if rec.test_failure:
