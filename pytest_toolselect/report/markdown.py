@@ -339,9 +339,10 @@ def render(doc: Mapping[str, Any], limit: int = LIMIT) -> str:
     if doc.get("preference"):
         budget.add(_probe(doc["preference"]), "preference probe")
     if doc.get("lint"):
+        from ..lint.document import LintView
         from ..lint.render import markdown as lint_markdown
 
-        budget.add(lint_markdown(doc["lint"], heading="###").splitlines(), "lint")
+        budget.add(lint_markdown(LintView.read(doc["lint"]), heading="###").splitlines(), "lint")
     budget.add(_cost(doc["cost"]), "cost")
     if budget.cut:
         cut = ", ".join(f"{n} {what}" for what, n in budget.cut.items())

@@ -203,7 +203,8 @@ class SessionSummary:
             return None
         from pytest_toolselect.lint.findings import merged_document
 
-        return merged_document(self.state.lint_records)
+        section = merged_document(self.state.lint_records)
+        return section.to_json() if section is not None else None
 
     def write_reports(self, exitstatus: int | None = None, failed_items: int | None = None) -> None:
         """--toolselect-json, -markdown and -html: the results document and its renderings."""
