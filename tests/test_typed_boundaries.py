@@ -60,15 +60,10 @@ BASELINE_PENDING = frozenset({
     ("pytest_toolselect.run.summary", "SessionSummary.stored_groups", "return"),
 })
 
-#: signatures still to be typed (module, qualified name, parameter or "return"): the tool changes and the
-#: attribution a record holds as JSON, the gate's settings, the results, lint and preference
-#: documents and the probe's summaries. The list only shrinks: an entry that no longer holds
+#: signatures still to be typed (module, qualified name, parameter or "return"): the results
+#: and preference documents and the probe's summaries. The list only shrinks: an entry that no longer holds
 #: an untyped mapping fails the test below until it is removed.
 NOT_YET_TYPED = frozenset({
-    ("pytest_toolselect.gate.decision", "case_outcome", "settings"),
-    ("pytest_toolselect.gate.decision", "decide", "settings"),
-    ("pytest_toolselect.gate.verdict_rules", "suite_change", "return"),
-    ("pytest_toolselect.gate.verdict_rules", "suite_line", "suite"),
     ("pytest_toolselect.probe.comparison", "baseline_entry", "stats"),
     ("pytest_toolselect.probe.comparison", "baseline_entry", "return"),
     ("pytest_toolselect.probe.comparison", "compare", "stored"),
@@ -80,7 +75,6 @@ NOT_YET_TYPED = frozenset({
     ("pytest_toolselect.probe.preference", "summarize", "return"),
     ("pytest_toolselect.probe.preference", "summarize_stats", "per_group"),
     ("pytest_toolselect.probe.preference", "summarize_stats", "return"),
-    ("pytest_toolselect.providers", "Provider.subject", "return"),
     ("pytest_toolselect.report.side_by_side", "render", "named"),
     ("pytest_toolselect.report.dry_run", "case_lines", "dry"),
     ("pytest_toolselect.report.html", "render", "document"),
@@ -109,7 +103,6 @@ NOT_YET_TYPED = frozenset({
     ("pytest_toolselect.run.probe_items", "group_job", "return"),
     ("pytest_toolselect.run.probe_items", "group_record", "calls"),
     ("pytest_toolselect.run.report_files", "render", "document"),
-    ("pytest_toolselect.exchange.clip", "clip_call", "return"),
 })
 
 

@@ -20,6 +20,7 @@ from pytest_toolselect.exchange.clip import clip_middle
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, section
 from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.report_input import SuiteChange
 from pytest_toolselect.records.run_records import CaseRecord
 
 from .notes import TOOLS_SECTION, notes, tool_changes
@@ -238,7 +239,7 @@ def _head(doc: Mapping[str, Any]) -> list[str]:
         out.append(f"{counted(summary['total'], 'case')}: {counts}")
     if summary.get("suite"):
         out.append("")
-        out.append(text(gate.suite_line(summary["suite"]), 500))
+        out.append(text(gate.suite_line(SuiteChange.from_json(summary["suite"])), 500))
     if summary.get("escalations"):
         out.append("")
         out.append(text(escalation_line(summary["escalations"]), 500))

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_toolselect.gate import verdict_rules as gate
-from pytest_toolselect.gate.decision import Decision, case_outcome, decide
+from pytest_toolselect.gate.decision import Decision, GateSettings, case_outcome, decide
 from pytest_toolselect.records.report_input import Escalations, ResultsInput
 from pytest_toolselect.records.run_records import CaseRecord
 
@@ -38,7 +38,7 @@ def case_entry(rec: CaseRecord, base: Mapping[str, Any] | None,
         "allow_no_tool": rec.allow_no_tool,
         "status": rec.status,
         "verdict": rec.verdict,
-        "outcome": case_outcome(rec, settings),
+        "outcome": case_outcome(rec, GateSettings.read(settings)),
         "passes": rec.passes,
         "reps": rec.reps,
         "first_tool": rec.first_tool,
@@ -93,7 +93,8 @@ def verdict(cases: Sequence[CaseRecord], settings: Mapping[str, Any],
             lint: Mapping[str, Any] | None = None, other_failed: int = 0,
             stopped: str | None = None) -> Decision:
     """The run's one verdict (gate.decision.decide) from what a document holds."""
-    return decide(cases, settings, suite_blocks=bool(suite is not None and suite.get("blocks")),
+    return decide(cases, GateSettings.read(settings),
+                  suite_blocks=bool(suite is not None and suite.get("blocks")),
                   probe_blocks=probe_blocks, capped=capped,
                   # a lint item lists its findings as new only when they fail it
                   new_lint=len((lint or {}).get("new") or ()), other_failed=other_failed,

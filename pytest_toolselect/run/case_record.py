@@ -149,7 +149,7 @@ class CaseRecords:
                                         for k in getattr(t, "dropped_schema_keys", ())}),
             first_tool=modal,
             # bounded: a record travels to the controller and into every report
-            calls=[[clip_call(c) for c in t.calls] for t in run.turns],
+            calls=[[clip_call(c).to_dict() for c in t.calls] for t in run.turns],
             found_by=[getattr(t, "found_by", None) for t in run.turns],
             failing_checks=sorted(failing),
             failing_detail=failing,

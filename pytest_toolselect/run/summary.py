@@ -15,7 +15,7 @@ from pytest_toolselect.records.report_input import ResultsInput, SuiteChange, Su
 from .case_run import case_of
 
 if TYPE_CHECKING:
-    from pytest_toolselect.gate.decision import Decision
+    from pytest_toolselect.gate.decision import Decision, GateSettings
 
     from .baseline_access import BaselineAccess
     from .case_record import CaseRecords
@@ -121,11 +121,15 @@ class SessionSummary:
                               reps=self.settings.reps, subject=self.wiring.subject,
                               gate=rows, comparison=self.probe()[2])
 
-    def gate_settings(self) -> dict[str, Any]:
-        """The settings the one verdict reads (gate.decision), as the results document holds them."""
-        return {name: getattr(self.settings.options, name) for name in (
-            "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
-            "fail_on_drift")}
+    def gate_settings(self) -> GateSettings:
+        """The flags the one verdict reads (gate.decision), from the options resolved once."""
+        from pytest_toolselect.gate.decision import GateSettings
+
+        options = self.settings.options
+        return GateSettings(fail_on_flaky=options.fail_on_flaky,
+                            fail_on_still_failing=options.fail_on_still_failing,
+                            update_baseline=options.update_baseline,
+                            fail_on_drift=options.fail_on_drift)
 
     def decision(self) -> Decision:
         """The run's one verdict: what the session's exit status and every report read."""
