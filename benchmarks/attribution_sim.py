@@ -104,26 +104,26 @@ def _bisect(rng: np.random.Generator, k: int, broken: float, n: int, m: int, cap
     head_now = (int(rng.binomial(n, broken)), n)
     if attr.paired_outcome((15, 15), base_now, head_now)[0] != attr.REGRESSION:
         return "cleared", calls
-    changed = [{"tool": f"t{i}", "part": "description"} for i in range(k)]
+    changed = [attr.ChangedTool(f"t{i}", "description") for i in range(k)]
     culprit = "t0" if k == 1 else f"t{int(rng.integers(k))}"
 
     class Capped(Exception):
         pass
 
-    async def restores(revert: Sequence[dict[str, Any]]) -> tuple[bool, list[int]]:
+    async def restores(revert: Sequence[attr.ChangedTool]) -> tuple[bool, tuple[int, int]]:
         nonlocal calls
         if calls + m > cap:
             raise Capped
         calls += m
-        p = 0.95 if any(c["tool"] == culprit for c in revert) else broken
+        p = 0.95 if any(c.tool == culprit for c in revert) else broken
         seen = (int(rng.binomial(m, p)), m)
-        return attr.worse(seen, head_now, attr.RESTORE_ALPHA)[0], list(seen)
+        return attr.worse(seen, head_now, attr.RESTORE_ALPHA)[0], seen
 
     try:
         causes, _ = asyncio.run(_search(changed, base_now, restores))
     except Capped:
         return "capped", calls
-    names = [c["tool"] for c in causes]
+    names = [c.change.tool for c in causes]
     if names == [culprit]:
         return "right", calls
     return ("none" if not names else "wrong"), calls

@@ -133,14 +133,14 @@ _SUITE_MEMO: dict[tuple[int, int, int], bool] = {}
 
 
 def suite_blocks(held_now: int, held_base: int, cases: int) -> bool:
-    """gate.suite_change on a suite with these counts, as a run with the flag would ask it."""
+    """gate.measure_suite on a suite with these counts, as a run with the flag would ask it."""
     key = (held_now, held_base, cases)
     if key not in _SUITE_MEMO:
         records = [CaseRecord.read({"nodeid": f"c{i}", "status": gate.HELD if i < held_now else gate.FAILING})
                    for i in range(cases)]
         base = {f"c{i}": {"status": gate.HELD if i < held_base else gate.FAILING} for i in range(cases)}
-        result = gate.suite_change(records, base, fail_on_drop=True)
-        _SUITE_MEMO[key] = bool(result and result["blocks"])
+        result = gate.measure_suite(records, base, fail_on_drop=True)
+        _SUITE_MEMO[key] = bool(result and result.blocks)
     return _SUITE_MEMO[key]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import given
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from pytest_toolselect.gate import attribution as attr
 from pytest_toolselect.gate.toolsdiff import SYSTEM
+from pytest_toolselect.records.attribution import Attribution, Cause, ChangedTool, PairedCheck
 from pytest_toolselect.run.attribution import _search
 
 NAMES = st.sampled_from(["a", "b", "c", "d", "e", "f"])
@@ -41,7 +43,7 @@ def test_putting_every_change_back_gives_the_baseline_and_none_the_head(
     # each change put back alone moves exactly that tool (both names of a rename) to its base form
     for c in changed:
         tools, system = attr.variant(base, base_system, head, head_system, [c])
-        moved = {c["tool"], c.get("renamed_to")} - {None}
+        moved = {c.tool, c.renamed_to} - {None}
         now, was, then = _as_set(tools, system), _as_set(base, base_system), _as_set(head, head_system)
         for name in set(now) | set(was) | set(then):
             assert now.get(name) == (was.get(name) if name in moved else then.get(name))
@@ -53,9 +55,9 @@ def test_a_rename_is_one_change_and_the_part_is_named() -> None:
     head = [{"name": "search", "description": "find it", "input_schema": {}},
             {"name": "list", "description": "list them", "input_schema": {"type": "object"}}]
     assert attr.changes(base, None, head, "be brief") == [
-        {"tool": SYSTEM, "part": "added"},
-        {"tool": "find", "part": "name", "renamed_to": "search"},
-        {"tool": "list", "part": "input schema"}]
+        ChangedTool(SYSTEM, "added"),
+        ChangedTool("find", "name", renamed_to="search"),
+        ChangedTool("list", "input schema")]
 
 
 COUNTS = st.integers(0, 15).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n)))
@@ -83,16 +85,16 @@ def test_drift_needs_the_baseline_arm_down_and_the_head_no_worse(
 def test_the_search_names_the_one_change_whose_revert_takes_the_case_back(
         k: int, data: st.DataObject) -> None:
     culprit = data.draw(st.integers(0, k - 1))
-    changed = [{"tool": f"t{i}", "part": "description"} for i in range(k)]
+    changed = [ChangedTool(f"t{i}", "description") for i in range(k)]
     asked: list[int] = []
 
-    async def restores(revert: list[dict[str, Any]]) -> tuple[bool, list[int]]:
+    async def restores(revert: list[ChangedTool]) -> tuple[bool, tuple[int, int]]:
         asked.append(len(revert))
-        ok = any(c["tool"] == f"t{culprit}" for c in revert)
-        return ok, [9, 9] if ok else [0, 9]
+        ok = any(c.tool == f"t{culprit}" for c in revert)
+        return ok, (9, 9) if ok else (0, 9)
 
     causes, search = asyncio.run(_search(changed, (15, 15), restores))
-    assert [c["tool"] for c in causes] == [f"t{culprit}"] and causes[0]["evidence"] == [9, 9]
+    assert [c.change.tool for c in causes] == [f"t{culprit}"] and causes[0].evidence == (9, 9)
     if k <= attr.ONE_AT_A_TIME:
         assert search == "one at a time" and len(asked) == k
     else:
@@ -101,10 +103,10 @@ def test_the_search_names_the_one_change_whose_revert_takes_the_case_back(
 
 
 def test_the_reports_sentences() -> None:
-    found = {"outcome": "drift", "baseline_tools": [0, 15], "head": [0, 15], "recorded": [9, 9]}
+    found = Attribution("drift", recorded=(9, 9), paired=PairedCheck(0.5, (0, 15), (0, 15)))
     assert attr.summary(found) == "drift: fails with the baseline's tools too (0/15 now, 9/9 recorded)"
-    found = {"outcome": "regression", "baseline_tools": [15, 15], "head": [0, 15],
-             "recorded": [9, 9], "causes": [{"tool": "get_company", "part": "description"}]}
+    found = Attribution("regression", recorded=(9, 9), paired=PairedCheck(0.0, (15, 15), (0, 15)),
+                        causes=(Cause(ChangedTool("get_company", "description"), (15, 15)),))
     assert attr.summary(found).startswith("caused by the change to get_company's description")
-    shadow = {**found, "causes": [{"tool": "find_v2", "part": "added", "shadowing": True}]}
+    shadow = replace(found, causes=(Cause(ChangedTool("find_v2", "added"), (15, 15), shadowing=True),))
     assert attr.summary(shadow).startswith("shadowed by the new tool find_v2")

@@ -19,6 +19,7 @@ from conftest import FIND, PLANNED, Project, case
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.inputs.option_table import BY_NAME
 from pytest_toolselect.records.baseline_entry import CaseEntry
+from pytest_toolselect.records.report_input import SuiteChange
 from pytest_toolselect.records.run_records import CaseRecord
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -131,10 +132,10 @@ def test_an_unknown_rule_names_the_valid_ones() -> None:
 # -- the suite-level check -------------------------------------------------------------------------
 
 
-def _suite(now: Sequence[str], base: Sequence[str | None], **kw: Any) -> dict[str, Any] | None:
+def _suite(now: Sequence[str], base: Sequence[str | None], **kw: Any) -> SuiteChange | None:
     records = [CaseRecord.read({"nodeid": f"c{i}", "status": s}) for i, s in enumerate(now)]
     cases = {f"c{i}": s for i, s in enumerate(base) if s is not None}
-    return gate.suite_change(records, cases, **kw)
+    return gate.measure_suite(records, cases, **kw)
 
 
 def test_suite_change_is_newcombe_on_the_shares_held() -> None:
@@ -143,9 +144,9 @@ def test_suite_change_is_newcombe_on_the_shares_held() -> None:
     suite = _suite(["held"] * 46 + ["failing"] * 4, ["held"] * 47 + ["flaky"] * 3)
     assert suite is not None
     d, lo, hi = newcombe_diff(46, 50, 47, 50)
-    assert (suite["cases"], suite["held_now"], suite["held_baseline"]) == (50, 46, 47)
-    assert (suite["change"], suite["low"], suite["high"]) == pytest.approx((d, lo, hi))
-    assert suite["dropped"] is False and suite["blocks"] is False
+    assert (suite.cases, suite.held_now, suite.held_baseline) == (50, 46, 47)
+    assert (suite.change, suite.low, suite.high) == pytest.approx((d, lo, hi))
+    assert suite.dropped is False and suite.blocks is False
     line = gate.suite_line(suite)
     assert line == (f"suite: 92.0% held vs 94.0% on the baseline, change -2.0 pts "
                     f"[{lo * 100:+.1f}, {hi * 100:+.1f}] (Newcombe 95%, 50 cases)")
@@ -154,21 +155,21 @@ def test_suite_change_is_newcombe_on_the_shares_held() -> None:
 def test_suite_change_compares_only_cases_in_both() -> None:
     # a new case and an errored one do not move the rate
     suite = _suite(["held", "held", None, "failing"], ["held", "held", "held", None])
-    assert suite is not None and (suite["cases"], suite["held_now"]) == (2, 2)
+    assert suite is not None and (suite.cases, suite.held_now) == (2, 2)
     assert _suite([None], ["held"]) is None
     assert _suite(["held"], [None]) is None
 
 
 def test_a_suite_drop_blocks_only_under_the_flag() -> None:
     drop = _suite(["failing"] * 10, ["held"] * 10)
-    assert drop is not None and drop["dropped"] and not drop["blocks"]
+    assert drop is not None and drop.dropped and not drop.blocks
     assert "blocks only with --toolselect-fail-on-suite-drop" in gate.suite_line(drop)
     blocking = _suite(["failing"] * 10, ["held"] * 10, fail_on_drop=True)
-    assert blocking is not None and blocking["blocks"]
+    assert blocking is not None and blocking.blocks
     assert "blocks: the whole interval is below 0" in gate.suite_line(blocking)
     # a drop within noise never blocks
     noise = _suite(["held"] * 9 + ["failing"], ["held"] * 10, fail_on_drop=True)
-    assert noise is not None and not noise["dropped"] and not noise["blocks"]
+    assert noise is not None and not noise.dropped and not noise.blocks
 
 
 # -- end to end ------------------------------------------------------------------------------------

@@ -293,15 +293,22 @@ def test_any_split_of_the_servers_into_shards_merges_to_the_whole_section(
             new=[f["id"] for f, new in findings if new and s in f["servers"]], tools=[f"{s}-tool"],
             coverage={"tools": 1, "tested": 0, "untested": [f"{s}-tool"]} if s < "c" else None,
             heatmap=heatmap, threshold=0.55)
-    whole = merged_document(records)
+    whole = _section(records)
     shards: dict[int, dict[str, LintRecord]] = {}
     for s in sorted(servers):
         shards.setdefault(owners["abcde".index(s)], {})[s] = records[s]
-    sections = [(f"shard-{k}.json", merged_document(part)) for k, part in shards.items()]
+    sections = [(f"shard-{k}.json", _section(part)) for k, part in shards.items()]
     rnd.shuffle(sections)
     assert merge_lint(sections) == whole
     # a server seen twice alike changes nothing
     assert merge_lint([*sections, sections[0]]) == whole
+
+
+def _section(records: dict[str, LintRecord]) -> dict[str, Any]:
+    """The results document's lint section of these records, as a document holds it."""
+    section = merged_document(records)
+    assert section is not None
+    return section.to_json()
 
 
 def test_a_server_seen_twice_differently_names_both_files() -> None:
@@ -309,8 +316,7 @@ def test_a_server_seen_twice_differently_names_both_files() -> None:
         {"id": "thin-description:x", "rule": "thin-description", "severity": "warning", "servers": ["a"],
          "tools": ["x"], "message": "m", "fix": "f", "data": {}}], new=[], tools=["x"], coverage=None,
         heatmap={"tools": [], "servers": [], "matrix": [], "threshold": 0.55}, threshold=0.55)
-    one = merged_document({"a": record})
-    assert one is not None
+    one = _section({"a": record})
     other = json.loads(json.dumps(one))
     other["entries"]["a"] = []
     with pytest.raises(ToolselectError) as caught:

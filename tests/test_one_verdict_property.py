@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_toolselect.gate import verdict_rules as gate
-from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES, case_outcome, decide
+from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES, GateSettings, case_outcome, decide
 from pytest_toolselect.positions.sourcemap import load_schema
 from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.report_input import ResultsInput
@@ -100,11 +100,12 @@ def test_the_run_its_document_and_any_merge_of_its_shards_agree(
     typed = [CaseRecord.read(r) for r in records]
     suite = gate.measure_suite(typed, _status(base), fail_on_drop=bool(
         settings_["fail_on_suite_drop"] and not settings_["update_baseline"]))
-    decided = decide(typed, settings_, suite_blocks=bool(suite and suite.blocks),
+    decided = decide(typed, GateSettings.read(settings_), suite_blocks=bool(suite and suite.blocks),
                      capped=any(r["verdict"] == gate.SKIPPED for r in records), other_failed=other)
     # the run's own verdict (what the plugin sets the exit status to) is the document's
     assert whole["verdict"] == decided.to_json()
-    blocking = [r["key"] for r in records if case_outcome(CaseRecord.read(r), settings_) in BLOCKING_OUTCOMES]
+    flags = GateSettings.read(settings_)
+    blocking = [r["key"] for r in records if case_outcome(CaseRecord.read(r), flags) in BLOCKING_OUTCOMES]
     assert decided.blocking_cases == blocking
     assert decided.exit_status == (2 if any(r["verdict"] == gate.SKIPPED for r in records)
                                    else 1 if decided.reasons else 0)

@@ -280,4 +280,4 @@ def test_arguments_nested_past_the_json_depth_limit_are_kept_raw() -> None:
     assert parse_arguments(raw) == ({}, raw)
     call = ToolCall(NameMap(["find_company"]).real("x" * 10_000), {}, raw_arguments=raw)
     shown = clip_call(call)
-    assert len(shown["name"]) < 300 and len(shown["raw_arguments"]) < 300
+    assert len(shown.name) < 300 and shown.raw_arguments is not None and len(shown.raw_arguments) < 300

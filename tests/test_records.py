@@ -19,6 +19,7 @@ from pytest_toolselect.records.run_records import (
     LintRecord,
     as_case_record,
 )
+from pytest_toolselect.records.tool_changes import ToolChange
 from pytest_toolselect.terms.vocabulary import Status, Verdict
 
 text = st.text(max_size=12)
@@ -44,12 +45,14 @@ billed_unscored = st.builds(
     usage=st.dictionaries(text, counts, max_size=3),
     costs=st.lists(st.none() | st.floats(allow_nan=False), min_size=1, max_size=3),
     texts=st.lists(text, max_size=3), inconclusive=counts, **case_fields)
+tool_changes = st.builds(ToolChange, text, st.sampled_from(["added", "removed", "changed"]),
+                         maybe_text)
 checks = st.lists(st.lists(st.builds(CheckEntry, text, st.booleans(), text), max_size=3), max_size=3)
 scored = st.builds(
     CaseRecord, status=st.sampled_from([s.value for s in Status]), passes=counts, reps=counts,
     toolset=st.none() | st.dictionaries(text, text, max_size=3),
     tool_texts=st.dictionaries(text, text, max_size=3),
-    tools_diff=st.none() | st.lists(json_object, max_size=2), renamed_from=maybe_text,
+    tools_diff=st.none() | st.lists(tool_changes, max_size=2), renamed_from=maybe_text,
     dropped_from=st.none() | st.lists(counts, min_size=2, max_size=2), in_baseline=st.booleans(),
     first_tools=st.lists(maybe_text, max_size=3), model=maybe_text,
     usage=st.dictionaries(text, counts, max_size=3),

@@ -46,7 +46,7 @@ def test_a_long_diff_is_cut() -> None:
 
 @given(SETS, SETS)
 def test_the_diff_names_exactly_the_tools_that_moved(old: dict[str, str], new: dict[str, str]) -> None:
-    changes = {c["tool"]: c["change"] for c in diff(old, new, {}, {})}
+    changes = {c.tool: c.change for c in diff(old, new, {}, {})}
     assert changes == ({n: "added" for n in set(new) - set(old)}
                        | {n: "removed" for n in set(old) - set(new)}
                        | {n: "changed" for n in set(old) & set(new) if old[n] != new[n]})
@@ -55,7 +55,7 @@ def test_the_diff_names_exactly_the_tools_that_moved(old: dict[str, str], new: d
 
 def test_a_schema_change_says_the_text_is_the_same() -> None:
     (change,) = diff({"t": "sha256:1"}, {"t": "sha256:2"}, {"sha256:1": "same"}, {"sha256:2": "same"})
-    assert "input schema" in change["diff"]
+    assert change.diff is not None and "input schema" in change.diff
 
 
 def test_texts_are_bounded_and_the_system_prompt_is_a_tool() -> None:

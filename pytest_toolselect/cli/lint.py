@@ -60,17 +60,19 @@ def build_report(config_path: str | None, model: str | None = None) -> dict[str,
 
 
 def run(args: argparse.Namespace) -> int:
+    from pytest_toolselect.lint.document import LintView
     from pytest_toolselect.lint.render import markdown, text_lines
 
     from .saved_run import emit
 
     doc = build_report(args.config, args.model)
+    view = LintView.read(doc)
     outputs = [(out, render) for out, render in (
         (args.json, lambda: json.dumps(doc, indent=2, ensure_ascii=False) + "\n"),
-        (args.markdown, lambda: markdown(doc) + "\n")) if out is not None]
+        (args.markdown, lambda: markdown(view) + "\n")) if out is not None]
     for out, render in outputs:
         emit(render(), out, [])
     if not any(out == "-" for out, _ in outputs):
-        emit("\n".join(text_lines(doc)) + "\n", "-", [])
+        emit("\n".join(text_lines(view)) + "\n", "-", [])
     failing = {ERROR} if args.fail_on == ERROR else {ERROR, WARNING}
     return FINDINGS if any(f["severity"] in failing for f in doc["findings"]) else CLEAN

@@ -62,10 +62,9 @@ def clip_value(value: Any, depth: int = 0) -> Any:
     return value
 
 
-def clip_call(call: ToolCall) -> dict[str, Any]:
-    """A tool call as a record holds it: its name, and its arguments clipped."""
-    data: dict[str, Any] = {"name": clip_text(call.name), "arguments": clip_value(call.arguments)}
-    if call.raw_arguments is not None:
-        data["raw_arguments"] = clip_text(call.raw_arguments)
-    return data
+def clip_call(call: ToolCall) -> ToolCall:
+    """A tool call as a record holds it: its name, its arguments and raw text clipped."""
+    raw = call.raw_arguments
+    return ToolCall(clip_text(call.name), clip_value(call.arguments),
+                    clip_text(raw) if raw is not None else None)
 

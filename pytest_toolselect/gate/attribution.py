@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_toolselect.exchange.json_value import JSONDict, JSONObject
+from pytest_toolselect.records.attribution import Attribution, Cause, ChangedTool
 from pytest_toolselect.terms.vocabulary import Verdict
 
 from .stats import exact_drop_p
@@ -112,42 +113,42 @@ def _by_name(tools: Sequence[Mapping[str, Any]], system: str | None) -> dict[str
 
 
 def changes(base_tools: Sequence[JSONObject], base_system: str | None,
-            head_tools: Sequence[JSONObject], head_system: str | None) -> list[dict[str, Any]]:
+            head_tools: Sequence[JSONObject], head_system: str | None) -> list[ChangedTool]:
     """Each tool that differs between the two sets, by name, with the part that changed:
     ``description``, ``input schema``, both, ``added``, ``removed``, or a rename (a tool
     removed and one added with the same description and schema: ``name``, one change)."""
     old, new = _by_name(base_tools, base_system), _by_name(head_tools, head_system)
-    out: list[dict[str, Any]] = []
+    out: list[ChangedTool] = []
     for name in sorted(set(old) | set(new)):
         a, b = old.get(name), new.get(name)
         if a == b:
             continue
         if a is None or b is None:
-            out.append({"tool": name, "part": "added" if a is None else "removed"})
+            out.append(ChangedTool(name, "added" if a is None else "removed"))
             continue
         parts = [p for p, k in (("description", "description"), ("input schema", "input_schema"))
                  if a.get(k) != b.get(k)]
-        out.append({"tool": name, "part": " and ".join(parts) or "description"})
+        out.append(ChangedTool(name, " and ".join(parts) or "description"))
     # a removed tool whose definition an added one carries under another name: a rename
-    added = {c["tool"]: c for c in out if c["part"] == "added"}
-    for c in [c for c in out if c["part"] == "removed"]:
+    added = {c.tool: c for c in out if c.part == "added"}
+    for c in [c for c in out if c.part == "removed"]:
         for name, a in list(added.items()):
-            if (old[c["tool"]].get("description"), old[c["tool"]].get("input_schema")) == (
+            if (old[c.tool].get("description"), old[c.tool].get("input_schema")) == (
                     new[name].get("description"), new[name].get("input_schema")):
+                out[out.index(c)] = ChangedTool(c.tool, "name", renamed_to=name)
                 out.remove(a)
                 del added[name]
-                c.update(part="name", renamed_to=name)
                 break
     return out
 
 
 def variant(base_tools: Sequence[JSONObject], base_system: str | None,
             head_tools: Sequence[JSONObject], head_system: str | None,
-            revert: Sequence[Mapping[str, Any]]) -> tuple[list[JSONDict], str | None]:
+            revert: Sequence[ChangedTool]) -> tuple[list[JSONDict], str | None]:
     """The head's tool set with the changes in ``revert`` put back to their baseline form,
     in the head's order (a removed tool goes back where the baseline had it, at the end)."""
     old = _by_name(base_tools, base_system)
-    names = {c["tool"] for c in revert} | {c["renamed_to"] for c in revert if c.get("renamed_to")}
+    names = {c.tool for c in revert} | {c.renamed_to for c in revert if c.renamed_to}
     system = old.get(SYSTEM, {}).get("description") if SYSTEM in names else head_system
     tools: list[dict[str, Any]] = []
     for t in head_tools:
@@ -169,17 +170,17 @@ def halves(items: Sequence[Any]) -> tuple[list[Any], list[Any]]:
 # -- what the reports say -----------------------------------------------------------------------
 
 
-def cause_phrase(cause: Mapping[str, Any]) -> str:
+def cause_phrase(cause: Cause) -> str:
     """One named cause: "the change to get_company's description", "the new tool X"."""
-    tool, part = cause["tool"], cause["part"]
-    if cause.get("shadowing"):
+    tool, part = cause.change.tool, cause.change.part
+    if cause.shadowing:
         return f"shadowed by the new tool {tool}"
     if part == "added":
         return f"caused by the new tool {tool}"
     if part == "removed":
         return f"caused by the removal of {tool}"
     if part == "name":
-        return f"caused by the rename of {tool} to {cause.get('renamed_to')}"
+        return f"caused by the rename of {tool} to {cause.change.renamed_to}"
     if tool == SYSTEM:
         return "caused by the change to the system prompt"
     return f"caused by the change to {tool}'s {part}"
@@ -196,21 +197,24 @@ def diff_of(base_tools: Sequence[JSONObject], base_system: str | None,
     return word_diff(str(a.get("description", "")), str(b.get("description", "")))
 
 
-def summary(attribution: Mapping[str, Any]) -> str:
-    """The one line every report shows for an attributed case."""
-    base, head, rec = attribution["baseline_tools"], attribution["head"], attribution["recorded"]
+def summary(attribution: Attribution) -> str:
+    """The one line every report shows for an attributed case (its paired check made)."""
+    paired, rec = attribution.paired, attribution.recorded
+    if paired is None or rec is None:
+        raise ValueError("an attribution says its line once its paired check is made")
+    base, head = paired.baseline_tools, paired.head
     counts = f"{base[0]}/{base[1]} now, {rec[0]}/{rec[1]} recorded"
-    if attribution["outcome"] == DRIFT:
+    if attribution.outcome == DRIFT:
         return f"drift: fails with the baseline's tools too ({counts})"
-    causes = attribution.get("causes") or []
-    paired = f"head {head[0]}/{head[1]}, baseline's tools {base[0]}/{base[1]} now"
+    causes = attribution.causes
+    paired_line = f"head {head[0]}/{head[1]}, baseline's tools {base[0]}/{base[1]} now"
     if causes:
-        return "; ".join(cause_phrase(c) for c in causes) + f" ({paired})"
-    if attribution.get("same_tools"):
+        return "; ".join(cause_phrase(c) for c in causes) + f" ({paired_line})"
+    if attribution.same_tools:
         return f"the tools did not change; the baseline's tools hold now ({counts})"
-    if attribution.get("search") == "together":
-        return f"caused by the changes together, no one of them alone ({paired})"
-    return f"the tools' change, not the model ({paired})"
+    if attribution.search == "together":
+        return f"caused by the changes together, no one of them alone ({paired_line})"
+    return f"the tools' change, not the model ({paired_line})"
 
 
 #: what a drift says to do, in every report
@@ -224,6 +228,6 @@ def drift_line(count: int) -> str:
     return f"drift: {cases} with the baseline's own tools too; {DRIFT_ADVICE}"
 
 
-def unavailable(reason: str) -> dict[str, Any]:
+def unavailable(reason: str) -> Attribution:
     """An attribution that could not be made (no kept tools, the cap): the gate's verdict stands."""
-    return {"outcome": None, "unavailable": reason, "calls": 0}
+    return Attribution(None, 0, reason)

@@ -30,7 +30,25 @@ _ALWAYS = {gate.REGRESSION: ("regression", "regressions"),
            gate.ERROR: ("error (not scored)", "errors (not scored)")}
 
 
-def case_outcome(rec: CaseRecord, settings: Mapping[str, Any]) -> Outcome:
+@dataclass(frozen=True, slots=True)
+class GateSettings:
+    """The flags the one verdict reads, resolved once: from the run's options, or read from
+    a saved document's settings."""
+
+    fail_on_flaky: bool = False
+    fail_on_still_failing: bool = False
+    #: an update run accepts its regressions (and its drift) into the baseline
+    update_baseline: bool = False
+    fail_on_drift: bool = False
+
+    @classmethod
+    def read(cls, settings: Mapping[str, Any]) -> GateSettings:
+        """A results document's settings: a flag it does not hold is off."""
+        return cls(*(bool(settings.get(name)) for name in (
+            "fail_on_flaky", "fail_on_still_failing", "update_baseline", "fail_on_drift")))
+
+
+def case_outcome(rec: CaseRecord, settings: GateSettings) -> Outcome:
     """How one case ends in pytest: passed, failed, xfailed, warned, error or skipped."""
     if rec.test_failure:
         return Outcome.FAILED  # a decorated test's own assertion failed: the case still counts
@@ -38,10 +56,10 @@ def case_outcome(rec: CaseRecord, settings: Mapping[str, Any]) -> Outcome:
         return Outcome(rec.verdict)
     return gate.pytest_outcome(
         rec.verdict,
-        fail_on_flaky=bool(settings.get("fail_on_flaky")),
-        fail_on_still_failing=bool(settings.get("fail_on_still_failing")),
-        accept_regressions=bool(settings.get("update_baseline")),
-        fail_on_drift=bool(settings.get("fail_on_drift")),
+        fail_on_flaky=settings.fail_on_flaky,
+        fail_on_still_failing=settings.fail_on_still_failing,
+        accept_regressions=settings.update_baseline,
+        fail_on_drift=settings.fail_on_drift,
     )
 
 
@@ -82,7 +100,7 @@ class Decision:
                 "blocking_cases": self.blocking_cases, "exit_status": self.exit_status}
 
 
-def decide(cases: Iterable[CaseRecord], settings: Mapping[str, Any], *,
+def decide(cases: Iterable[CaseRecord], settings: GateSettings, *,
            suite_blocks: bool = False, probe_blocks: bool = False, capped: bool = False,
            new_lint: int = 0, other_failed: int = 0, stopped: str | None = None) -> Decision:
     """The verdict of a run (or of merged shards: the same function over all their cases).
@@ -98,16 +116,16 @@ def decide(cases: Iterable[CaseRecord], settings: Mapping[str, Any], *,
     counts = Counter(r.verdict for r in records)
     reasons = [f"{counts[v]} {one if counts[v] == 1 else many}"
                for v, (one, many) in _ALWAYS.items()
-               if counts.get(v) and not (v == gate.REGRESSION and settings.get("update_baseline"))]
+               if counts.get(v) and not (v == gate.REGRESSION and settings.update_baseline)]
     own = sum(1 for r in records if r.test_failure)
     if own:
         whose = "its" if own == 1 else "their"
         reasons.append(f"{own} decorated test{'s' if own != 1 else ''} failed {whose} own assertion")
-    if counts.get(gate.DRIFT) and settings.get("fail_on_drift") and not settings.get("update_baseline"):
+    if counts.get(gate.DRIFT) and settings.fail_on_drift and not settings.update_baseline:
         reasons.append(f"{counts[gate.DRIFT]} drift (--toolselect-fail-on-drift)")
-    if counts.get(gate.FLAKY) and settings.get("fail_on_flaky"):
+    if counts.get(gate.FLAKY) and settings.fail_on_flaky:
         reasons.append(f"{counts[gate.FLAKY]} flaky (--toolselect-fail-on-flaky)")
-    if counts.get(gate.STILL_FAILING) and settings.get("fail_on_still_failing"):
+    if counts.get(gate.STILL_FAILING) and settings.fail_on_still_failing:
         reasons.append(f"{counts[gate.STILL_FAILING]} still failing (--toolselect-fail-on-still-failing)")
     if suite_blocks:
         reasons.append("the suite's pass rate fell (--toolselect-fail-on-suite-drop)")

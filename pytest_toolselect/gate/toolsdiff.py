@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.exchange.json_value import JSONDict
+from pytest_toolselect.records.tool_changes import ADDED, CHANGED, REMOVED, ToolChange
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
@@ -141,20 +142,19 @@ def word_diff(before: str, after: str, limit: int = DIFF_LIMIT) -> str:
 
 
 def diff(old_set: Mapping[str, str], new_set: Mapping[str, str], old_texts: Mapping[str, str],
-         new_texts: Mapping[str, str]) -> list[dict[str, Any]]:
+         new_texts: Mapping[str, str]) -> list[ToolChange]:
     """The tools added, removed or changed from old_set to new_set, by name.
 
     A changed tool carries a word diff of its text when both texts are known; when the
     kept texts are equal, what changed is the input schema (or text past TEXT_LIMIT).
     """
-    changes: list[dict[str, Any]] = []
+    changes: list[ToolChange] = []
     for name in sorted(set(old_set) | set(new_set)):
         before, after = old_set.get(name), new_set.get(name)
         if before == after:
             continue
         if before is None or after is None:
-            changes.append({"tool": name, "change": "added" if before is None else "removed",
-                            "diff": None})
+            changes.append(ToolChange(name, ADDED if before is None else REMOVED))
             continue
         old_text, new_text = old_texts.get(before), new_texts.get(after)
         shown = None
@@ -162,16 +162,16 @@ def diff(old_set: Mapping[str, str], new_set: Mapping[str, str], old_texts: Mapp
             shown = (word_diff(old_text, new_text) if old_text != new_text else
                      f"same text in its first {TEXT_LIMIT:,} characters: the input schema or "
                      "later text changed")
-        changes.append({"tool": name, "change": "changed", "diff": shown})
+        changes.append(ToolChange(name, CHANGED, shown))
     return changes
 
 
-def lines(changes: Sequence[Mapping[str, Any]]) -> list[str]:
+def lines(changes: Sequence[ToolChange]) -> list[str]:
     """One line per change, for any report (each renderer escapes it its own way)."""
     out = []
     for c in changes:
-        line = f"{c['change']} {c['tool']}"
-        if c.get("diff"):
-            line += f": {c['diff']}"
+        line = f"{c.change} {c.tool}"
+        if c.diff:
+            line += f": {c.diff}"
         out.append(line)
     return out

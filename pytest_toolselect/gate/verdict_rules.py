@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.baseline_entry import CaseEntry
@@ -265,21 +265,14 @@ def measure_suite(records: Iterable[CaseRecord], base_status: Mapping[str, str |
     )
 
 
-def suite_change(records: Iterable[CaseRecord], base_status: Mapping[str, str | None],
-                 *, fail_on_drop: bool = False) -> dict[str, Any] | None:
-    """measure_suite as the results document holds it (``summary.suite``)."""
-    suite = measure_suite(records, base_status, fail_on_drop=fail_on_drop)
-    return None if suite is None else suite.to_json()
-
-
-def suite_line(suite: SuiteChange | Mapping[str, Any]) -> str:
-    """One line for the terminal summary (and any other text report: a document's suite)."""
-    s: Mapping[str, Any] = suite if isinstance(suite, Mapping) else suite.to_json()
-    line = (f"suite: {s['rate_now']:.1%} held vs {s['rate_baseline']:.1%} on the baseline, "
-            f"change {s['change'] * 100:+.1f} pts [{s['low'] * 100:+.1f}, "
-            f"{s['high'] * 100:+.1f}] (Newcombe 95%, {plural(s['cases'], 'case')})")
-    if s.get("blocks"):
+def suite_line(s: SuiteChange) -> str:
+    """One line for the terminal summary (and any other text report: a document's suite,
+    read with SuiteChange.from_json)."""
+    line = (f"suite: {s.rate_now:.1%} held vs {s.rate_baseline:.1%} on the baseline, "
+            f"change {s.change * 100:+.1f} pts [{s.low * 100:+.1f}, "
+            f"{s.high * 100:+.1f}] (Newcombe 95%, {plural(s.cases, 'case')})")
+    if s.blocks:
         line += "; blocks: the whole interval is below 0 (--toolselect-fail-on-suite-drop)"
-    elif s.get("dropped"):
+    elif s.dropped:
         line += "; below 0 beyond noise (blocks only with --toolselect-fail-on-suite-drop)"
     return line

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.terms.vocabulary import Severity
 
+from .document import LintSection
+
 if TYPE_CHECKING:
     from pytest_toolselect.records.run_records import LintRecord
 
@@ -69,7 +71,7 @@ def blocking(findings: Iterable[Finding], fail_on: str) -> list[Finding]:
     return [f for f in findings if f.at_least(fail_on)]
 
 
-def merged_document(records: Mapping[str, LintRecord]) -> dict[str, Any] | None:
+def merged_document(records: Mapping[str, LintRecord]) -> LintSection | None:
     """The lint section of the results document, from the items' records (by server name,
     so the section does not depend on the order the items ran in, under xdist or in shards)."""
     if not records:
@@ -83,12 +85,10 @@ def merged_document(records: Mapping[str, LintRecord]) -> dict[str, Any] | None:
     first = next(iter(records.values()))
     rank = {s: i for i, s in enumerate(SEVERITIES)}
     ordered = sorted(findings.values(), key=lambda f: (rank[f["severity"]], f["rule"], f["id"]))
-    return {"threshold": first.threshold, "heatmap": first.heatmap,
-            "servers": {s: r.tools for s, r in sorted(records.items())},
-            "coverage": {s: r.coverage for s, r in sorted(records.items()) if r.coverage},
-            "findings": [{**f, "new": f["id"] in new} for f in ordered],
-            "new": sorted(new),
-            # what the baseline keeps of each server: `toolselect merge` records it from here
-            "entries": {s: list(r.entry) for s, r in sorted(records.items())},
-            # and each server's tools as accepted on --update-baseline (rug pulls)
-            "snapshots": {s: dict(r.snapshot) for s, r in sorted(records.items())}}
+    return LintSection(
+        threshold=first.threshold, heatmap=first.heatmap,
+        servers={s: r.tools for s, r in sorted(records.items())},
+        coverage={s: r.coverage for s, r in sorted(records.items()) if r.coverage},
+        findings=[{**f, "new": f["id"] in new} for f in ordered], new=sorted(new),
+        entries={s: list(r.entry) for s, r in sorted(records.items())},
+        snapshots={s: dict(r.snapshot) for s, r in sorted(records.items())})

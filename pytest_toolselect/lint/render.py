@@ -1,36 +1,38 @@
-"""A lint report as plain text (the terminal), markdown (a PR comment) and JSON-able data."""
+"""A lint report as plain text (the terminal) and markdown (a PR comment)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pytest_toolselect.messages.plural import plural
 
+from .document import Heatmap, LintView
 from .findings import SEVERITIES
 
 #: heatmap shades in markdown, from dissimilar to alike
 _SHADES = "·░▒▓█"
 
 
-def counts_line(findings: Sequence[Mapping[str, Any]]) -> str:
-    n = Counter(str(f["severity"]) for f in findings)
+def counts_line(severities: Iterable[str]) -> str:
+    """How many findings of each severity (the findings' severities, in any order)."""
+    n = Counter(str(s) for s in severities)
     return ", ".join(f"{n[s]} {s}{'' if n[s] == 1 else 's'}" for s in SEVERITIES)
 
 
-def text_lines(doc: Mapping[str, Any]) -> Iterator[str]:
-    findings = doc["findings"]
-    servers = doc["servers"]
+def text_lines(view: LintView) -> Iterator[str]:
+    findings = view.findings
+    servers = view.servers
     yield (f"toolselect lint: {sum(len(t) for t in servers.values())} tools on "
-           f"{plural(len(servers), 'server')}, {plural(doc['cases'], 'case')}: "
-           f"{counts_line(findings)}")
+           f"{plural(len(servers), 'server')}, {plural(view.cases, 'case')}: "
+           f"{counts_line(f.severity for f in findings)}")
     for f in findings:
-        tools = f" [{', '.join(f['tools'])}]" if f["tools"] else ""
-        yield f"{f['severity'].upper():7} {f['rule']}{tools}: {f['message']}"
-        yield f"        fix: {f['fix']}"
-    for server, cov in doc["coverage"].items():
-        yield f"coverage {server}: {cov['tested']}/{cov['tools']} tools named by a case"
+        tools = f" [{', '.join(f.tools)}]" if f.tools else ""
+        yield f"{f.severity.upper():7} {f.rule}{tools}: {f.message}"
+        yield f"        fix: {f.fix}"
+    for server, cov in view.coverage.items():
+        yield f"coverage {server}: {cov.tested}/{cov.tools} tools named by a case"
 
 
 def _md(text: Any) -> str:
@@ -38,37 +40,38 @@ def _md(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ").replace("<", "&lt;")
 
 
-def markdown(doc: Mapping[str, Any], heading: str = "##") -> str:
+def markdown(view: LintView, heading: str = "##") -> str:
     """The lint section of a PR comment (also `toolselect lint --markdown`)."""
-    findings = doc["findings"]
+    findings = view.findings
     out = [f"{heading} toolselect lint", "",
-           f"{counts_line(findings)} over {sum(len(t) for t in doc['servers'].values())} tools "
-           f"(confusable at similarity ≥ {doc['threshold']:.2f})", ""]
+           f"{counts_line(f.severity for f in findings)} over "
+           f"{sum(len(t) for t in view.servers.values())} tools "
+           f"(confusable at similarity ≥ {view.threshold:.2f})", ""]
     if findings:
         out += ["| severity | rule | tools | finding | fix |", "|---|---|---|---|---|"]
-        out += [f"| {'**new** ' if f.get('new') else ''}{f['severity']} | {f['rule']} | "
-                f"{_md(', '.join(f['tools']))} | {_md(f['message'])} | {_md(f['fix'])} |"
+        out += [f"| {'**new** ' if f.new else ''}{f.severity} | {f.rule} | "
+                f"{_md(', '.join(f.tools))} | {_md(f.message)} | {_md(f.fix)} |"
                 for f in findings]
         out.append("")
-    out += list(heatmap_markdown(doc.get("heatmap") or {}))
-    cov = doc["coverage"]
+    out += list(heatmap_markdown(view.heatmap))
+    cov = view.coverage
     if cov:
         out += ["| server | tools named by a case |", "|---|---|"]
-        out += [f"| {_md(s)} | {c['tested']}/{c['tools']} |" for s, c in cov.items()]
+        out += [f"| {_md(s)} | {c.tested}/{c.tools} |" for s, c in cov.items()]
         out.append("")
     return "\n".join(out)
 
 
-def heatmap_markdown(heat: Mapping[str, Any]) -> Iterator[str]:
-    tools = heat.get("tools") or []
-    if not tools:
+def heatmap_markdown(heat: Heatmap | None) -> Iterator[str]:
+    tools = heat.tools if heat is not None else ()
+    if heat is None or not tools:
         return
     yield "Similarity of the confusable tools (█ at or above the threshold):"
     yield ""
     yield "| | " + " | ".join(f"`{_md(t)}`" for t in tools) + " |"
     yield "|---|" + "---|" * len(tools)
-    for i, (name, row) in enumerate(zip(tools, heat["matrix"], strict=True)):
-        cells = ("—" if i == j else _cell(v, heat["threshold"]) for j, v in enumerate(row))
+    for i, (name, row) in enumerate(zip(tools, heat.matrix, strict=True)):
+        cells = ("—" if i == j else _cell(v, heat.threshold) for j, v in enumerate(row))
         yield f"| `{_md(name)}` | " + " | ".join(cells) + " |"
     yield ""
 

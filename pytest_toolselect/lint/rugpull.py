@@ -63,8 +63,9 @@ def word_diff(old: str, new: str) -> str:
 
 
 def rug_pulls(server: str, tools: tuple[Tool, ...],
-              accepted: Mapping[str, Mapping[str, Any]] | None) -> list[Finding]:
-    """The server's tools that changed since their accepted snapshot (None: none kept yet)."""
+              accepted: Mapping[str, Mapping[str, str]] | None) -> list[Finding]:
+    """The server's tools that changed since their accepted snapshot (snapshot()'s, as the
+    baseline keeps it; None: none kept yet)."""
     if not accepted:
         return []
     found = []

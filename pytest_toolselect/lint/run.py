@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import poisoning
 from . import tool_rules as rules
+from .document import Heatmap
 from .findings import Finding, ordered, unsilenced
 from .similarity import THRESHOLD, similarity
 
@@ -37,19 +38,19 @@ class LintReport:
     def for_server(self, server: str) -> list[Finding]:
         return [f for f in self.findings if server in f.servers]
 
-    def heatmap(self) -> dict[str, Any]:
+    def heatmap(self) -> Heatmap:
         """The tools of the confusable pairs and their pairwise similarities (small by design)."""
         flat = [(s, t) for s, tools in self.servers.items() for t in tools]
         wanted = {(s, t) for f in self.findings if f.rule == "confusable-pair"
                   for s in f.servers for t in f.tools}
         index = [i for i, st in enumerate(flat) if st in wanted]
-        return {"tools": [flat[i][1] for i in index], "servers": [flat[i][0] for i in index],
-                "matrix": [[self.similarity[i][j] for j in index] for i in index],
-                "threshold": self.threshold}
+        return Heatmap(tuple(flat[i][1] for i in index), tuple(flat[i][0] for i in index),
+                       tuple(tuple(self.similarity[i][j] for j in index) for i in index),
+                       self.threshold)
 
     def to_dict(self) -> dict[str, Any]:
         return {"schema_version": "toolselect_lint.v1", "threshold": self.threshold,
-                "heatmap": self.heatmap(),
+                "heatmap": self.heatmap().to_json(),
                 "servers": {s: list(t) for s, t in self.servers.items()},
                 "similarity": [list(r) for r in self.similarity],
                 "coverage": self.coverage, "size": self.size, "cases": self.cases,

@@ -82,7 +82,7 @@ class LintItem(pytest.Item):
             server=self.server, entry=stored_ids(findings),
             findings=[f.to_dict() for f in findings], new=[f.id for f in new] if blocks else [],
             tools=list(report.servers.get(self.server, ())),
-            coverage=report.coverage.get(self.server), heatmap=report.heatmap(),
+            coverage=report.coverage.get(self.server), heatmap=report.heatmap().to_json(),
             threshold=report.threshold, snapshot=snapshot(tools),
             accepted=[f.id for f in new] if updating else [])
         errors = [f for f in findings if f.severity == ERROR]
@@ -222,8 +222,8 @@ class LintHooks:
         terminalreporter.section("toolselect lint")
         for server, rec in sorted(self.session.state.lint_records.items()):
             accepted = f", {len(rec.accepted)} accepted" if rec.accepted else ""
-            terminalreporter.write_line(shown(
-                f"{server}: {counts_line(rec.findings)}; {len(rec.new)} new{accepted}"))
+            counts = counts_line(f["severity"] for f in rec.findings)
+            terminalreporter.write_line(shown(f"{server}: {counts}; {len(rec.new)} new{accepted}"))
 
 
 def _config_place(path: Any, rootpath: Any) -> str:

@@ -24,6 +24,7 @@ from pytest_toolselect.terms.vocabulary import Outcome
 from .verdict import ORDER, RECORD, RUN, xfail_reason
 
 if TYPE_CHECKING:
+    from pytest_toolselect.gate.decision import GateSettings
     from pytest_toolselect.inputs.cases import Case
     from pytest_toolselect.run.session import RunSession
 
@@ -125,7 +126,7 @@ def own_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Te
 
 
 def _set_outcome(report: pytest.TestReport, rec: CaseRecord, case: Case,
-                 settings: dict[str, Any]) -> None:
+                 settings: GateSettings) -> None:
     from pytest_toolselect.gate.decision import case_outcome
 
     wanted = case_outcome(rec, settings)

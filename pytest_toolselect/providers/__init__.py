@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
 
+from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.replies import read_faults, unreadable_message
 from pytest_toolselect.exchange.turns import Turn as Turn  # re-exported: the providers' result
 from pytest_toolselect.exchange.turns import TurnRequest as TurnRequest
@@ -33,8 +34,10 @@ from .pricing import price_per_token as price_per_token  # re-exported: session.
 class Provider(Protocol):
     model: str
 
-    def subject(self) -> dict[str, Any]:
-        """What a baseline belongs to: provider, model and the settings that move answers."""
+    def subject(self) -> JSONDict:
+        """What a baseline belongs to: provider, model and the settings that move answers.
+        JSON by nature: each provider (a user's too) names its own settings, and the baseline
+        stores it and the response cache hashes it as given."""
         ...
 
     async def first_turn(self, request: TurnRequest) -> Turn: ...

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.tool import ToolCall
 
 from . import ProviderCallError, Turn, TurnRequest
@@ -59,7 +60,7 @@ class ClaudeCodeProvider(HarnessProvider):
     provider = "claude-code"
     label = "Claude Code"
 
-    def subject(self) -> dict[str, Any]:
+    def subject(self) -> JSONDict:
         s = self.settings
         return {"provider": self.provider, "model": self.model,
                 "harness": {"name": "claude-code", "version": cli_version(),

@@ -14,6 +14,8 @@ import os
 import re
 from typing import Any
 
+from pytest_toolselect.exchange.json_value import JSONDict
+
 from . import ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
 from .api_keys import key_from_env
 from .chat import CUT, chat_request, parse_reply
@@ -55,7 +57,7 @@ class LiteLLMProvider:
         # injectable so tests can see the waits without spending them
         self.sleep: Sleep = sleep or asyncio.sleep
 
-    def subject(self) -> dict[str, Any]:
+    def subject(self) -> JSONDict:
         return http_subject(self.provider, self.model, self.settings)
 
     def max_cost_usd(self, request: TurnRequest) -> float | None:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
+from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.tool import Tool, ToolCall
 
 from . import ProviderSettings, Turn, TurnRequest
@@ -93,7 +94,7 @@ class LocalBM25:
     def __init__(self, settings: ProviderSettings) -> None:
         self.threshold = settings.bm25_threshold
 
-    def subject(self) -> dict[str, Any]:
+    def subject(self) -> JSONDict:
         return {"provider": "local", "model": self.model,
                 "settings": {"bm25_threshold": self.threshold}}
 

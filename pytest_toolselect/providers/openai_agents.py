@@ -14,6 +14,7 @@ import json
 import os
 from typing import Any
 
+from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.tool import ToolCall
 
 from . import ProviderCallError, Turn, TurnRequest
@@ -36,7 +37,7 @@ class OpenAIAgentsProvider(HarnessProvider):
     provider = "openai-agents"
     label = "the Agents SDK agent"
 
-    def subject(self) -> dict[str, Any]:
+    def subject(self) -> JSONDict:
         s = self.settings
         return {"provider": self.provider, "model": self.model,
                 "harness": {"name": "openai-agents", "version": version("openai-agents")},

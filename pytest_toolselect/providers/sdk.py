@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from pytest_toolselect.exchange.json_value import JSONDict
+
 from . import ProviderSettings, TurnRequest, http_subject
 from .clients import LoopClients
 from .pricing import check_prices, request_bytes, reservation_usd
@@ -27,7 +29,7 @@ class SDKProvider:
         self._clients: LoopClients[Any] = LoopClients(self._make_client, lambda c: c.close())
         self._key: str | None = None
 
-    def subject(self) -> dict[str, Any]:
+    def subject(self) -> JSONDict:
         return http_subject(self.provider, self.model, self.settings)
 
     def _make_client(self) -> Any:

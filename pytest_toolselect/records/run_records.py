@@ -14,27 +14,19 @@ absent key reads as what an absent key always meant (no key: the node id; no cou
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
 from pytest_toolselect.terms.vocabulary import Status, Verdict
 
+from .attribution import Attribution
+from .strict import require_keys
+from .tool_changes import ToolChange
+
 #: what a group record says it is, beside the case records it travels with
 GROUP_KIND = "group"
-
-
-def require_keys(cls: type, data: Mapping[str, Any], required: Iterable[str],
-           optional: Iterable[str] = ()) -> None:
-    """Refuse data that lacks a key of the shape, or holds one the shape does not have."""
-    required = tuple(required)
-    missing = [k for k in required if k not in data]
-    extra = sorted(set(data) - set(required) - set(optional))
-    if missing or extra:
-        problem = "; ".join(p for p in (f"missing {', '.join(missing)}" if missing else "",
-                                        f"unknown {', '.join(extra)}" if extra else "") if p)
-        raise ValueError(f"not a {cls.__name__} record: {problem}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +115,7 @@ class CaseRecord:
     #: tool texts by fingerprint this process met first (each travels once)
     tool_texts: dict[str, str] = field(default_factory=dict)
     #: the tools added, removed or changed since the baseline's toolset
-    tools_diff: list[dict[str, Any]] | None = None
+    tools_diff: list[ToolChange] | None = None
     renamed_from: str | None = None
     #: the baseline's pooled [passes, reps] of a case dropped without significance
     dropped_from: list[int] | None = None
@@ -164,7 +156,7 @@ class CaseRecord:
     #: process met first (each travels once, as tool_texts)
     tool_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: what re-asking the model with the baseline's tools found (gate/attribution.py)
-    attribution: dict[str, Any] | None = None
+    attribution: Attribution | None = None
 
     def __post_init__(self) -> None:
         # the words arrive as text from a file or a worker's report: read once, here
@@ -202,14 +194,16 @@ class CaseRecord:
         require_keys(cls, data, (*_CASE_KEYS, *_SCORED_KEYS), _OPTIONAL_KEYS)
         fields = {k: _copy(data[k]) for k in (*_CASE_KEYS, *_SCORED_KEYS)}
         fields["checks"] = [[CheckEntry.from_json(c) for c in rep] for rep in data["checks"]]
+        fields["tools_diff"] = _changes(data["tools_diff"], ToolChange.from_json)
         escalation = data.get("escalation")
+        attribution = data.get("attribution")
         return cls(**fields,
                    escalation=Escalation.from_json(escalation) if escalation is not None else None,
                    test_failure=data.get("test_failure"),
                    unevaluated_checks=list(data.get("unevaluated_checks") or []),
                    found_by=list(data.get("found_by") or []),
                    offered=_copy(data.get("offered")), tool_defs=_copy(data.get("tool_defs") or {}),
-                   attribution=_copy(data.get("attribution")))
+                   attribution=Attribution.from_json(attribution) if attribution is not None else None)
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> CaseRecord:
@@ -219,6 +213,7 @@ class CaseRecord:
         none), and keys a record does not hold (a document's outcome) are passed over."""
         nodeid = str(data.get("nodeid", ""))
         escalation = data.get("escalation")
+        attribution = data.get("attribution")
         return cls(
             nodeid=nodeid, key=data.get("key", nodeid), order=data.get("order"),
             case_id=data.get("case_id", ""), question=data.get("question", ""),
@@ -229,8 +224,8 @@ class CaseRecord:
             verdict=data.get("verdict") or _unjudged(data.get("status")), passes=data.get("passes", 0),
             reps=data.get("reps", 0), error=data.get("error"),
             toolset=_copy(data.get("toolset")), tool_texts=dict(data.get("tool_texts") or {}),
-            tools_diff=_copy(data.get("tools_diff")), renamed_from=data.get("renamed_from"),
-            dropped_from=_copy(data.get("dropped_from")),
+            tools_diff=_changes(data.get("tools_diff"), ToolChange.read),
+            renamed_from=data.get("renamed_from"), dropped_from=_copy(data.get("dropped_from")),
             in_baseline=bool(data.get("in_baseline")),
             first_tools=list(data.get("first_tools") or []), model=data.get("model"),
             usage=dict(data.get("usage") or {}), costs=list(data.get("costs") or []),
@@ -252,8 +247,12 @@ class CaseRecord:
             unevaluated_checks=list(data.get("unevaluated_checks") or []),
             found_by=list(data.get("found_by") or []),
             offered=_copy(data.get("offered")), tool_defs=_copy(data.get("tool_defs") or {}),
-            attribution=_copy(data.get("attribution")),
+            attribution=Attribution.read(attribution) if attribution else None,
         )
+
+
+def _changes(data: Any, read: Callable[[Mapping[str, Any]], ToolChange]) -> list[ToolChange] | None:
+    return None if data is None else [read(c) for c in data]
 
 
 #: a status's verdict without a baseline (gate.classify's), for a record that names no verdict
@@ -355,6 +354,6 @@ def _copy(value: Any) -> Any:
         return {k: _copy(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_copy(v) for v in value]
-    if isinstance(value, (CheckEntry, Escalation)):
+    if isinstance(value, (CheckEntry, Escalation, ToolChange, Attribution)):
         return value.to_json()
     return value

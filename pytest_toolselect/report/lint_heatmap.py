@@ -85,7 +85,7 @@ def lint_card(lint: Mapping[str, Any] | None) -> list[str]:
 
     findings = lint.get("findings") or []
     out = ['<section class="card" id="lint-card">', "<h2>Lint: the tool set alone</h2>",
-           f'<p class="sub">{esc(counts_line(findings))}; confusable at similarity ≥ '
+           f'<p class="sub">{esc(counts_line(f["severity"] for f in findings))}; confusable at similarity ≥ '
            f'{float(lint["threshold"]):.2f}; {len(lint.get("new") or [])} new against the baseline</p>']
     svg = heatmap_svg(lint.get("heatmap") or {})
     if svg:

@@ -20,6 +20,7 @@ from pytest_toolselect.exchange.clip import clip_middle
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.evidence import DROPPED, section
 from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.report_input import SuiteChange
 from pytest_toolselect.records.run_records import CaseRecord
 
 from .document import BaselineShown, DocumentCase, DocumentCost, ResultsDocument
@@ -240,7 +241,7 @@ def _head(doc: ResultsDocument) -> list[str]:
         out.append(f"{counted(summary.total, 'case')}: {counts}")
     if summary.suite:
         out.append("")
-        out.append(text(gate.suite_line(summary.suite), 500))
+        out.append(text(gate.suite_line(SuiteChange.from_json(summary.suite)), 500))
     if summary.escalations:
         out.append("")
         out.append(text(escalation_line(summary.escalations), 500))
@@ -341,9 +342,10 @@ def render(doc: ResultsDocument, limit: int = LIMIT) -> str:
     if doc.preference:
         budget.add(_probe(doc.preference), "preference probe")
     if doc.lint:
+        from ..lint.document import LintView
         from ..lint.render import markdown as lint_markdown
 
-        budget.add(lint_markdown(doc.lint, heading="###").splitlines(), "lint")
+        budget.add(lint_markdown(LintView.read(doc.lint), heading="###").splitlines(), "lint")
     budget.add(_cost(doc.cost), "cost")
     if budget.cut:
         cut = ", ".join(f"{n} {what}" for what, n in budget.cut.items())

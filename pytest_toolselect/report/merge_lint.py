@@ -51,7 +51,8 @@ def merge_lint(sections: Sequence[tuple[str, Mapping[str, Any]]]) -> dict[str, A
                     f"server {server} was linted in two shards with different results (also in "
                     f"{other})", file=path,
                     fix="merge the results of one suite run, every shard with the same servers")
-    return merged_document(records)
+    merged = merged_document(records)
+    return merged.to_json() if merged is not None else None
 
 
 def server_record(section: Mapping[str, Any], server: str) -> LintRecord:

@@ -67,8 +67,9 @@ def merge_documents(documents: Sequence[tuple[str, ResultsDocument]],
                    if c.get("baseline") is not None and not c.get("renamed_from")}
     # the saved cases typed once, here: the suite check, the verdict and every count read these
     records = [read_case(c) for c in cases]
-    suite = gate.suite_change(records, base_status, fail_on_drop=bool(
+    measured = gate.measure_suite(records, base_status, fail_on_drop=bool(
         settings.get("fail_on_suite_drop") and not settings.get("update_baseline")))
+    suite = measured.to_json() if measured is not None else None
     capped = any(doc.cost.capped for _, doc in documents)
     savings: Counter[str] = Counter()
     for _, doc in documents:

@@ -3,13 +3,15 @@ what changed since the baseline (with the tools added, removed or changed). Pure
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pytest_toolselect.gate.evidence import dropped_label
 from pytest_toolselect.gate.toolsdiff import lines as tool_lines
 from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.records.attribution import Attribution
 from pytest_toolselect.records.run_records import CaseRecord, Escalation
+from pytest_toolselect.records.tool_changes import ToolChange
 
 
 def notes(case: CaseRecord) -> list[tuple[str, list[str]]]:
@@ -39,11 +41,11 @@ def notes(case: CaseRecord) -> list[tuple[str, list[str]]]:
 TOOLS_SECTION = "tools changed since the baseline"
 
 
-def tools_pointer(changes: Sequence[Mapping[str, Any]]) -> str | None:
+def tools_pointer(changes: Sequence[ToolChange]) -> str | None:
     """A case's tool changes by name only: the diffs are shown once, in TOOLS_SECTION."""
     if not changes:
         return None
-    named = ", ".join(f"{c['change']} {c['tool']}" for c in changes)
+    named = ", ".join(f"{c.change} {c.tool}" for c in changes)
     return f"{named} (see {TOOLS_SECTION!r})"
 
 
@@ -53,24 +55,24 @@ def tool_changes(records: Iterable[CaseRecord]) -> list[dict[str, Any]]:
     found: dict[tuple[str, str, str | None], dict[str, Any]] = {}
     for case in records:
         for change in case.tools_diff or ():
-            key = (change["tool"], change["change"], change.get("diff"))
+            key = (change.tool, change.change, change.diff)
             entry = found.setdefault(key, {"tool": key[0], "change": key[1], "diff": key[2],
                                            "line": tool_lines([change])[0], "cases": []})
             entry["cases"].append(case.nodeid)
     return list(found.values())
 
 
-def attribution_note(found: Mapping[str, Any]) -> tuple[str, list[str]]:
+def attribution_note(found: Attribution) -> tuple[str, list[str]]:
     """What asking again with the baseline's tools found, and the word diffs of its causes."""
     from pytest_toolselect.gate.attribution import summary
 
-    calls = found.get("calls", 0)
+    calls = found.calls
     spent = f"attribution: {plural(calls, 'call')}"
-    if found.get("outcome") is None:
-        return f"not attributed: {found.get('unavailable')}", [spent] if calls else []
-    details = [f"{c['tool']}: {c['diff']}" for c in found.get("causes") or () if c.get("diff")]
-    if found.get("stopped"):
-        spent += f", stopped early ({found['stopped']})"
+    if found.outcome is None:
+        return f"not attributed: {found.unavailable}", [spent] if calls else []
+    details = [f"{c.change.tool}: {c.diff}" for c in found.causes if c.diff]
+    if found.stopped:
+        spent += f", stopped early ({found.stopped})"
     return summary(found), [*details, spent]
 
 

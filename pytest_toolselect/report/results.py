@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_toolselect.gate import verdict_rules as gate
-from pytest_toolselect.gate.decision import Decision, case_outcome, decide
+from pytest_toolselect.gate.decision import Decision, GateSettings, case_outcome, decide
 from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.report_input import Escalations, ResultsInput
 from pytest_toolselect.records.run_records import CaseRecord
@@ -49,7 +49,7 @@ def case_entry(rec: CaseRecord, base: CaseEntry | None,
         "allow_no_tool": rec.allow_no_tool,
         "status": rec.status,
         "verdict": rec.verdict,
-        "outcome": case_outcome(rec, settings),
+        "outcome": case_outcome(rec, GateSettings.read(settings)),
         "passes": rec.passes,
         "reps": rec.reps,
         "first_tool": rec.first_tool,
@@ -75,7 +75,7 @@ def case_entry(rec: CaseRecord, base: CaseEntry | None,
         "inconclusive": rec.inconclusive,
         "renamed_from": rec.renamed_from,
         "dropped_from": rec.dropped_from,
-        "tools_diff": rec.tools_diff,
+        "tools_diff": None if rec.tools_diff is None else [c.to_json() for c in rec.tools_diff],
         # what `toolselect merge` needs to join shards: the item's place in the whole
         # suite, and the fingerprints a baseline entry keeps
         "order": rec.order,
@@ -87,7 +87,7 @@ def case_entry(rec: CaseRecord, base: CaseEntry | None,
         "offered": rec.offered,
     }
     if rec.attribution is not None:
-        entry["attribution"] = rec.attribution
+        entry["attribution"] = rec.attribution.to_json()
     if rec.escalation is not None:
         entry["escalation"] = rec.escalation.to_json()
     if rec.test_failure:
@@ -104,7 +104,8 @@ def verdict(cases: Sequence[CaseRecord], settings: Mapping[str, Any],
             lint: Mapping[str, Any] | None = None, other_failed: int = 0,
             stopped: str | None = None) -> Decision:
     """The run's one verdict (gate.decision.decide) from what a document holds."""
-    return decide(cases, settings, suite_blocks=bool(suite is not None and suite.get("blocks")),
+    return decide(cases, GateSettings.read(settings),
+                  suite_blocks=bool(suite is not None and suite.get("blocks")),
                   probe_blocks=probe_blocks, capped=capped,
                   # a lint item lists its findings as new only when they fail it
                   new_lint=len((lint or {}).get("new") or ()), other_failed=other_failed,

@@ -170,9 +170,9 @@ def _costs(records: Iterable[CaseRecord]) -> dict[str, ModelCost]:
             r.model, (0, 0.0, 0, Counter(), 0, 0))
         usage.update(r.usage)
         # the attribution's calls (asked again with the baseline's tools) are the model's too
-        found = r.attribution or {}
-        usage.update(found.get("usage") or {})
-        costs = [*r.costs, *(found.get("costs") or ())]
+        found = r.attribution
+        usage.update(found.usage if found else {})
+        costs = [*r.costs, *(found.costs if found else ())]
         rows[r.model] = (calls + len(costs), priced + sum(c for c in costs if c is not None),
                          unpriced + sum(1 for c in costs if c is None), usage,
                          truncated + r.truncated, cut + r.inconclusive)
@@ -182,11 +182,11 @@ def _costs(records: Iterable[CaseRecord]) -> dict[str, ModelCost]:
 
 def _attribution(records: Iterable[CaseRecord]) -> dict[str, Any]:
     """The cases asked again with the baseline's tools and what that cost (empty: none)."""
-    found = [r.attribution for r in records if r.attribution and r.attribution.get("calls")]
+    found = [r.attribution for r in records if r.attribution and r.attribution.calls]
     if not found:
         return {}
-    costs = [c for a in found for c in a.get("costs") or ()]
-    return {"cases": len(found), "calls": sum(a["calls"] for a in found),
+    costs = [c for a in found for c in a.costs]
+    return {"cases": len(found), "calls": sum(a.calls for a in found),
             "priced_usd": sum(c for c in costs if c is not None)}
 
 

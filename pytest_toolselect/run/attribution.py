@@ -12,12 +12,13 @@ case's own reps; the calls are capped per case and per process
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.gate import attribution as attr
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.records.attribution import Attribution, Cause, ChangedTool, PairedCheck
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
@@ -138,9 +139,7 @@ async def attribute(runner: Caller, spend: Spend, outcome: CaseOutcome,
     asker = _Asker(runner, run, tokens, spend, entry.evaluated)
     history = entry.runs
     recorded = (sum(p for p, _ in history), sum(r for _, r in history))
-    result: dict[str, Any] = {"outcome": None, "recorded": list(recorded), "same_tools": same,
-                              "reps_per_arm": n, "causes": [], "search": None,
-                              "stopped": None, "calls": 0}
+    result = Attribution(None, recorded=recorded, same_tools=same, reps_per_arm=n)
     try:
         # identical requests: one arm is both (asking it twice would sample the same thing)
         n = min(n, asker.room() // (1 if same else 2))
@@ -150,8 +149,8 @@ async def attribute(runner: Caller, spend: Spend, outcome: CaseOutcome,
         head_now = answers[-1][:2]
         head_turns = answers[-1][2]
         paired, p = attr.paired_outcome(recorded, base_now, head_now, deterministic)
-        result.update(outcome=paired, p_paired=round(p, 6), baseline_tools=list(base_now),
-                      head=list(head_now))
+        result = replace(result, outcome=paired,
+                        paired=PairedCheck(round(p, 6), base_now, head_now))
         if paired == attr.REGRESSION and not same:
             base_d = [t.to_dict() for t in base_tools]
             head_d = [t.to_dict() for t in head_tools]
@@ -159,47 +158,45 @@ async def attribute(runner: Caller, spend: Spend, outcome: CaseOutcome,
             chosen = {first_tool(t) for t in (*head_turns, *run.turns)}
             m = attr.variant_reps(runner.settings.reps, deterministic)
 
-            async def restores(revert: list[dict[str, Any]]) -> tuple[bool, list[int]]:
+            async def restores(revert: list[ChangedTool]) -> tuple[bool, tuple[int, int]]:
                 tools, system = attr.variant(base_d, base_system, head_d, head_system, revert)
                 ((passes, reps, _),) = await asker.ask([(_tools(tools), system)], m)
                 return attr.worse((passes, reps), head_now, attr.RESTORE_ALPHA,
-                                  deterministic)[0], [passes, reps]
+                                  deterministic)[0], (passes, reps)
 
             causes, search = await _search(changed, base_now, restores)
-            for c in causes:
-                if c["part"] == "added" and c["tool"] in chosen:
-                    c["shadowing"] = True
-                diff = attr.diff_of(base_d, base_system, head_d, head_system, c["tool"])
-                if diff is not None:
-                    c["diff"] = diff
-            result.update(causes=causes, search=search)
+            causes = [replace(c, shadowing=c.change.part == "added" and c.change.tool in chosen,
+                              diff=attr.diff_of(base_d, base_system, head_d, head_system,
+                                                c.change.tool))
+                      for c in causes]
+            result = replace(result, causes=tuple(causes), search=search)
     except _Stop as stop:
-        result["stopped"] = stop.why
-    # each call's price (None: unknown) and the tokens: the cost summary counts them
-    result.update(calls=asker.calls, costs=list(asker.costs), usage=dict(sorted(asker.usage.items())))
-    if result["outcome"] is None:
-        result["unavailable"] = f"stopped before the paired check was made ({result['stopped']})"
+        result = replace(result, stopped=stop.why)
+    result = replace(result, calls=asker.calls, costs=tuple(asker.costs),
+                    usage=dict(sorted(asker.usage.items())))
+    if result.outcome is None:
+        result = replace(result, unavailable=f"stopped before the paired check was made ({result.stopped})")
     else:
-        result["summary"] = attr.summary(result)  # what every report says, for JSON readers too
+        result = replace(result, summary=attr.summary(result))  # what every report says, for JSON readers too
     return outcome.with_run(replace(run, attribution=result))
 
 
-async def _search(changed: list[dict[str, Any]], base_now: tuple[int, int],
-                  restores: Callable[[list[dict[str, Any]]], Any]
-                  ) -> tuple[list[dict[str, Any]], str]:
+async def _search(changed: list[ChangedTool], base_now: tuple[int, int],
+                  restores: Callable[[list[ChangedTool]], Awaitable[tuple[bool, tuple[int, int]]]]
+                  ) -> tuple[list[Cause], str]:
     """The smallest set of changed tools whose head version breaks the case, found by
     putting them back: one alone needs no call (the baseline's tools are that set put
     back); a few are tried one at a time; many are halved while one half takes it back."""
     if len(changed) == 1:
-        return [{**changed[0], "evidence": list(base_now)}], "single"
+        return [Cause(changed[0], base_now)], "single"
     if len(changed) <= attr.ONE_AT_A_TIME:
         causes = []
         for c in changed:
             ok, evidence = await restores([c])
             if ok:
-                causes.append({**c, "evidence": evidence})
+                causes.append(Cause(c, evidence))
         return (causes, "one at a time") if causes else ([], "together")
-    candidates, evidence = list(changed), list(base_now)
+    candidates, evidence = list(changed), base_now
     while len(candidates) > 1:
         first, second = attr.halves(candidates)
         ok, seen = await restores(first)
@@ -210,4 +207,4 @@ async def _search(changed: list[dict[str, Any]], base_now: tuple[int, int],
         if not ok:
             return [], "together"
         candidates, evidence = second, seen
-    return [{**candidates[0], "evidence": evidence}], "halving"
+    return [Cause(candidates[0], evidence)], "halving"

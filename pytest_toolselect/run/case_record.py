@@ -121,7 +121,7 @@ class CaseRecords:
         status = run.status
         base, renamed = identity.entry, identity.renamed_from
         verdict, unevaluated = judged(self, outcome)
-        if verdict == gate.REGRESSION and (run.attribution or {}).get("outcome") == gate.DRIFT:
+        if verdict == gate.REGRESSION and run.attribution and run.attribution.outcome == gate.DRIFT:
             verdict = gate.DRIFT  # the baseline's own tools fail now too: the model moved
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
         secrets = [v for n in self.calls.servers_for(case) if n in self.settings.config.servers
@@ -149,7 +149,7 @@ class CaseRecords:
                                         for k in getattr(t, "dropped_schema_keys", ())}),
             first_tool=modal,
             # bounded: a record travels to the controller and into every report
-            calls=[[clip_call(c) for c in t.calls] for t in run.turns],
+            calls=[[clip_call(c).to_dict() for c in t.calls] for t in run.turns],
             found_by=[getattr(t, "found_by", None) for t in run.turns],
             failing_checks=sorted(failing),
             failing_detail=failing,

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool, ToolCall
     from pytest_toolselect.exchange.turns import Turn
     from pytest_toolselect.inputs.cases import Case
+    from pytest_toolselect.records.attribution import Attribution
     from pytest_toolselect.records.run_records import Escalation
 
 #: the case a decorated test stands for, set by the plugin at collection (the run never
@@ -37,7 +38,7 @@ class CaseRun:
     #: adaptive reps: the extra reps asked and why they stopped early (None: not asked again)
     escalation: Escalation | None = None
     #: a case the gate would block, asked again with the baseline's tools (run/attribution.py)
-    attribution: dict[str, Any] | None = None
+    attribution: Attribution | None = None
     #: reps whose reply was cut at max_tokens before any tool call: billed and shown, never
     #: scored (the case is judged on the others)
     inconclusive: tuple[Turn, ...] = ()

@@ -15,7 +15,7 @@ from pytest_toolselect.records.report_input import ResultsInput, SuiteChange, Su
 from .case_run import case_of
 
 if TYPE_CHECKING:
-    from pytest_toolselect.gate.decision import Decision
+    from pytest_toolselect.gate.decision import Decision, GateSettings
     from pytest_toolselect.probe.comparison import Comparison
     from pytest_toolselect.probe.values import GroupEntry, ProbeSummary
 
@@ -128,11 +128,15 @@ class SessionSummary:
                               reps=self.settings.reps, subject=self.wiring.subject.to_json(),
                               gate=rows, comparison=self.probe()[2])
 
-    def gate_settings(self) -> dict[str, Any]:
-        """The settings the one verdict reads (gate.decision), as the results document holds them."""
-        return {name: getattr(self.settings.options, name) for name in (
-            "fail_on_flaky", "fail_on_still_failing", "fail_on_suite_drop", "update_baseline",
-            "fail_on_drift")}
+    def gate_settings(self) -> GateSettings:
+        """The flags the one verdict reads (gate.decision), from the options resolved once."""
+        from pytest_toolselect.gate.decision import GateSettings
+
+        options = self.settings.options
+        return GateSettings(fail_on_flaky=options.fail_on_flaky,
+                            fail_on_still_failing=options.fail_on_still_failing,
+                            update_baseline=options.update_baseline,
+                            fail_on_drift=options.fail_on_drift)
 
     def decision(self) -> Decision:
         """The run's one verdict: what the session's exit status and every report read."""
@@ -210,7 +214,8 @@ class SessionSummary:
             return None
         from pytest_toolselect.lint.findings import merged_document
 
-        return merged_document(self.state.lint_records)
+        section = merged_document(self.state.lint_records)
+        return section.to_json() if section is not None else None
 
     def write_reports(self, exitstatus: int | None = None, failed_items: int | None = None) -> None:
         """--toolselect-json, -markdown and -html: the results document and its renderings."""
