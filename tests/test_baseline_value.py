@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from conftest import FIND, OFFICERS, WRONG, Project, case
 from pytest_toolselect.gate import verdict_rules as gate
-from pytest_toolselect.gate.baseline import Baseline
+from pytest_toolselect.gate.baseline import Baseline, build
 from pytest_toolselect.gate.subject import Subject
-from pytest_toolselect.records.baseline_entry import CaseEntry
+from pytest_toolselect.records.baseline_entry import CaseEntry, GroupEntry
 from pytest_toolselect.run.lifecycle import migrate
 from pytest_toolselect.run.state import RunState
 
@@ -36,7 +36,7 @@ entries = st.builds(
 def test_migrating_gives_a_new_value_and_leaves_the_stored_one_as_read(
         stored: dict[str, CaseEntry], current: list[str], groups: list[str]) -> None:
     base = Baseline(path=Path("base.json"), subject=Subject.from_json({"model": "m"}), cases=stored,
-                    groups={k: {"kind": "group", "control": bool(i % 2)}
+                    groups={k: GroupEntry.from_json({"kind": "group", "control": bool(i % 2)})
                             for i, k in enumerate(groups)})
     before = copy.deepcopy(base.to_json())
     state = RunState()
@@ -51,6 +51,25 @@ def test_migrating_gives_a_new_value_and_leaves_the_stored_one_as_read(
         assert new == old or (new in current and new.endswith(old.rpartition("/")[2]))
     with pytest.raises(dataclasses.FrozenInstanceError):
         moved.cases = {}  # type: ignore[misc]
+
+
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+
+
+@given(extra=st.dictionaries(st.text(min_size=1).filter(lambda k: k not in GroupEntry.__dataclass_fields__),
+                             json_scalars, max_size=4),
+       control=st.booleans())
+def test_a_group_entry_not_run_is_written_back_as_it_was_read(
+        extra: dict[str, object], control: bool) -> None:
+    # keys the schema allows beside the probe's own (a hand edit) are not lost on a rewrite
+    stored = {"kind": "group", **extra, "control": control, "reps": 3}
+    base = Baseline.from_json(Path("base.json"), {"subject": {"model": "m"}, "cases": {},
+                                                  "groups": {"g.groups.json::g": stored}})
+    rebuilt = build(base.subject, [], base)
+    assert rebuilt.to_json()["groups"] == {"g.groups.json::g": stored}
+    assert list(rebuilt.to_json()["groups"]["g.groups.json::g"]) == list(stored)
+    assert isinstance(rebuilt.groups["g.groups.json::g"], GroupEntry)
 
 
 COUNTING = '''

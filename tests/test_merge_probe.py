@@ -21,11 +21,13 @@ from conftest import Project, case
 from pytest_toolselect import cli
 from pytest_toolselect.cli.merge import REFUSED
 from pytest_toolselect.exchange.tool import ToolCall
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.inputs.groups import Group, load_groups_file
 from pytest_toolselect.probe.comparison import baseline_entries, compare
 from pytest_toolselect.probe.preference import call_record, cells_for, summarize
-from pytest_toolselect.probe.values import GroupEntry, ProbeCall
+from pytest_toolselect.probe.values import ProbeCall
 from pytest_toolselect.providers import Turn
+from pytest_toolselect.records.baseline_entry import GroupEntry
 from pytest_toolselect.report.merge_probe import merge_preference
 from pytest_toolselect.report.probe_report import GroupGate, build_document
 
@@ -311,7 +313,7 @@ def _document(groups: list[Group], calls: list[ProbeCall], stored: dict[str, Gro
                             entry=current.get(f"probe.groups.json::{g.id}"),
                             baseline=stored.get(f"probe.groups.json::{g.id}")) for g in groups}
     return json.loads(json.dumps(build_document(
-        mine, summary, groups, max_tokens=64, reps=2, subject={"model": "m"}, gate=rows,
+        mine, summary, groups, max_tokens=64, reps=2, subject=Subject.from_json({"model": "m"}), gate=rows,
         comparison=comparison)))
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from pytest_toolselect.exchange.tool import ToolCall
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.inputs.groups import Group, ToolSpec, Twin, load_groups_file
 from pytest_toolselect.positions.sourcemap import compile_schema, load_schema
 from pytest_toolselect.probe.comparison import baseline_entries, compare
@@ -34,8 +35,9 @@ from pytest_toolselect.probe.preference import (
     outcome,
     summarize,
 )
-from pytest_toolselect.probe.values import GroupEntry, ProbeCall, ProbeSummary
+from pytest_toolselect.probe.values import ProbeCall, ProbeSummary
 from pytest_toolselect.providers import Turn
+from pytest_toolselect.records.baseline_entry import GroupEntry
 from pytest_toolselect.report.probe_report import (
     build_document,
     comparison_lines,
@@ -521,7 +523,7 @@ def test_the_document_validates_against_its_schema() -> None:
     groups, records, s = _noisy_summary()
     groups[0] = replace(groups[0], system="", cues={"assertive": "Group cue."})
     doc = build_document(records, s, groups, max_tokens=1024, reps=3,
-                         subject={"provider": "local", "model": "local/bm25"},
+                         subject=Subject.from_json({"provider": "local", "model": "local/bm25"}),
                          extra_settings={"seed": 0, "resamples": 500})
     schema = load_schema("tool_preference.v1")
     jsonschema.Draft202012Validator.check_schema(schema)

@@ -36,25 +36,6 @@ EDGE_NAMES = ("to_json", "from_json", "to_dict", "read")
 EDGE_PREFIXES = ("load", "dump", "parse", "read")
 UNTYPED = ("dict", "Dict", "Mapping", "MutableMapping")
 
-#: signatures that read or build the baseline's entries, typed with the baseline itself as
-#: one immutable value: (module, qualified name, parameter or "return"); an entry goes when
-#: its signature is typed
-BASELINE_PENDING = frozenset({
-    ("pytest_toolselect.gate.baseline", "build", "group_entries"),
-    ("pytest_toolselect.gate.baseline", "build", "lint_tools"),
-})
-
-#: signatures still to be typed (module, qualified name, parameter or "return"): the results
-#: and preference documents and the probe's summaries. The list only shrinks: an entry that no longer holds
-#: an untyped mapping fails the test below until it is removed.
-NOT_YET_TYPED = frozenset({
-    ("pytest_toolselect.report.merge_shards", "baseline_lint_entries", "document"),
-    ("pytest_toolselect.report.merge_shards", "baseline_group_entries", "document"),
-    ("pytest_toolselect.report.merge_shards", "baseline_group_entries", "return"),
-    ("pytest_toolselect.report.probe_report", "build_document", "subject"),
-})
-
-
 @dataclass(frozen=True)
 class Offender:
     module: str
@@ -170,23 +151,13 @@ def offenders(mods: Mapping[str, str]) -> list[Offender]:
             anns = _annotations(node)
             out.extend(Offender(mod, qualname, name, ast.unparse(ann), node.lineno)
                        for name, ann in anns
-                       if untyped(ann) and (mod, qualname, name) not in BASELINE_PENDING
-                       and (mod, qualname, name) not in NOT_YET_TYPED)
+                       if untyped(ann))
     return out
 
 
 def test_no_untyped_record_crosses_a_part_boundary() -> None:
     found = offenders(sources())
     assert not found, "untyped mappings between parts:\n" + "\n".join(map(str, found))
-
-
-def test_the_allowlists_name_only_signatures_still_untyped() -> None:
-    # an entry whose signature is typed (or gone) is removed, so the list only shrinks
-    mods = sources()
-    defined = {(mod, q, p) for mod, src in mods.items() for _, q, node in _defs(ast.parse(src))
-               for p, ann in _annotations(node) if untyped(ann)}
-    assert defined >= BASELINE_PENDING, sorted(BASELINE_PENDING - defined)
-    assert defined >= NOT_YET_TYPED, sorted(NOT_YET_TYPED - defined)
 
 
 INNER = {

@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.report.printable import printable
+
+if TYPE_CHECKING:
+    from pytest_toolselect.report.document import ResultsDocument
 
 #: the exit status of a refused merge (pytest's usage error)
 REFUSED = 4
@@ -67,33 +70,34 @@ def run_merge(args: argparse.Namespace) -> int:
     texts = [(render(kind, document), out) for kind, out in wanted]
     if args.update_baseline is not None:
         # the baseline's builder reads the merged cases as the document holds them
-        write_baseline(Path(args.update_baseline), document.to_json())
+        write_baseline(Path(args.update_baseline), document)
     for text, out in texts:
         emit(text, out, args.results)
     return int(document.provenance["exit_status"])
 
 
-def write_baseline(path: Path, document: dict[str, Any]) -> None:
+def write_baseline(path: Path, document: ResultsDocument) -> None:
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
     from pytest_toolselect.gate.subject import Subject
     from pytest_toolselect.records.run_records import CaseRecord
     from pytest_toolselect.report.merge_shards import (
         baseline_group_entries,
         baseline_lint_entries,
+        baseline_lint_tools,
         baseline_records,
     )
 
     old = load(path)
     # the merged document's subject and cases, read once as the values a run hands build
-    subject = Subject.from_json(document["subject"])
+    subject = Subject.from_json(document.subject)
     if old is not None and subject_mismatch(old.subject, subject):
         raise ToolselectError("this baseline belongs to another subject than the merged run",
                               file=str(path), fix="pass the baseline the shards compared against")
-    history = int(document["settings"].get("history") or 1)
-    records = baseline_records([CaseRecord.read(c) for c in document["cases"]],
-                               document.get("tool_texts") or {}, document.get("tools") or {})
+    history = int(document.settings.get("history") or 1)
+    records = baseline_records([CaseRecord.read(c) for c in document.cases],
+                               document.tool_texts or {}, document.tools or {})
     write(path, build(subject, records, old,
-                      document["baseline"]["gone"] if old is not None else (), history=history,
+                      document.baseline.gone if old is not None else (), history=history,
                       group_entries=baseline_group_entries(document),
                       lint_entries=baseline_lint_entries(document),
-                      lint_tools=(document.get("lint") or {}).get("snapshots")))
+                      lint_tools=baseline_lint_tools(document)))

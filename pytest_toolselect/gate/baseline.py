@@ -14,7 +14,7 @@ from typing import Any
 from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.messages.errors import ToolselectError
-from pytest_toolselect.records.baseline_entry import CaseEntry
+from pytest_toolselect.records.baseline_entry import CaseEntry, GroupEntry
 from pytest_toolselect.records.fingerprint import fingerprint as fingerprint  # re-exported
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.terms.check_names import CHECK_NAMES
@@ -43,7 +43,7 @@ class Baseline:
     subject: Subject
     cases: Mapping[str, CaseEntry] = field(default_factory=dict)
     #: preference groups' entries (the probe's gate), by key (see keys.py)
-    groups: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    groups: Mapping[str, GroupEntry] = field(default_factory=dict)
     #: lint findings' ids (error and warning level) by server name (--toolselect-lint)
     lint: Mapping[str, list[str]] = field(default_factory=dict)
     #: False when the file did not exist (this run records it)
@@ -73,6 +73,9 @@ class Baseline:
         bad = [k for k, v in self.cases.items() if not isinstance(v, CaseEntry)]
         if bad:
             raise TypeError(f"baseline entries must be CaseEntry values: {bad[:3]!r}")
+        bad = [k for k, v in self.groups.items() if not isinstance(v, GroupEntry)]
+        if bad:
+            raise TypeError(f"a baseline's group entries must be GroupEntry values: {bad[:3]!r}")
         if not isinstance(self.subject, Subject):
             raise TypeError(f"a baseline's subject must be a Subject value: {self.subject!r}")
         unknown = [t for t in self.tables or () if t not in _TABLES]
@@ -84,7 +87,8 @@ class Baseline:
         """A baseline document (checked against the schema) as a value."""
         return cls(path=path, subject=Subject.from_json(data["subject"]),
                    cases={k: CaseEntry.from_json(e) for k, e in data["cases"].items()},
-                   **{name: data.get(name, {}) for name in _TABLES},
+                   **{name: data.get(name, {}) for name in _TABLES if name != "groups"},
+                   groups={k: GroupEntry.from_json(e) for k, e in data.get("groups", {}).items()},
                    tables=tuple(k for k in data if k in _TABLES))
 
     def to_json(self) -> dict[str, Any]:
@@ -198,7 +202,9 @@ def load(path: Path) -> Baseline | None:
 
 
 def _plain(value: Any) -> Any:
-    """A table as plain JSON (its read-only views as dicts)."""
+    """A table as plain JSON (its read-only views as dicts, its group entries as theirs)."""
+    if isinstance(value, GroupEntry):
+        return value.to_json()
     if isinstance(value, Mapping):
         return {k: _plain(v) for k, v in value.items()}
     return value
@@ -307,9 +313,9 @@ def merged_history(old: CaseEntry | None, rec: CaseRecord, keep: int = DEFAULT_H
 
 def build(subject: Subject, records: Iterable[CaseRecord], old: Baseline | None,
           gone: Iterable[str] = (), *, history: int = DEFAULT_HISTORY,
-          group_entries: Mapping[str, Mapping[str, Any]] | None = None,
+          group_entries: Mapping[str, GroupEntry] | None = None,
           lint_entries: Mapping[str, Iterable[str]] | None = None,
-          lint_tools: Mapping[str, Mapping[str, Any]] | None = None) -> Baseline:
+          lint_tools: Mapping[str, Mapping[str, Mapping[str, str]]] | None = None) -> Baseline:
     """The new baseline: this run's entries over the old ones, a new value (``write`` it).
 
     Cases that errored or were not run keep their old entries (nothing lost);
@@ -336,16 +342,17 @@ def build(subject: Subject, records: Iterable[CaseRecord], old: Baseline | None,
             cases[rec.key] = entry(rec, merged_history(before, rec, history))
     cases = {k: cases[k] for k in sorted(cases)}
     tables: dict[str, Any] = {}
-    groups: dict[str, Mapping[str, Any]] = dict(old.groups) if old is not None else {}
+    groups: dict[str, GroupEntry] = dict(old.groups) if old is not None else {}
     groups.update(group_entries or {})
     if groups:
-        tables["groups"] = {k: dict(groups[k]) for k in sorted(groups)}
+        tables["groups"] = {k: groups[k] for k in sorted(groups)}
     # a server linted this run replaces its entry; the others keep theirs
     lint = dict(old.lint) if old is not None else {}
     lint.update({s: sorted(ids) for s, ids in (lint_entries or {}).items()})
     if lint:
         tables["lint"] = {k: lint[k] for k in sorted(lint)}
-    accepted: dict[str, Mapping[str, Any]] = dict(old.lint_tools) if old is not None else {}
+    accepted: dict[str, Mapping[str, Mapping[str, str]]] = (dict(old.lint_tools) if old is not None
+                                                            else {})
     accepted.update({s: dict(t) for s, t in (lint_tools or {}).items() if t})
     if accepted:
         tables["lint_tools"] = {s: {t: dict(accepted[s][t]) for t in sorted(accepted[s])}

@@ -7,10 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_toolselect.inputs.groups import Group
+from pytest_toolselect.records.baseline_entry import GroupEntry
+from pytest_toolselect.records.run_records import GROUP_KIND
 from pytest_toolselect.terms.vocabulary import Verdict
 
 from .preference import FACTORS
-from .values import GROUP_KIND, GroupEntry, GroupStats, ProbeSummary
+from .values import GroupStats, ProbeSummary
 
 KIND = GROUP_KIND
 # a group's verdicts are words of the cases' vocabulary

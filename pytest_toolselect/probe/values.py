@@ -1,4 +1,5 @@
-"""The probe's values: a call's record, a group's stats, the summary, a group's stored entry.
+"""The probe's values: a call's record, a group's stats, the summary (a group's stored
+entry, ``GroupEntry``, is the baseline's: ``records.baseline_entry``).
 
 Each is typed where the probe makes it and written as JSON only where it leaves
 (``to_json``: the record a worker sends, the document, the baseline file); what comes
@@ -12,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+from pytest_toolselect.records.baseline_entry import GroupEntry
 
 
 @dataclass(frozen=True)
@@ -230,45 +233,3 @@ def _json(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_json(v) for v in value]
     return value
-
-
-GROUP_KIND = "group"
-#: the keys a group's entry may hold (the baseline schema's), in the order the probe writes them
-ENTRY_KEYS = ("kind", "control", "over_call_share", "effects", "first_twin_share", "reps",
-              "group_fingerprint")
-
-
-@dataclass(frozen=True)
-class GroupEntry:
-    """A preference group's baseline entry: what the probe gates a later run against.
-
-    ``over_call_share`` is None for a pair group, ``first_twin_share`` None and
-    ``effects`` empty for a control: each holds only what its kind measures.
-    """
-
-    kind: str | None
-    control: bool
-    over_call_share: float | None = None
-    effects: Mapping[str, float] = field(default_factory=dict)
-    first_twin_share: float | None = None
-    reps: int | None = None
-    group_fingerprint: str | None = None
-    #: the JSON keys the entry holds, in their order (absent and null stay apart)
-    keys: tuple[str, ...] = field(default=ENTRY_KEYS, repr=False)
-
-    def to_json(self) -> dict[str, Any]:
-        """The entry as the baseline file holds it, key for key."""
-        return {k: dict(self.effects) if k == "effects" else getattr(self, k) for k in self.keys}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> GroupEntry:
-        """An entry as the baseline file holds it (a key it lacks reads as none)."""
-        reps = data.get("reps")
-        return cls(
-            kind=data.get("kind"), control=bool(data.get("control")),
-            over_call_share=data.get("over_call_share"), effects=dict(data.get("effects") or {}),
-            first_twin_share=data.get("first_twin_share"),
-            reps=int(reps) if reps is not None else None,
-            group_fingerprint=data.get("group_fingerprint"),
-            keys=tuple(k for k in data if k in ENTRY_KEYS),
-        )

@@ -1,4 +1,5 @@
-"""A case's baseline entry as a typed, frozen value, converted at the file's edge.
+"""A case's and a preference group's baseline entries as typed, frozen values, converted
+at the file's edge.
 
 The baseline file holds each case's entry as JSON; ``CaseEntry.from_json`` reads one
 (already checked against the schema by ``gate.baseline.load``) and ``to_json`` writes it
@@ -6,6 +7,8 @@ back key for key, in the order it was read, so an entry kept as it was (a case n
 a replay) leaves the file byte for byte as it was. Readers name fields (``entry.runs``),
 never keys. It is data every part may import: the gate judges with it, and what the run
 hands its reports (``report_input.ResultsInput``) holds the stored entries as they are.
+A group's entry (``GroupEntry``) is read and written the same way; the probe makes it and
+gates against it.
 """
 
 from __future__ import annotations
@@ -90,4 +93,50 @@ class CaseEntry:
             history=None if history is None else tuple((int(p), int(r)) for p, r in history),
             checks=None if checks is None else tuple(checks),
             keys=tuple(data),
+        )
+
+
+#: the keys a group's entry may hold (the baseline schema's), in the order the probe writes them
+ENTRY_KEYS = ("kind", "control", "over_call_share", "effects", "first_twin_share", "reps",
+              "group_fingerprint")
+
+
+@dataclass(frozen=True)
+class GroupEntry:
+    """A preference group's baseline entry: what the probe gates a later run against.
+
+    ``over_call_share`` is None for a pair group, ``first_twin_share`` None and
+    ``effects`` empty for a control: each holds only what its kind measures.
+    """
+
+    kind: str | None
+    control: bool
+    over_call_share: float | None = None
+    effects: Mapping[str, float] = field(default_factory=dict)
+    first_twin_share: float | None = None
+    reps: int | None = None
+    group_fingerprint: str | None = None
+    #: the JSON keys the entry holds, in their order (absent and null stay apart)
+    keys: tuple[str, ...] = field(default=ENTRY_KEYS, repr=False)
+    #: keys the schema allows but the probe does not write (a hand edit), kept as they were
+    #: so that a group not run this time is written back as it was read
+    extra: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry as the baseline file holds it, key for key."""
+        return {k: (dict(self.effects) if k == "effects" else getattr(self, k))
+                if k in ENTRY_KEYS else self.extra[k] for k in self.keys}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> GroupEntry:
+        """An entry as the baseline file holds it (a key it lacks reads as none)."""
+        reps = data.get("reps")
+        return cls(
+            kind=data.get("kind"), control=bool(data.get("control")),
+            over_call_share=data.get("over_call_share"), effects=dict(data.get("effects") or {}),
+            first_twin_share=data.get("first_twin_share"),
+            reps=int(reps) if reps is not None else None,
+            group_fingerprint=data.get("group_fingerprint"),
+            keys=tuple(data),
+            extra={k: v for k, v in data.items() if k not in ENTRY_KEYS},
         )

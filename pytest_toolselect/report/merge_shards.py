@@ -19,6 +19,7 @@ from pytest_toolselect.exchange.json_value import JSONObject
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.baseline_entry import GroupEntry
 from pytest_toolselect.records.run_records import CaseRecord
 
 from . import results
@@ -203,14 +204,21 @@ def baseline_records(cases: Sequence[CaseRecord], tool_texts: Mapping[str, str],
     return [first, *cases[1:]]
 
 
-def baseline_lint_entries(document: Mapping[str, Any]) -> dict[str, list[str]]:
+def baseline_lint_entries(document: ResultsDocument) -> dict[str, list[str]]:
     """The merged lint's entries by server, as the run hands them to baseline.build (a
     server no shard linted has none: its old entry stays)."""
-    return {s: list(ids) for s, ids in ((document.get("lint") or {}).get("entries") or {}).items()}
+    return {s: list(ids) for s, ids in ((document.lint or {}).get("entries") or {}).items()}
 
 
-def baseline_group_entries(document: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+def baseline_lint_tools(document: ResultsDocument) -> dict[str, dict[str, dict[str, str]]]:
+    """The merged lint's accepted tools by server (description and fingerprints by tool
+    name), as the run hands them to baseline.build."""
+    snapshots = (document.lint or {}).get("snapshots") or {}
+    return {s: {t: dict(fields) for t, fields in tools.items()} for s, tools in snapshots.items()}
+
+
+def baseline_group_entries(document: ResultsDocument) -> dict[str, GroupEntry]:
     """The merged probe's group entries by baseline key, as the run hands them to
     baseline.build (a group with no scored call has none: its old entry stays)."""
-    rows = (document.get("preference") or {}).get("groups") or ()
-    return {r["key"]: dict(r["entry"]) for r in rows if r.get("entry")}
+    rows = (document.preference or {}).get("groups") or ()
+    return {r["key"]: GroupEntry.from_json(r["entry"]) for r in rows if r.get("entry")}

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_toolselect.exchange.json_value import JSONDict
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.inputs.groups import Group
 from pytest_toolselect.messages.plural import plural as _plural
 from pytest_toolselect.probe.comparison import Comparison, EffectChange, group_fingerprint
@@ -26,7 +27,8 @@ from pytest_toolselect.probe.preference import (
     filled_cues,
     filled_system,
 )
-from pytest_toolselect.probe.values import GroupEntry, Interval, ProbeCall, ProbeSummary
+from pytest_toolselect.probe.values import Interval, ProbeCall, ProbeSummary
+from pytest_toolselect.records.baseline_entry import GroupEntry
 from pytest_toolselect.terms.vocabulary import Verdict
 
 SCHEMA_VERSION = "tool_preference.v1"
@@ -207,7 +209,7 @@ Setting = str | int | float | bool | None
 
 def build_document(calls: Sequence[ProbeCall], summary: ProbeSummary,
                    groups: Sequence[Group], *, max_tokens: int | None, reps: int,
-                   subject: Mapping[str, Any] | None = None, cues: Mapping[str, str] | None = None,
+                   subject: Subject | None = None, cues: Mapping[str, str] | None = None,
                    system: str | None = None, extra_settings: Mapping[str, Setting] | None = None,
                    gate: Mapping[str, GroupGate] | None = None,
                    comparison: Comparison | None = None) -> JSONDict:
@@ -257,7 +259,7 @@ def build_document(calls: Sequence[ProbeCall], summary: ProbeSummary,
         group_rows.append(row)
     document = {
         "schema_version": SCHEMA_VERSION,
-        "subject": dict(subject or {}),
+        "subject": subject.to_json() if subject is not None else {},
         "settings": settings,
         "groups": group_rows,
         "results": results,

@@ -14,8 +14,7 @@ from .case_outcome import CaseIdentity, case_fingerprint
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
     from pytest_toolselect.inputs.cases import Case
-    from pytest_toolselect.probe.values import GroupEntry
-    from pytest_toolselect.records.baseline_entry import CaseEntry
+    from pytest_toolselect.records.baseline_entry import CaseEntry, GroupEntry
 
     from .settings import Settings
     from .state import RunState
@@ -175,12 +174,9 @@ class BaselineAccess:
         return next((old for old, new in self.reworded().items() if new == key), None)
 
     def baseline_group(self, nodeid: str) -> GroupEntry | None:
-        """The stored entry of a preference group's item, read as the probe's value."""
-        from pytest_toolselect.probe.values import GroupEntry
-
+        """The stored entry of a preference group's item (None: none stored)."""
         base = self.baseline
-        stored = base.groups.get(self.key_of(nodeid)) if base is not None else None
-        return GroupEntry.from_json(stored) if stored is not None else None
+        return base.groups.get(self.key_of(nodeid)) if base is not None else None
 
     def gone_cases(self) -> list[str]:
         """Baseline keys whose case was removed from its file (or whose file is gone)."""

@@ -20,7 +20,8 @@ from pytest_toolselect.terms.vocabulary import Verdict
 if TYPE_CHECKING:
     from pytest_toolselect.inputs.groups import Group
     from pytest_toolselect.probe.comparison import Comparison
-    from pytest_toolselect.probe.values import GroupEntry, ProbeCall, ProbeSummary
+    from pytest_toolselect.probe.values import ProbeCall, ProbeSummary
+    from pytest_toolselect.records.baseline_entry import GroupEntry
 
     from .runner import CaseRunner
     from .settings import Settings
@@ -131,7 +132,7 @@ def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, GroupEntr
 
     from pytest_toolselect.probe.comparison import compare
     from pytest_toolselect.probe.preference import summarize
-    from pytest_toolselect.probe.values import GroupEntry
+    from pytest_toolselect.records.baseline_entry import GroupEntry
     from pytest_toolselect.report.probe_report import comparison_lines, lines
 
     groups = load_groups(records)

@@ -17,7 +17,8 @@ from .case_run import case_of
 if TYPE_CHECKING:
     from pytest_toolselect.gate.decision import Decision, GateSettings
     from pytest_toolselect.probe.comparison import Comparison
-    from pytest_toolselect.probe.values import GroupEntry, ProbeSummary
+    from pytest_toolselect.probe.values import ProbeSummary
+    from pytest_toolselect.records.baseline_entry import GroupEntry
 
     from .baseline_access import BaselineAccess
     from .case_record import CaseRecords
@@ -92,10 +93,8 @@ class SessionSummary:
 
     def stored_groups(self) -> Mapping[str, GroupEntry]:
         """The baseline's preference group entries, by key (none without a baseline)."""
-        from pytest_toolselect.probe.values import GroupEntry
-
         base = self.baselines.baseline
-        return {k: GroupEntry.from_json(v) for k, v in base.groups.items()} if base is not None else {}
+        return base.groups if base is not None else {}
 
     def probe_lines(self) -> list[str]:
         return self.probe()[0]
@@ -111,7 +110,7 @@ class SessionSummary:
         """The probe's tool_preference.v1 document (None: no group ran)."""
         if not self.state.group_records:
             return None
-        from pytest_toolselect.probe.values import GroupEntry
+        from pytest_toolselect.records.baseline_entry import GroupEntry
         from pytest_toolselect.report.probe_report import GroupGate, build_document
 
         from .probe_items import iter_calls, load_groups
@@ -125,7 +124,7 @@ class SessionSummary:
                                       stored.get(r.key)) for r in records}
         return build_document(calls, self.probe()[1], load_groups(records),
                               max_tokens=self.settings.options.max_tokens,
-                              reps=self.settings.reps, subject=self.wiring.subject.to_json(),
+                              reps=self.settings.reps, subject=self.wiring.subject,
                               gate=rows, comparison=self.probe()[2])
 
     def gate_settings(self) -> GateSettings:
