@@ -32,8 +32,8 @@ def serve(project: Project, tools: list[dict[str, Any]]) -> None:
 
 
 def gate(pytester: pytest.Pytester, *extra: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("--toolselect-lint", "--toolselect-baseline", "base.json",
-                                         "-p", "no:randomly", *extra, timeout=300)
+    return pytester.runpytest("--toolselect-lint", "--toolselect-baseline", "base.json",
+                              "-p", "no:randomly", *extra)
 
 
 def test_a_changed_description_blocks_with_its_word_diff_until_accepted(
