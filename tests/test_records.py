@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.records.baseline_entry import GroupEntry
 from pytest_toolselect.records.run_records import (
     CaseRecord,
     CheckEntry,
@@ -66,9 +67,18 @@ scored = st.builds(
     escalation=st.none() | st.builds(Escalation, counts, maybe_text, st.booleans()),
     test_failure=maybe_text, unevaluated_checks=names, **case_fields)
 case_records = unscored | billed_unscored | scored
+#: a group's baseline entry as a file may hold it: any of the probe's keys, in any order, and
+#: a key of a hand edit
+group_entries = st.fixed_dictionaries({}, optional={
+    "kind": st.just("group"), "control": st.booleans(),
+    "over_call_share": st.none() | st.floats(0, 1),
+    "effects": st.dictionaries(text, st.floats(-1, 1), max_size=2),
+    "first_twin_share": st.none() | st.floats(0, 1), "reps": st.none() | counts,
+    "group_fingerprint": text, "note": json_object,
+}).flatmap(lambda d: st.permutations(list(d.items())).map(dict)).map(GroupEntry.from_json)
 group_records = st.builds(
     GroupRecord, nodeid=text, order=counts, file=text, group_id=text, control=st.booleans(),
-    calls=st.lists(json_object, max_size=3), entry=st.none() | json_object,
+    calls=st.lists(json_object, max_size=3), entry=st.none() | group_entries,
     verdict=st.sampled_from(list(Verdict)),
     over_call_share=st.none() | st.floats(0, 1), key=text)
 lint_records = st.builds(

@@ -22,6 +22,7 @@ from typing import Any
 from pytest_toolselect.terms.vocabulary import Status, Verdict
 
 from .attribution import Attribution
+from .baseline_entry import GroupEntry
 from .strict import require_keys
 from .tool_changes import ToolChange
 
@@ -283,7 +284,7 @@ class GroupRecord:
     group_id: str
     control: bool
     calls: list[dict[str, Any]]
-    entry: dict[str, Any] | None
+    entry: GroupEntry | None
     verdict: Verdict
     over_call_share: float | None
     key: str
@@ -293,15 +294,18 @@ class GroupRecord:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": GROUP_KIND}
-        out.update((k, _copy(getattr(self, k))) for k in _GROUP_KEYS[1:])
-        return out
+        out.update((k, _copy(getattr(self, k))) for k in _GROUP_KEYS[1:] if k != "entry")
+        out["entry"] = self.entry.to_json() if self.entry is not None else None
+        return {k: out[k] for k in _GROUP_KEYS}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> GroupRecord:
         require_keys(cls, data, _GROUP_KEYS)
         if data["kind"] != GROUP_KIND:
             raise ValueError(f"not a GroupRecord record: kind {data['kind']!r}")
-        return cls(**{k: _copy(data[k]) for k in _GROUP_KEYS[1:]})
+        entry = data["entry"]
+        return cls(**{k: _copy(data[k]) for k in _GROUP_KEYS[1:] if k != "entry"},
+                   entry=GroupEntry.from_json(entry) if entry is not None else None)
 
 
 _LINT_KEYS = ("server", "entry", "findings", "new", "tools", "coverage", "heatmap", "threshold")

@@ -211,13 +211,11 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
     read-only file."""
     from pytest_toolselect.gate.atomic import locked
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
-    from pytest_toolselect.records.baseline_entry import GroupEntry
 
     path = run.baseline_path
     assert path is not None
     scored = [r for r in records if r.status is not None]
-    group_entries = {r.key: GroupEntry.from_json(r.entry)
-                     for r in run.state.group_records.values() if r.entry}
+    group_entries = {r.key: r.entry for r in run.state.group_records.values() if r.entry}
     lint_entries = {s: r.entry for s, r in run.state.lint_records.items()}
     lint_tools = {s: r.snapshot for s, r in run.state.lint_records.items()}
     if not scored and not group_entries and not lint_entries:

@@ -81,8 +81,7 @@ async def group_job(runner: CaseRunner, group: Group) -> list[ProbeCall]:
 def group_record(nodeid: str, order: int, path: Path, group: Group,
                  calls: Sequence[ProbeCall], base: GroupEntry | None,
                  *, key: str) -> GroupRecord:
-    """The record of one group item: its calls, its stats, its baseline entry (as the JSON
-    the record carries to the controller)."""
+    """The record of one group item: its calls, its stats, its baseline entry."""
     from pytest_toolselect.probe.comparison import baseline_entry
     from pytest_toolselect.probe.preference import group_stats
 
@@ -97,7 +96,7 @@ def group_record(nodeid: str, order: int, path: Path, group: Group,
             verdict = Verdict.REGRESSION
     return GroupRecord(nodeid=nodeid, order=order, file=str(path), group_id=group.id,
                        control=group.is_control, calls=[c.to_json() for c in calls],
-                       entry=entry.to_json() if scored else None,
+                       entry=entry if scored else None,
                        verdict=verdict, over_call_share=entry.over_call_share, key=key)
 
 
@@ -132,14 +131,13 @@ def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, GroupEntr
 
     from pytest_toolselect.probe.comparison import compare
     from pytest_toolselect.probe.preference import summarize
-    from pytest_toolselect.records.baseline_entry import GroupEntry
     from pytest_toolselect.report.probe_report import comparison_lines, lines
 
     groups = load_groups(records)
     summary = replace(summarize(list(iter_calls(records)), groups, seed), model=model)
     out = list(lines(summary, by_domain=verbose))
     comparison = None
-    current = {rec.key: GroupEntry.from_json(rec.entry) for rec in records if rec.entry}
+    current = {rec.key: rec.entry for rec in records if rec.entry}
     if stored:
         comparison = compare(stored, current, seed=seed, min_effect_change=min_effect_change)
         out.extend(comparison_lines(comparison, every_change=verbose))

@@ -110,7 +110,6 @@ class SessionSummary:
         """The probe's tool_preference.v1 document (None: no group ran)."""
         if not self.state.group_records:
             return None
-        from pytest_toolselect.records.baseline_entry import GroupEntry
         from pytest_toolselect.report.probe_report import GroupGate, build_document
 
         from .probe_items import iter_calls, load_groups
@@ -119,9 +118,7 @@ class SessionSummary:
         calls = list(iter_calls(records))
         stored = self.stored_groups()
         # what `toolselect merge` needs to join shards' probes as one run's
-        rows = {r.group_id: GroupGate(r.key, r.order,
-                                      GroupEntry.from_json(r.entry) if r.entry else None,
-                                      stored.get(r.key)) for r in records}
+        rows = {r.group_id: GroupGate(r.key, r.order, r.entry, stored.get(r.key)) for r in records}
         return build_document(calls, self.probe()[1], load_groups(records),
                               max_tokens=self.settings.options.max_tokens,
                               reps=self.settings.reps, subject=self.wiring.subject,
