@@ -49,7 +49,7 @@ class LintSection:
     #: what the baseline keeps of each server: `toolselect merge` records it from here
     entries: dict[str, list[str]]
     #: and each server's tools as accepted on --update-baseline (rug pulls)
-    snapshots: dict[str, dict[str, Any]]
+    snapshots: dict[str, dict[str, dict[str, str]]]
 
     def to_json(self) -> dict[str, Any]:
         return {"threshold": self.threshold, "heatmap": self.heatmap, "servers": self.servers,

@@ -327,7 +327,7 @@ class LintRecord:
     heatmap: dict[str, Any]
     threshold: float
     #: what the baseline keeps of the server's tools (lint/rugpull.py's snapshot)
-    snapshot: dict[str, Any] = field(default_factory=dict)
+    snapshot: dict[str, dict[str, str]] = field(default_factory=dict)
     #: ids of error-level findings the baseline did not hold that an update run accepted
     accepted: list[str] = field(default_factory=list)
 
