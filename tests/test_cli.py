@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from conftest import FIND, OFFICERS, OUT_OF_SCOPE, PLANNED, WRONG, Project, case
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.report import side_by_side as compare
 from pytest_toolselect.report.document import (
     BaselineInfo,
@@ -239,7 +240,7 @@ def _case(nodeid: str, status: str | None, first: str | None) -> dict[str, Any]:
 def _document(model: str, cases: Sequence[Mapping[str, Any]]) -> ResultsDocument:
     """A run of these cases and nothing else the comparison reads."""
     return ResultsDocument(
-        provenance={"created": "2026-01-01T00:00:00+00:00"}, subject={"model": model},
+        provenance={"created": "2026-01-01T00:00:00+00:00"}, subject=Subject.from_json({"model": model}),
         settings={}, baseline=BaselineInfo(None, None, False, ()),
         verdict=DocumentVerdict(False, ()), summary=DocumentSummary(0, {}, {}, (), {}, None),
         cost=DocumentCost(0.0, 0.0, 0.0, {}, {}, None, False),

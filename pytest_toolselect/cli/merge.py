@@ -78,7 +78,6 @@ def run_merge(args: argparse.Namespace) -> int:
 
 def write_baseline(path: Path, document: ResultsDocument) -> None:
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
-    from pytest_toolselect.gate.subject import Subject
     from pytest_toolselect.records.run_records import CaseRecord
     from pytest_toolselect.report.merge_shards import (
         baseline_group_entries,
@@ -89,7 +88,7 @@ def write_baseline(path: Path, document: ResultsDocument) -> None:
 
     old = load(path)
     # the merged document's subject and cases, read once as the values a run hands build
-    subject = Subject.from_json(document.subject)
+    subject = document.subject
     if old is not None and subject_mismatch(old.subject, subject):
         raise ToolselectError("this baseline belongs to another subject than the merged run",
                               file=str(path), fix="pass the baseline the shards compared against")

@@ -5,8 +5,8 @@ markdown comment, the HTML report and the side-by-side comparison read its field
 enters and leaves in one place each: ``to_json()`` gives the file key for key, in the
 order it was always written, and ``from_json()`` reads a saved one (``toolselect report``,
 ``compare``, ``merge``) or the run's own after its secrets are masked. Sections another
-part still hands over as JSON (provenance, subject, settings, the probe's and the lint's
-documents, the suite line) are held as read, and each case as the document wrote it, read
+part still hands over as JSON (provenance, settings, the probe's and the lint's documents,
+the suite line) are held as read, the subject as a ``Subject``, and each case as the document wrote it, read
 once into a ``DocumentCase`` (its record, outcome and baseline entry) for the reports.
 """
 
@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_toolselect.exchange.json_value import JSONObject
 from pytest_toolselect.gate.decision import Decision
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.records.report_input import Escalations
 from pytest_toolselect.records.run_records import CaseRecord
 
@@ -233,7 +234,7 @@ class ResultsDocument:
 
     provenance: JSONObject
     #: provider, model and the sampling settings a baseline belongs to
-    subject: JSONObject
+    subject: Subject
     settings: JSONObject
     baseline: BaselineInfo
     verdict: DocumentVerdict
@@ -266,7 +267,7 @@ class ResultsDocument:
         out: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "provenance": dict(self.provenance),
-            "subject": dict(self.subject),
+            "subject": self.subject.to_json(),
             "settings": dict(self.settings),
             "baseline": self.baseline.to_json(),
             "verdict": self.verdict.to_json(),
@@ -290,7 +291,8 @@ class ResultsDocument:
         """A document as a results file holds it (checked against its schema by the reader)."""
         shard = data.get("shard")
         return cls(
-            provenance=data["provenance"], subject=data["subject"], settings=data["settings"],
+            provenance=data["provenance"], subject=Subject.from_json(data["subject"]),
+            settings=data["settings"],
             baseline=BaselineInfo.from_json(data["baseline"]),
             verdict=DocumentVerdict.from_json(data["verdict"]),
             summary=DocumentSummary.from_json(data["summary"]),

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.messages.plural import plural
 
 from .charts import categories_svg, confusion_svg, forest_svg, pct
@@ -177,7 +178,7 @@ def render(document: ResultsDocument) -> str:
     cases = _by_severity(document.shown_cases)
     subject = document.subject
     blocking = document.verdict.blocking
-    title = f"toolselect: {subject.get('model') or 'run'} ({'blocking' if blocking else 'not blocking'})"
+    title = f"toolselect: {subject.model or 'run'} ({'blocking' if blocking else 'not blocking'})"
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -257,9 +258,9 @@ def _rate(x: Any) -> str:
     return "n/a" if x is None else f"{100 * float(x):.1f}%"
 
 
-def _facts(doc: ResultsDocument, subject: Mapping[str, Any],
+def _facts(doc: ResultsDocument, subject: Subject,
            prov: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
-    model = subject.get("model")
+    model = subject.model
     # the run's own name for its route (the terminal's); subject.provider is a baseline's key
     route = doc.settings.get("route")
     shown = f"<code>{_e(_clip(str(model)))}</code>" if model else _NONE

@@ -227,7 +227,7 @@ def _head(doc: ResultsDocument) -> list[str]:
         # toolselect merge --partial: this is not the whole suite's verdict
         out += ["", f"Partial: shard {', '.join(code(m) for m in verdict.missing_shards)} "
                 "not merged; this verdict is of the other shards' cases only."]
-    model = doc.subject.get("model") or "?"
+    model = doc.subject.model or "?"
     bits = [f"model {code(model)}", f"reps {doc.settings['reps']}"]
     base = doc.baseline
     if base.path:

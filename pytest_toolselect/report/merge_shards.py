@@ -99,7 +99,7 @@ def merge_documents(documents: Sequence[tuple[str, ResultsDocument]],
     tool_defs = {k: v for _, doc in documents for k, v in (doc.tools or {}).items()}
     return ResultsDocument(
         provenance=provenance,
-        subject=dict(first.subject),
+        subject=first.subject,
         settings=dict(settings),
         baseline=dataclasses.replace(
             first.baseline, written=any(doc.baseline.written for _, doc in documents),

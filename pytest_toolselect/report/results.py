@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.decision import Decision, GateSettings, case_outcome, decide
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.report_input import Escalations, ResultsInput
 from pytest_toolselect.records.run_records import CaseRecord
@@ -129,7 +130,7 @@ def build(data: ResultsInput) -> ResultsDocument:
         c["nodeid"]: c["baseline"]["status"] for c in cases if c["baseline"]})
     return ResultsDocument(
         provenance=dict(data.provenance),
-        subject=dict(data.subject),
+        subject=Subject.from_json(data.subject),
         settings=dict(settings),
         baseline=BaselineInfo(data.baseline_path, data.baseline_mode, data.baseline_written,
                               tuple(data.gone)),

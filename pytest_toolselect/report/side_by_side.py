@@ -58,7 +58,7 @@ def labels(models: Sequence[str], sources: Sequence[str]) -> list[str]:
 
 def runs(named: Sequence[tuple[str, ResultsDocument]]) -> list[Run]:
     """Runs from (source, document) pairs, in the order given."""
-    models = [str(doc.subject.get("model") or "(no model)") for _, doc in named]
+    models = [str(doc.subject.model or "(no model)") for _, doc in named]
     sources = [source for source, _ in named]
     return [Run(label, source, doc)
             for label, (source, doc) in zip(labels(models, sources), named, strict=True)]
