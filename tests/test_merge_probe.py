@@ -25,9 +25,9 @@ from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.inputs.groups import Group, load_groups_file
 from pytest_toolselect.probe.comparison import baseline_entries, compare
 from pytest_toolselect.probe.preference import call_record, cells_for, summarize
-from pytest_toolselect.probe.values import ProbeCall
 from pytest_toolselect.providers import Turn
 from pytest_toolselect.records.baseline_entry import GroupEntry
+from pytest_toolselect.records.probe_call import ProbeCall
 from pytest_toolselect.report.merge_probe import merge_preference
 from pytest_toolselect.report.probe_report import GroupGate, build_document
 

@@ -35,9 +35,10 @@ from pytest_toolselect.probe.preference import (
     outcome,
     summarize,
 )
-from pytest_toolselect.probe.values import ProbeCall, ProbeSummary
+from pytest_toolselect.probe.values import ProbeSummary
 from pytest_toolselect.providers import Turn
 from pytest_toolselect.records.baseline_entry import GroupEntry
+from pytest_toolselect.records.probe_call import ProbeCall
 from pytest_toolselect.report.probe_report import (
     build_document,
     comparison_lines,

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.records.baseline_entry import GroupEntry
+from pytest_toolselect.records.probe_call import ProbeCall
 from pytest_toolselect.records.run_records import (
     CaseRecord,
     CheckEntry,
@@ -76,9 +77,15 @@ group_entries = st.fixed_dictionaries({}, optional={
     "first_twin_share": st.none() | st.floats(0, 1), "reps": st.none() | counts,
     "group_fingerprint": text, "note": json_object,
 }).flatmap(lambda d: st.permutations(list(d.items())).map(dict)).map(GroupEntry.from_json)
+probe_calls = st.builds(
+    ProbeCall, group=text, cell=text, factor=text, treated=maybe_text, position=text, rep=counts,
+    domain=maybe_text, control=st.booleans(), calls=st.lists(text, max_size=2).map(tuple),
+    outcome=maybe_text, error=maybe_text, skipped=st.booleans(), truncated=st.booleans(),
+    usage=st.dictionaries(text, counts, max_size=2),
+    cost_usd=st.none() | st.floats(0, 10), inconclusive=st.booleans())
 group_records = st.builds(
     GroupRecord, nodeid=text, order=counts, file=text, group_id=text, control=st.booleans(),
-    calls=st.lists(json_object, max_size=3), entry=st.none() | group_entries,
+    calls=st.lists(probe_calls, max_size=3).map(tuple), entry=st.none() | group_entries,
     verdict=st.sampled_from(list(Verdict)),
     over_call_share=st.none() | st.floats(0, 1), key=text)
 lint_records = st.builds(
@@ -198,7 +205,7 @@ def test_a_record_holds_the_vocabulary_and_writes_plain_text(rec: CaseRecord) ->
 def test_group_and_lint_records_refuse_other_shapes() -> None:
     with pytest.raises(ValueError, match="missing server"):
         LintRecord.from_json({"entry": []})
-    group = GroupRecord("n", 0, "f", "g", False, [], None, "held", None, "k").to_json()
+    group = GroupRecord("n", 0, "f", "g", False, (), None, "held", None, "k").to_json()
     with pytest.raises(ValueError, match="kind 'case'"):
         GroupRecord.from_json({**group, "kind": "case"})
 

@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Protocol
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.exchange.turns import Turn
 from pytest_toolselect.inputs.groups import CUE_KEYS, TWIN_KEYS, Group, Twin
+from pytest_toolselect.records.probe_call import ProbeCall
 
-from .values import GroupStats, ProbeCall, ProbeSummary
+from .values import GroupStats, ProbeSummary
 
 if TYPE_CHECKING:
     from .values import Interval

@@ -1,5 +1,6 @@
-"""The probe's values: a call's record, a group's stats, the summary (a group's stored
-entry, ``GroupEntry``, is the baseline's: ``records.baseline_entry``).
+"""The probe's values: a group's stats and the summary (a call's record, ``ProbeCall``, and a
+group's stored entry, ``GroupEntry``, are data the records carry: ``records.probe_call`` and
+``records.baseline_entry``).
 
 Each is typed where the probe makes it and written as JSON only where it leaves
 (``to_json``: the record a worker sends, the document, the baseline file); what comes
@@ -37,57 +38,6 @@ class Interval:
     def from_json(cls, data: Mapping[str, Any]) -> Interval:
         low, high = data["ci"]
         return cls(mean=data["mean"], low=low, high=high, n=data["groups"])
-
-
-@dataclass(frozen=True)
-class ProbeCall:
-    """One model call of a group's cell: which cell, its outcome, what it cost.
-
-    ``outcome`` is None for a call that failed (``error``), was not run (``skipped``)
-    or was cut before any tool call (``inconclusive``).
-    """
-
-    group: str
-    cell: str
-    factor: str
-    treated: str | None
-    position: str
-    rep: int
-    domain: str | None
-    control: bool
-    calls: tuple[str, ...] = ()
-    outcome: str | None = None
-    error: str | None = None
-    skipped: bool = False
-    truncated: bool = False
-    usage: Mapping[str, int] = field(default_factory=dict)
-    cost_usd: float | None = None
-    inconclusive: bool = False
-
-    @property
-    def scored(self) -> bool:
-        """Whether the call counts in the shares (it ran, did not fail and has an outcome)."""
-        return not self.skipped and self.error is None and self.outcome is not None
-
-    def to_json(self) -> dict[str, Any]:
-        """The call as the record a worker sends (its keys in the order they were always written)."""
-        out = {f.name: getattr(self, f.name) for f in fields(self)}
-        out["calls"] = list(self.calls)
-        out["usage"] = dict(self.usage)
-        return out
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ProbeCall:
-        """A call as a worker sent it or a saved document holds it (its ``results``)."""
-        return cls(
-            group=data["group"], cell=data["cell"], factor=data["factor"],
-            treated=data.get("treated"), position=data["position"], rep=int(data["rep"]),
-            domain=data.get("domain"), control=bool(data.get("control")),
-            calls=tuple(data.get("calls") or ()), outcome=data.get("outcome"),
-            error=data.get("error"), skipped=bool(data.get("skipped")),
-            truncated=bool(data.get("truncated")), usage=dict(data.get("usage") or {}),
-            cost_usd=data.get("cost_usd"), inconclusive=bool(data.get("inconclusive")),
-        )
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from pytest_toolselect.terms.vocabulary import Status, Verdict
 
 from .attribution import Attribution
 from .baseline_entry import GroupEntry
+from .probe_call import ProbeCall
 from .strict import require_keys
 from .tool_changes import ToolChange
 
@@ -275,15 +276,15 @@ _GROUP_KEYS = ("kind", "nodeid", "order", "file", "group_id", "control", "calls"
 
 @dataclass(frozen=True, slots=True)
 class GroupRecord:
-    """One preference group of this run: its calls (the probe's call records, JSON as the
-    probe reads them), its baseline entry (None: no call was scored) and its verdict."""
+    """One preference group of this run: its calls, its baseline entry (None: no call was
+    scored) and its verdict."""
 
     nodeid: str
     order: int
     file: str
     group_id: str
     control: bool
-    calls: list[dict[str, Any]]
+    calls: tuple[ProbeCall, ...]
     entry: GroupEntry | None
     verdict: Verdict
     over_call_share: float | None
@@ -294,7 +295,9 @@ class GroupRecord:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": GROUP_KIND}
-        out.update((k, _copy(getattr(self, k))) for k in _GROUP_KEYS[1:] if k != "entry")
+        out.update((k, _copy(getattr(self, k))) for k in _GROUP_KEYS[1:]
+                   if k not in ("calls", "entry"))
+        out["calls"] = [c.to_json() for c in self.calls]
         out["entry"] = self.entry.to_json() if self.entry is not None else None
         return {k: out[k] for k in _GROUP_KEYS}
 
@@ -304,7 +307,8 @@ class GroupRecord:
         if data["kind"] != GROUP_KIND:
             raise ValueError(f"not a GroupRecord record: kind {data['kind']!r}")
         entry = data["entry"]
-        return cls(**{k: _copy(data[k]) for k in _GROUP_KEYS[1:] if k != "entry"},
+        return cls(**{k: _copy(data[k]) for k in _GROUP_KEYS[1:] if k not in ("calls", "entry")},
+                   calls=tuple(ProbeCall.from_json(c) for c in data["calls"]),
                    entry=GroupEntry.from_json(entry) if entry is not None else None)
 
 

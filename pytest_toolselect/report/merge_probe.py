@@ -43,8 +43,9 @@ def merge_preference(documents: Sequence[tuple[str, Mapping[str, Any]]], *,
         return None
     from pytest_toolselect.probe.comparison import compare
     from pytest_toolselect.probe.preference import summarize_stats
-    from pytest_toolselect.probe.values import GroupStats, ProbeCall
+    from pytest_toolselect.probe.values import GroupStats
     from pytest_toolselect.records.baseline_entry import GroupEntry
+    from pytest_toolselect.records.probe_call import ProbeCall
 
     first_path, first = documents[0]
     seed, resamples = int(first["summary"]["seed"]), int(first["summary"]["resamples"])

@@ -27,8 +27,9 @@ from pytest_toolselect.probe.preference import (
     filled_cues,
     filled_system,
 )
-from pytest_toolselect.probe.values import Interval, ProbeCall, ProbeSummary
+from pytest_toolselect.probe.values import Interval, ProbeSummary
 from pytest_toolselect.records.baseline_entry import GroupEntry
+from pytest_toolselect.records.probe_call import ProbeCall
 from pytest_toolselect.terms.vocabulary import Verdict
 
 SCHEMA_VERSION = "tool_preference.v1"

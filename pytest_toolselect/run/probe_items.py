@@ -20,8 +20,9 @@ from pytest_toolselect.terms.vocabulary import Verdict
 if TYPE_CHECKING:
     from pytest_toolselect.inputs.groups import Group
     from pytest_toolselect.probe.comparison import Comparison
-    from pytest_toolselect.probe.values import ProbeCall, ProbeSummary
+    from pytest_toolselect.probe.values import ProbeSummary
     from pytest_toolselect.records.baseline_entry import GroupEntry
+    from pytest_toolselect.records.probe_call import ProbeCall
 
     from .runner import CaseRunner
     from .settings import Settings
@@ -95,7 +96,7 @@ def group_record(nodeid: str, order: int, path: Path, group: Group,
         if was == 0 and over > 0.5:
             verdict = Verdict.REGRESSION
     return GroupRecord(nodeid=nodeid, order=order, file=str(path), group_id=group.id,
-                       control=group.is_control, calls=[c.to_json() for c in calls],
+                       control=group.is_control, calls=tuple(calls),
                        entry=entry if scored else None,
                        verdict=verdict, over_call_share=entry.over_call_share, key=key)
 
@@ -145,8 +146,6 @@ def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, GroupEntr
 
 
 def iter_calls(records: Iterable[GroupRecord]) -> Iterator[ProbeCall]:
-    """The records' calls, read back from the JSON each record carried."""
-    from pytest_toolselect.probe.values import ProbeCall
-
+    """The records' calls, record by record."""
     for rec in records:
-        yield from (ProbeCall.from_json(c) for c in rec.calls)
+        yield from rec.calls

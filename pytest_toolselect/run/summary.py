@@ -63,7 +63,7 @@ class SessionSummary:
 
     def cost_capped(self) -> bool:
         return (any(r.verdict == gate.SKIPPED for r in self.state.records.values())
-                or any(c.get("skipped") for r in self.state.group_records.values() for c in r.calls))
+                or any(c.skipped for r in self.state.group_records.values() for c in r.calls))
 
     def suite(self) -> SuiteChange | None:
         """The share of cases held now against the baseline (None: no baseline compared)."""
@@ -303,8 +303,8 @@ class SessionSummary:
 
     def probe_cost(self) -> tuple[float, int]:
         """What the probe's billed calls cost, and how many were priced."""
-        priced = [c["cost_usd"] for r in self.state.group_records.values() for c in r.calls
-                  if c.get("cost_usd") is not None]
+        priced = [c.cost_usd for r in self.state.group_records.values() for c in r.calls
+                  if c.cost_usd is not None]
         return sum(priced), len(priced)
 
     def cache_counts(self) -> dict[str, Any] | None:
