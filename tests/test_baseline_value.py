@@ -54,11 +54,12 @@ def test_migrating_gives_a_new_value_and_leaves_the_stored_one_as_read(
 
 
 
-json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+json_values = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text()
+               | st.lists(st.integers(), max_size=2))
 
 
 @given(extra=st.dictionaries(st.text(min_size=1).filter(lambda k: k not in GroupEntry.__dataclass_fields__),
-                             json_scalars, max_size=4),
+                             json_values, max_size=4),
        control=st.booleans())
 def test_a_group_entry_not_run_is_written_back_as_it_was_read(
         extra: dict[str, object], control: bool) -> None:
@@ -70,6 +71,11 @@ def test_a_group_entry_not_run_is_written_back_as_it_was_read(
     assert rebuilt.to_json()["groups"] == {"g.groups.json::g": stored}
     assert list(rebuilt.to_json()["groups"]["g.groups.json::g"]) == list(stored)
     assert isinstance(rebuilt.groups["g.groups.json::g"], GroupEntry)
+    # what to_json gives is the caller's: changing it leaves the value as it was
+    for value in rebuilt.to_json()["groups"]["g.groups.json::g"].values():
+        if isinstance(value, list):
+            value.append(0)
+    assert rebuilt.to_json()["groups"] == {"g.groups.json::g": stored}
 
 
 COUNTING = '''

@@ -13,6 +13,7 @@ gates against it.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,7 +126,7 @@ class GroupEntry:
     def to_json(self) -> dict[str, Any]:
         """The entry as the baseline file holds it, key for key."""
         return {k: (dict(self.effects) if k == "effects" else getattr(self, k))
-                if k in ENTRY_KEYS else self.extra[k] for k in self.keys}
+                if k in ENTRY_KEYS else copy.deepcopy(self.extra[k]) for k in self.keys}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> GroupEntry:
@@ -138,5 +139,6 @@ class GroupEntry:
             reps=int(reps) if reps is not None else None,
             group_fingerprint=data.get("group_fingerprint"),
             keys=tuple(data),
-            extra={k: v for k, v in data.items() if k not in ENTRY_KEYS},
+            # a copy: a later edit of the data read leaves the entry as it was
+            extra={k: copy.deepcopy(v) for k, v in data.items() if k not in ENTRY_KEYS},
         )
