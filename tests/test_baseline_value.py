@@ -16,7 +16,7 @@ from conftest import FIND, OFFICERS, WRONG, Project, case
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.baseline import Baseline, build
 from pytest_toolselect.gate.subject import Subject
-from pytest_toolselect.records.baseline_entry import CaseEntry, GroupEntry
+from pytest_toolselect.records.baseline_entry import ENTRY_KEYS, CaseEntry, GroupEntry
 from pytest_toolselect.run.lifecycle import migrate
 from pytest_toolselect.run.state import RunState
 
@@ -58,7 +58,7 @@ json_values = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=F
                | st.lists(st.integers(), max_size=2))
 
 
-@given(extra=st.dictionaries(st.text(min_size=1).filter(lambda k: k not in GroupEntry.__dataclass_fields__),
+@given(extra=st.dictionaries(st.text(min_size=1).filter(lambda k: k not in ENTRY_KEYS),
                              json_values, max_size=4),
        control=st.booleans())
 def test_a_group_entry_not_run_is_written_back_as_it_was_read(

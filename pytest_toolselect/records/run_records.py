@@ -295,11 +295,8 @@ class GroupRecord:
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": GROUP_KIND}
-        out.update((k, _copy(getattr(self, k))) for k in _GROUP_KEYS[1:]
-                   if k not in ("calls", "entry"))
-        out["calls"] = [c.to_json() for c in self.calls]
-        out["entry"] = self.entry.to_json() if self.entry is not None else None
-        return {k: out[k] for k in _GROUP_KEYS}
+        out.update((k, _copy(getattr(self, k))) for k in _GROUP_KEYS[1:])
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> GroupRecord:
@@ -362,6 +359,6 @@ def _copy(value: Any) -> Any:
         return {k: _copy(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_copy(v) for v in value]
-    if isinstance(value, (CheckEntry, Escalation, ToolChange, Attribution)):
+    if isinstance(value, (CheckEntry, Escalation, ToolChange, Attribution, ProbeCall, GroupEntry)):
         return value.to_json()
     return value

@@ -6,8 +6,9 @@ enters and leaves in one place each: ``to_json()`` gives the file key for key, i
 order it was always written, and ``from_json()`` reads a saved one (``toolselect report``,
 ``compare``, ``merge``) or the run's own after its secrets are masked. Sections another
 part still hands over as JSON (provenance, settings, the probe's and the lint's documents,
-the suite line) are held as read, the subject as a ``Subject``, and each case as the document wrote it, read
-once into a ``DocumentCase`` (its record, outcome and baseline entry) for the reports.
+the suite line) are held as read, the subject as a ``Subject``, and each case as the
+document wrote it, read once into a ``DocumentCase`` (its record, outcome and baseline
+entry) for the reports.
 """
 
 from __future__ import annotations
