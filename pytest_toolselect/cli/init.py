@@ -90,6 +90,10 @@ def run(args: argparse.Namespace) -> int:
     from .saved_run import OK
 
     config, found = discovered(args.config, args.server)
+    if not any(found.values()):
+        # a file of no cases is one its own loader refuses: nothing is written
+        raise ToolselectError(f"the servers {', '.join(found)} offer no tools: there is no case to "
+                              "start", fix="check that each server lists its tools (toolselect tools)")
     out = Path(args.output)
     if not out.is_absolute():
         out = (config.root if args.output == DEFAULT_OUT else Path.cwd()) / out

@@ -81,8 +81,10 @@ _KEY_NOTES = {
                "file) names, in that order, or of every server listed here when it names none",
     "servers_from": "servers declared for an MCP client, taken as they are: see "
                     "[servers from a client's file](#servers-from-a-clients-file). When the "
-                    "config has neither `servers` nor `servers_from`, `.mcp.json`, "
-                    "`.vscode/mcp.json` and `.cursor/mcp.json` in its folder are read",
+                    "config has neither `servers` nor `servers_from` (an empty file too), "
+                    "`.mcp.json`, `.vscode/mcp.json` and `.cursor/mcp.json` in its folder are "
+                    "read; with no config file at all, those at the rootdir, once a toolselect "
+                    "item needs them",
     "tool_name_format": "renames every offered tool, e.g. to tell apart two servers that offer the "
                         "same tool name (an error otherwise); `expect_tool` and `forbid_tools` use "
                         "the new names",

@@ -56,6 +56,8 @@ def discovered(config_path: str | None, only: list[str] | None) -> tuple[Any, di
     from pytest_toolselect.messages.errors import nearest
 
     config = load_config(Path.cwd(), Path(config_path) if config_path else None)
+    if not config.servers:
+        raise no_servers(config)
     for name in only or ():
         if name not in config.servers:
             raise ToolselectError(f"no server named {name!r} in {config.path}",
@@ -63,6 +65,23 @@ def discovered(config_path: str | None, only: list[str] | None) -> tuple[Any, di
                                        else f"the servers are: {', '.join(config.servers)}"))
     timeout = float(config.options.get("discovery_timeout") or DEFAULT_DISCOVERY_TIMEOUT)
     return config, discover_all(config, timeout, only)
+
+
+def no_servers(config: Any) -> ToolselectError:
+    """Nothing to list or start cases from is a mistake, not an empty success: say where
+    servers are read from."""
+    from pytest_toolselect.inputs.client_servers import FOUND_WITHOUT_NAMING
+
+    clients = ", ".join(str(config.root / f) for f in FOUND_WITHOUT_NAMING)
+    if config.path is not None:
+        where = f"{config.path} defines no servers, and none of {clients} declares any"
+    else:
+        where = (f"no toolselect.yaml (or [tool.toolselect] in pyproject.toml) in {config.root}, "
+                 f"and none of {clients} declares any")
+    return ToolselectError(f"no servers to take tools from: {where}",
+                           fix="add servers: to toolselect.yaml (command: for MCP over stdio, "
+                               "url: for streamable HTTP, tools_file: for a static list), or "
+                               "run where the config is, or pass --config")
 
 
 def parameters(tool: Tool) -> list[tuple[str, str, bool]]:

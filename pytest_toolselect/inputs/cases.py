@@ -139,6 +139,8 @@ class CaseFile:
     path: str
     servers: tuple[str, ...] | None
     cases: tuple[Case, ...]
+    #: the line of the file's own `servers:` (None: the file names none)
+    servers_line: int | None = None
 
 
 # -- loading ---------------------------------------------------------------------------
@@ -251,7 +253,8 @@ def read_case_file(path: Path, config_identifiers: IdentifierSettings | None, *,
         first_seen[case.id] = i
         built.append(case)
     raise_all(problems)
-    return CaseFile(path=str(path), servers=file_servers, cases=tuple(built))
+    return CaseFile(path=str(path), servers=file_servers, cases=tuple(built),
+                    servers_line=src.line_of(("servers",)) if file_servers is not None else None)
 
 
 def read_case(

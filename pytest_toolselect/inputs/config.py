@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError, nearest
-from pytest_toolselect.positions.sourced import too_deep
+from pytest_toolselect.positions.sourced import Sourced, too_deep
 from pytest_toolselect.positions.sourcemap import (
     MAX_DEPTH,
     PathT,
-    Sourced,
     compile_schema,
     describe,
     load_file,
@@ -141,14 +140,23 @@ def load_config(rootdir: Path, explicit: Path | None = None) -> Config:
         found = _load_pyproject(pyproject, required=False)
         if found is not None:
             return found
-    return Config(path=None, root=rootdir)
+    return client_only(rootdir)
+
+
+def client_only(root: Path) -> Config:
+    """No config file: every default, and the servers of the MCP client files in ``root``
+    (``.mcp.json``, ...), as a config that names no servers reads them."""
+    root = root.absolute()
+    return Config(path=None, root=root,
+                  servers=_servers_from(Sourced(file=str(root), data={}), root, {}))
 
 
 def _load_yaml_config(path: Path) -> Config:
     src = load_file(path, what="config file")
     if src.data is None:
-        # an empty (or all-comments) toolselect.yaml means "all defaults", like an empty ini
-        return Config(path=path.absolute(), root=path.absolute().parent)
+        # an empty (or all-comments) toolselect.yaml means "all defaults", like an empty ini:
+        # it names no servers, so the MCP client files beside it are read
+        src.data = {}
     return _build_config(src, path)
 
 
@@ -268,9 +276,11 @@ def _servers_from(src: Sourced, root: Path, declared: dict[str, ServerSpec]) -> 
                 raise src.error(("servers", name), f"the server {name!r} is declared here and in "
                                 f"{spec.source}", "keep one of the two")
             if name in found:
+                # found without naming: the second client file is the place to change
+                named_here = "servers_from" in src.data
                 raise ToolselectError(f"the server {name!r} is declared in {found[name].source} "
-                                      f"and in {spec.source}", file=src.file,
-                                      line=src.line_of(("servers_from",)),
+                                      f"and in {spec.source}", file=src.file if named_here else path,
+                                      line=src.line_of(("servers_from",)) if named_here else None,
                                       fix="keep one of the two, or name one file in servers_from")
             found[name] = spec
     return found

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pytest_toolselect.messages.errors import ToolselectError
 
 if TYPE_CHECKING:
-    from .cases import Case
+    from .cases import Case, CaseFile
     from .config import Config
 
 YAML_NAMES = ("toolselect.yaml", "toolselect.yml")
@@ -89,7 +89,24 @@ class Configs:
 
     @cached_property
     def main(self) -> Config:
-        from .config import Config, load_config
+        """The run's config; with no config file, the MCP client files at the rootdir."""
+        from .config import client_only
+
+        return self.from_file or client_only(self.rootdir)
+
+    @cached_property
+    def options_source(self) -> Config:
+        """Where option values are read: the config file, or none. A run without a config
+        file reads no MCP client file for its options, so a project that has a .mcp.json
+        and no toolselect items never reads it."""
+        from .config import Config
+
+        return self.from_file or Config(path=None, root=self.rootdir)
+
+    @cached_property
+    def from_file(self) -> Config | None:
+        """The config file that governs the run, loaded (None: there is none)."""
+        from .config import load_config
 
         if self.governs_all:
             return load_config(self.rootdir, self.explicit)
@@ -100,7 +117,7 @@ class Configs:
                 found = self.nearest(path if path.is_dir() else path.parent)
                 if found.path is not None:
                     return self.load(found.path)
-        return Config(path=None, root=self.rootdir)
+        return None
 
     def nearest(self, folder: Path) -> Found:
         found = self._found.get(folder)
@@ -154,11 +171,53 @@ class Configs:
 def unknown_server(configs: Configs, config: Config, name: str, case: Case) -> ToolselectError:
     """A case names a server its config does not define: say which config was read and
     every file looked for (a config that was not found is the usual cause)."""
-    known = ", ".join(config.servers) or "none defined"
-    where = f"in {config.path}" if config.path is not None else "(no config file found)"
     source = Path(case.source) if case.source and Path(case.source).is_file() else None
-    looked = ", ".join(str(p) for p in configs.looked_for(source)) or "none"
-    return ToolselectError(
-        f"unknown server {name!r}", file=case.source or None, place=f"case {case.id}",
-        fix=f"servers defined {where}: {known}; config files looked for: {looked}",
-    )
+    return ToolselectError(f"unknown server {name!r}", file=case.source or None,
+                           place=f"case {case.id}", fix=_defined(configs, config, name, source))
+
+
+def server_refusals(configs: Configs, config: Config, case_file: CaseFile) -> list[ToolselectError]:
+    """The servers a case file names that its config does not define, and a file with no
+    servers to take tools from: each said once, where it is written (the file's `servers:`
+    line, or the case's), with the nearest defined name, before any case runs."""
+    source = Path(case_file.path) if Path(case_file.path).is_file() else None
+    out: list[ToolselectError] = []
+    if not config.servers and any(case.servers is None for case in case_file.cases):
+        out.append(ToolselectError(
+            "no servers to take tools from", file=case_file.path,
+            fix="define the servers in a toolselect.yaml or an MCP client's .mcp.json and name "
+                "them in `servers:` of the file or the case; "
+                + _defined(configs, config, None, source)))
+    said: set[tuple[int | None, str]] = set()
+    for case in case_file.cases:
+        from_file = case.servers is not None and case.servers == case_file.servers
+        line = case_file.servers_line if from_file else case.line
+        place = None if from_file else f"case {case.id}"
+        for name in case.servers or ():
+            if name not in config.servers and (line, name) not in said:
+                said.add((line, name))
+                out.append(ToolselectError(f"unknown server {name!r}", file=case_file.path,
+                                           line=line, place=place,
+                                           fix=_defined(configs, config, name, source)))
+    return out
+
+
+def _defined(configs: Configs, config: Config, name: str | None, source: Path | None) -> str:
+    """Where servers are read from, the ones defined, the nearest to ``name``, the files
+    looked for."""
+    from pytest_toolselect.messages.errors import nearest
+
+    from .client_servers import FOUND_WITHOUT_NAMING
+
+    near = nearest(name, config.servers) if name else None
+    known = ", ".join(config.servers) or "none defined"
+    clients = sorted({s.source.rsplit(":", 1)[0] for s in config.servers.values() if s.source})
+    where = " and ".join([*([str(config.path)] if config.path is not None else []), *clients])
+    where = f"in {where}" if where else "(no config file found)"
+    looked = [str(p) for p in configs.looked_for(source)]
+    if config.path is None or not config.servers:
+        # servers are also read from an MCP client's files beside the config
+        looked += [str(config.root / f) for f in FOUND_WITHOUT_NAMING]
+    said = f"did you mean {near!r}? " if near else ""
+    return (f"{said}servers defined {where}: {known}; "
+            f"files looked for: {', '.join(looked) or 'none'}")

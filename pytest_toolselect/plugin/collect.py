@@ -93,13 +93,15 @@ class _PlainErrors:
 
 class CaseFile(_PlainErrors, pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
+        from pytest_toolselect.inputs.find_config import server_refusals
+        from pytest_toolselect.messages.allerrors import raise_all
         from pytest_toolselect.scoring.contradictions import load_case_file
 
         session = self.config.stash[RUN_SESSION]
-        case_file = load_case_file(self.path, session.settings.config_for(self.path).identifiers)
-        from pytest_toolselect.messages.allerrors import raise_all
-
-        raise_all([e for case in case_file.cases for e in label_refusals(self.config, case)])
+        config = session.settings.config_for(self.path)
+        case_file = load_case_file(self.path, config.identifiers)
+        raise_all([*(e for case in case_file.cases for e in label_refusals(self.config, case)),
+                   *server_refusals(session.settings.configs, config, case_file)])
         define_keys(self, [case.id for case in case_file.cases])
         for case in case_file.cases:
             yield CaseItem.from_parent(self, name=case.id, case=case)

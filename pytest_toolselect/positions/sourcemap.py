@@ -165,8 +165,50 @@ def _most_relevant(errors: list[Any], src: Sourced,
             break
         up = up.parent
     if err.validator == "additionalProperties" and err.validator_value is False:
-        return _unknown_keys(err, src, aliases or {})
-    return [_rewrite(err, src, aliases or {})]
+        out = _unknown_keys(err, src, aliases or {})
+    else:
+        out = [_rewrite(err, src, aliases or {})]
+    if err.validator in ("required", "additionalProperties"):
+        out += _other_missing_keys(errors, err, src, aliases or {})
+    return out
+
+
+def _other_missing_keys(errors: list[Any], reported: Any, src: Sourced,
+                        aliases: Mapping[str, Mapping[str, str]]) -> list[ToolselectError]:
+    """Every other key the mapping misses, each once: one mistake per run is a run per
+    mistake. A missing key that an unknown key is a likely misspelling of is left to the
+    unknown key's "did you mean"."""
+    first = _missing(reported)[:1] if reported.validator == "required" else []
+    typos: set[str] = set()
+    if reported.validator == "additionalProperties":
+        schema = reported.schema if isinstance(reported.schema, dict) else {}
+        choices = [*schema.get("properties", {}), *aliases.get(schema.get("title") or "", {})]
+        typos = {near for key in reported.instance if (near := nearest(str(key), choices))}
+    out: list[ToolselectError] = []
+    seen = set(first) | typos
+    for err in errors:
+        if err.validator != "required":
+            continue
+        for key in _missing(err):
+            if key not in seen:
+                seen.add(key)
+                out.append(_missing_key(err, key, src))
+    return out
+
+
+def _missing(err: Any) -> list[str]:
+    inst = err.instance if isinstance(err.instance, Mapping) else {}
+    return [k for k in err.validator_value if k not in inst]
+
+
+def _missing_key(err: Any, key: str, src: Sourced) -> ToolselectError:
+    path: PathT = tuple(err.path)
+    schema = err.schema if isinstance(err.schema, dict) else {}
+    title = schema.get("title")
+    this = f"this {title}" if title else src.subject(path)
+    kdesc = schema.get("properties", {}).get(key, {}).get("description")
+    return src.error(path, f"{this} is missing the required key {key!r}",
+                     f"add {key}: with {kdesc}" if kdesc else f"add {key}:")
 
 
 def _is_one_key_of(err: Any) -> bool:
@@ -321,11 +363,7 @@ def _rewrite(err: Any, src: Sourced,
         return _unknown_keys(err, src, aliases)[0]
 
     if v == "required":
-        missing = [k for k in err.validator_value if k not in inst]
-        key = missing[0] if missing else "?"
-        kdesc = schema.get("properties", {}).get(key, {}).get("description")
-        return src.error(path, f"{this} is missing the required key {key!r}",
-                         f"add {key}: with {kdesc}" if kdesc else f"add {key}:")
+        return _missing_key(err, (_missing(err) or ["?"])[0], src)
 
     if "propertyNames" in err.relative_schema_path:
         # the error sits on the mapping; the bad name is the instance

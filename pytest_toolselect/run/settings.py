@@ -148,7 +148,7 @@ class Settings:
 
     # settings -----------------------------------------------------------------
     def option(self, name: str) -> Resolved:
-        cfg = self.config
+        cfg = self.configs.options_source
         label = cfg.path.name if cfg.path is not None else "config file"
         resolved = resolve(self.pytest_config, name, cfg.options, label)
         if resolved.source == "default":
