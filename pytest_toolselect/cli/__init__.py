@@ -28,6 +28,7 @@ examples:
   toolselect lint                                # the tool set alone: no key, no network
   toolselect tools                               # every tool the servers offer
   toolselect init                                # a starter case file, one case per tool
+  toolselect example                             # two example MCP servers to try it on
 
 exit status: 0 done, 2 bad input (a missing or malformed file, a wrong flag)
 """
@@ -88,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="markdown tables (default: plain text, aligned columns)")
     compare.set_defaults(run=run_compare, parser=compare)
 
+    from .example import add_parser as add_example
     from .init import add_parser as add_init
     from .lint import add_parser as add_lint
     from .merge import add_merge
@@ -97,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_lint(commands, formatter)
     add_tools(commands, formatter)
     add_init(commands, formatter)
+    add_example(commands, formatter)
     return parser
 
 

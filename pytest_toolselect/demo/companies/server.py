@@ -1,0 +1,1 @@
+../../../examples/companies/server.py

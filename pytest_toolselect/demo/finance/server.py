@@ -1,0 +1,1 @@
+../../../examples/finance/server.py
