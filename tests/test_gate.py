@@ -165,6 +165,21 @@ def test_a_baseline_of_another_subject_is_refused(project: Project) -> None:
     assert path.read_bytes() == before
 
 
+def test_a_subject_mismatch_names_the_route_the_run_took(project: Project,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # an OpenAI-compatible model goes through the openai SDK, while its subject keeps the
+    # provider name it was first recorded under: the message says both, as the header does
+    monkeypatch.setenv("GROQ_API_KEY", "test-key")
+    project.config(model="groq/llama-3.1-8b")
+    project.cases(_cases(FIND))
+    project.baseline({"registry.toolselect.yaml::find": {"status": "held"}},
+                     subject={"provider": "anthropic", "model": "anthropic/claude-haiku-4-5",
+                              "settings": {}, "system_hash": None})
+    result = project.pytester.runpytest("--toolselect-baseline=base.json")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*provider: baseline 'anthropic', this run 'litellm' (via openai SDK)*"])
+
+
 def test_a_changed_threshold_is_another_subject(project: Project) -> None:
     project.config()
     project.cases(_cases(FIND))

@@ -63,8 +63,12 @@ class BaselineAccess:
             self.state.replaced_subject = stored.subject
             return
         if differ:
+            # the subject's provider names what a baseline belongs to ("litellm" on the openai
+            # SDK route, as first recorded): the run's value is said with the route it took
+            route = self.wiring.route_name()
             detail = "; ".join(
                 f"{k}: baseline {stored.subject.value(k)!r}, this run {self.wiring.subject.value(k)!r}"
+                + (f" (via {route})" if k == "provider" and route else "")
                 for k in differ
             )
             raise pytest.UsageError(
