@@ -63,6 +63,22 @@ def test_the_page_puts_blocking_cases_first_and_marks_the_diff(regression_report
     assert '<details id="lint-all">' in page
 
 
+def test_only_the_rows_a_change_may_explain_say_it(regression_report: tuple[Path, Any]) -> None:
+    """The tools card names each change once with its cases; a held row does not repeat it."""
+    path, doc = regression_report
+    rows = re.findall(r'<tr class="case[^"]*" data-i="\d+">(.*?)</tr>', path.read_text(), re.S)
+    verdicts = {case["nodeid"]: case["verdict"] for case in doc["cases"]}
+    said = {nodeid: "tools changed" in row or "since the baseline" in row
+            for row in rows for nodeid in verdicts
+            if f'<span class="line nodecase mono">{nodeid.rpartition("::")[2]}</span>' in row}
+    assert len(said) == len(verdicts) == len(rows)
+    held = [n for n, v in verdicts.items() if v == "held"]
+    blocking = [n for n, v in verdicts.items() if v == "regression"]
+    assert held and blocking
+    assert not any(said[n] for n in held), [n for n in held if said[n]]
+    assert all(said[n] for n in blocking)
+
+
 @SHARES_BROWSER
 def test_at_1400px_the_verdict_is_on_the_first_screen(browser: Any,  # noqa: F811
                                                       regression_report: tuple[Path, Any]) -> None:

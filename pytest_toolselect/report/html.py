@@ -95,7 +95,7 @@ tr.severe td:first-child{border-left-color:#b91c1c}tr.warn td:first-child{border
 .why{color:var(--muted);font-size:12px;margin-top:2px}
 .call{display:block;margin:0 0 3px}
 .said{display:block;margin:0 0 3px;color:var(--muted)}
-.times{color:var(--muted);font-size:11px;margin-left:4px}
+.times{color:var(--muted);font-size:11px;margin-left:4px;white-space:nowrap}
 .fail{display:block;margin:0 0 3px}
 .fail b{color:#b91c1c;font-weight:600}
 .err{color:#7e22ce}

@@ -11,6 +11,7 @@ from pytest_toolselect.exchange.clip import clip_middle
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.terms.vocabulary import Verdict
 
 from .charts import esc as _e
 from .charts import short
@@ -105,11 +106,15 @@ def _verdict_cell(case: DocumentCase) -> str:
     base = case.baseline
     if base is not None and base.status:
         lines.append(f'<span class="sub">baseline {_e(base.status)}</span>')
+    # a case that holds is not explained by what changed: the tools card names each change
+    # once with its cases, so a held row does not say it again
+    changes = v != Verdict.HELD
     lines += [f'<span class="tag">{t}</span>' for t, on in (("tools changed", rec.tools_changed),
-                                                         ("case changed", rec.case_changed)) if on]
+                                                         ("case changed", rec.case_changed))
+              if on and changes]
     # a note may hold a word diff (the attribution's cause): marked as the tools card marks it
     lines += [f'<span class="sub">{clipped_diff_html(text, CLIP)}</span>'
-              for text in note_lines(rec)]
+              for text in note_lines(rec, changes=changes)]
     return "".join(f'<span class="line">{x}</span>' for x in lines)
 
 

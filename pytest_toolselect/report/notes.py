@@ -14,8 +14,10 @@ from pytest_toolselect.records.run_records import CaseRecord, Escalation
 from pytest_toolselect.records.tool_changes import ToolChange
 
 
-def notes(case: CaseRecord) -> list[tuple[str, list[str]]]:
-    """(note, detail lines) pairs, for a run's record or a results document's case read as one."""
+def notes(case: CaseRecord, *, changes: bool = True) -> list[tuple[str, list[str]]]:
+    """(note, detail lines) pairs, for a run's record or a results document's case read as one;
+    ``changes=False`` leaves out what changed since the baseline (a list that names each tool
+    change once, with its cases, says it for every case)."""
     out: list[tuple[str, list[str]]] = []
     if case.model == "local/bm25" and "arguments" in case.failing_checks:
         # the embedded model picks a tool and passes no argument: a matcher can only miss
@@ -31,7 +33,7 @@ def notes(case: CaseRecord) -> list[tuple[str, list[str]]]:
         out.append(attribution_note(case.attribution))
     changed = [what for what, moved in (("the tools offered or the system prompt", case.tools_changed),
                                         ("the case itself", case.case_changed)) if moved]
-    if changed:
+    if changed and changes:
         out.append((f"since the baseline, {' and '.join(changed)} changed",
                     [pointer] if (pointer := tools_pointer(case.tools_diff or [])) else []))
     return out
@@ -85,6 +87,6 @@ def escalated_label(escalation: Escalation) -> str:
     return label
 
 
-def note_lines(case: CaseRecord) -> list[str]:
+def note_lines(case: CaseRecord, *, changes: bool = True) -> list[str]:
     """Every note and detail as one flat list of lines."""
-    return [line for note, details in notes(case) for line in (note, *details)]
+    return [line for note, details in notes(case, changes=changes) for line in (note, *details)]
