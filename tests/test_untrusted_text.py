@@ -70,5 +70,5 @@ def test_reports_render_controls_visibly() -> None:
     comment, page = markdown.render(read), html.render(read)
     for char in RAW:
         assert char not in comment and char not in page
-    assert "&lt;U\\+001B&gt;\\[8mhidden" in comment
+    assert "&lt;U+001B&gt;\\[8mhidden" in comment
     assert "&lt;U+001B&gt;[8mhidden" in page

@@ -37,7 +37,15 @@ TEXT_LIMIT = 300
 #: stderr), after a long command line, so a long one keeps both ends
 ERROR_LIMIT = 1_200
 
-_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~>])")
+#: what starts markup in the middle of a line of GitHub's markdown: a backslash escape, a code
+#: span, emphasis, strikethrough, a link or image, a table cell. Nothing else is escaped, so the
+#: comment stays readable as a file (an underscore inside a word, a dot, a bracket are left)
+_PUNCT = re.compile(r"([\\`*\[\]|~])")
+#: what starts a block at the start of a line: a heading, a list item, a rule or setext
+#: underline (a sign before a space, the end, or the same sign again; a number before its dot)
+_BLOCK_START = re.compile(r"^(([#=+-])(?=\s|$|\2)|\d+(?=[.)](?:\s|$)))")
+#: a run of underscores; it opens or closes emphasis unless a letter or digit stands on both sides
+_UNDERSCORES = re.compile(r"(?<![^\W_])_+|_+(?![^\W_])")
 #: GitHub turns @name into a mention (a notification) and #123 into a reference on that
 #: issue, even when escaped; a word joiner after the sign stops both (code spans are exempt)
 _REF = re.compile(r"([@#])(?=\w)")
@@ -70,7 +78,10 @@ def _inert(value: Any, limit: int, *, keep_end: bool = False) -> str:
         s = f"{s[:limit]}… ({len(s):,} characters)"
     s = printable(s)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
-    return _PUNCT.sub(r"\\\1", s)
+    s = _UNDERSCORES.sub(lambda m: m.group().replace("_", "\\_"), _PUNCT.sub(r"\\\1", s))
+    # a list marker or heading sign is escaped at the line's start; a list number by its dot
+    return _BLOCK_START.sub(lambda m: m.group() + "\\" if m.group().isdigit() else "\\" + m.group(), s,
+                            count=1)
 
 
 def text(value: Any, limit: int = TEXT_LIMIT, *, keep_end: bool = False) -> str:
