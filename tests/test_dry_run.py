@@ -65,12 +65,30 @@ def test_against_a_baseline_the_extra_reps_make_a_range(project: Project, fake_a
     assert not (project.path / "base.json").exists()  # a dry run records nothing
     result.stdout.fnmatch_lines([
         "selection cases: 2 items, 6 calls (3 reps), and up to 24 more if adaptive reps ask "
-        "again (at most 12 a case)",
+        "again (at most 12 a case: --toolselect-max-extra-reps)",
         "cost: about $0.0* to $0.0* if every extra rep is asked, an estimate: text at 4 "
         "characters a token*"])
     low, high = (float(x) for x in re.findall(r"\$(\d+\.\d+)", result.stdout.str())[:2])
     # twelve more reps on top of three: five times the fixed reps' cost
     assert high == pytest.approx(5 * low, rel=0.01)
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    ((), "  and up to 180 calls if a case would block: attribution asks it again with the baseline's "
+         "tools (--toolselect-attribution-max-calls, or --toolselect-attribution off)"),
+    (("--toolselect-attribution-max-calls=7/10",), "  and up to 10 calls if a case would block*"),
+    (("--toolselect-attribution-max-calls=2",), "  and up to 4 calls if a case would block*"),
+])
+def test_the_dry_run_counts_what_attribution_may_ask_and_names_its_bound(
+        project: Project, flags: tuple[str, ...], said: str) -> None:
+    project.config()
+    project.cases([case(*FIND), case(*OFFICERS)])
+    base = ("--toolselect-dry-run", "--toolselect-baseline=base.json", "--toolselect-attribution=on")
+    result = project.pytester.runpytest(*base, *flags)
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines([said])
+    off = project.pytester.runpytest(*base, *flags, "--toolselect-attribution=off")
+    assert "attribution asks" not in off.stdout.str()
 
 
 def test_an_unpriced_model_says_it_has_no_estimate(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:

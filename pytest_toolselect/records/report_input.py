@@ -89,6 +89,8 @@ class CaseDryRun:
     output_tokens_estimate: int
     #: (every fixed rep, every extra rep asked too); None: no known price
     estimated_cost_usd: tuple[float, float] | None
+    #: the most calls attribution may make over the run (0: it will not run)
+    attribution_calls_max: int = 0
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,12 @@ def case_lines(dry: CaseDryRun, prices: Mapping[str, float] | None) -> Iterator[
             f"({_plural(dry.reps, 'rep')})")
     if dry.extra_calls_max:
         line += (f", and up to {dry.extra_calls_max} more if adaptive reps ask again "
-                 f"(at most {dry.max_extra_per_case} a case)")
+                 f"(at most {dry.max_extra_per_case} a case: --toolselect-max-extra-reps)")
     yield line
+    if dry.attribution_calls_max:
+        yield (f"  and up to {_plural(dry.attribution_calls_max, 'call')} if a case would block: "
+               "attribution asks it again with the baseline's tools (--toolselect-attribution-max-calls, "
+               "or --toolselect-attribution off)")
     if not dry.cases:
         return
     parts = dry.input_tokens

@@ -16,7 +16,7 @@ from pytest_toolselect.records.run_records import CaseRecord
 
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .run_report import NOTHING, CategoryCount, Confusion, ModelCost, build_report
-from .words import attribution_cost_line, counted, escalation_line, verdict_counts
+from .words import attribution_calls_line, attribution_cost_line, counted, escalation_line, verdict_counts
 
 #: the regressions' title when --toolselect-update-baseline accepts them
 #: a check's detail names values already clipped; this bounds the sentence around them
@@ -252,6 +252,8 @@ def lines(summary: TerminalSummary) -> Iterator[str]:
                                in ("updated", "replaced") and summary.baseline_written)
     if summary.escalations:
         yield escalation_line(summary.escalations)
+    if summary.attribution:
+        yield attribution_calls_line(summary.attribution)
     yield from tools_section(summary.tool_changes)
     for verdict, title in SECTIONS:
         recs = summary.sections.get(verdict)

@@ -40,4 +40,17 @@ def escalation_line(escalations: Escalations | Mapping[str, Any]) -> str:
             f"settled as {verdicts}")
     if esc["stopped"]:
         line += f"; {esc['stopped']} stopped early (cost cap or stopped run)"
-    return line
+    # calls nobody counted on are a surprise unless the line says why and what bounds them
+    return line + f" (to settle a verdict the reps left open; {EXTRA_REPS_BOUND})"
+
+
+#: what bounds the calls each extra step makes, as the summaries and the dry run say it
+EXTRA_REPS_BOUND = "at most --toolselect-max-extra-reps a case, none with --toolselect-adaptive off"
+ATTRIBUTION_BOUND = "at most --toolselect-attribution-max-calls, none with --toolselect-attribution off"
+
+
+def attribution_calls_line(spent: Mapping[str, Any]) -> str:
+    """The attribution's calls at the top of a summary, with why and what bounds them."""
+    return (f"attribution: {counted(spent['calls'], 'call')} asking {counted(spent['cases'], 'case')} "
+            f"again with the baseline's tools (to tell this change from the model's drift; "
+            f"{ATTRIBUTION_BOUND})")

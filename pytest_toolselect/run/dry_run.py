@@ -54,8 +54,20 @@ def escalation_cap(settings: Settings) -> int:
     return found[0].max_extra if found is not None else 0
 
 
+def attribution_cap(settings: Settings, cases: int) -> int:
+    """The most calls attribution may make over the run (0: none): only against a baseline,
+    with attribution on, at most its per-case cap a case and its per-run cap in all."""
+    from pytest_toolselect.gate.attribution import parse_max_calls
+
+    options = settings.options
+    if options.attribution != "on" or settings.option("baseline").value is None:
+        return 0
+    per_case, per_run = parse_max_calls(options.attribution_max_calls)
+    return min(per_run, per_case * cases)
+
+
 def case_dry_run(parts: Sequence[Mapping[str, int] | None], reps: int, max_extra: int,
-                 prices: Mapping[str, float] | None) -> CaseDryRun:
+                 prices: Mapping[str, float] | None, attribution_max: int = 0) -> CaseDryRun:
     """Calls, tokens and cost of the cases, each given as its request's parts (None: its
     tools could not be listed, so it is counted in calls but not in tokens or cost)."""
     known = [p for p in parts if p is not None]
@@ -75,7 +87,7 @@ def case_dry_run(parts: Sequence[Mapping[str, int] | None], reps: int, max_extra
                       calls=calls, extra_calls_max=extra_calls, max_extra_per_case=max_extra,
                       input_tokens=totals, input_tokens_estimate=tokens_in,
                       output_tokens_estimate=len(known) * reps * OUTPUT_TOKENS_PER_CALL,
-                      estimated_cost_usd=cost)
+                      estimated_cost_usd=cost, attribution_calls_max=attribution_max)
 
 
 def case_parts(calls: CaseCalls, cases: Sequence[Case]) -> list[dict[str, int] | None]:

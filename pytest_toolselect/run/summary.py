@@ -238,13 +238,14 @@ class SessionSummary:
         from pytest_toolselect.report.dry_run import case_lines
         from pytest_toolselect.report.probe_report import dry_run_lines
 
-        from .dry_run import case_dry_run, case_parts, escalation_cap
+        from .dry_run import attribution_cap, case_dry_run, case_parts, escalation_cap
 
         groups = [item.group for item in items if getattr(item, "group", None) is not None]
         cases = [case for item in items if (case := case_of(item)) is not None]
         prices = self._per_mtok_prices()
         dry = case_dry_run(case_parts(self.recorder.calls, cases), self.settings.reps,
-                           escalation_cap(self.settings), prices)
+                           escalation_cap(self.settings), prices,
+                           attribution_cap(self.settings, len(cases)))
         lines = list(case_lines(dry, prices))
         if groups:
             from pytest_toolselect.probe.dry_run import dry_run
