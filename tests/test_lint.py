@@ -239,6 +239,20 @@ def test_coverage_names_the_tools_no_case_expects_or_forbids() -> None:
     assert per_server == {"s": {"tools": 3, "tested": 2, "untested": ["c"]}}
 
 
+def test_a_case_credits_only_the_servers_it_is_offered_and_naming_nothing_offered_is_told() -> None:
+    one = (Tool("a", "d", server="one"), Tool("b", "d", server="one"))
+    two = (Tool("c", "d", server="two"),)
+    cases = (Case("misspelt", "q", expect_tool=("c",), servers=("twoo",)),
+             Case("elsewhere", "q", expect_tool=("a",), servers=("two",)),
+             Case("right", "q", expect_tool=("b",), servers=("one",)))
+    found, per_server = coverage(ToolSet({"one": one, "two": two}, cases=cases))
+    assert per_server["one"]["untested"] == ["a"] and per_server["two"]["untested"] == ["c"]
+    told = {f.subject: f for f in found if f.rule == "case-names-unknown"}
+    assert sorted(told) == ["case elsewhere", "case misspelt"]
+    assert "twoo" in told["case misspelt"].message and "'two'" in told["case misspelt"].fix
+    assert told["case elsewhere"].tools == ("a",) and told["case elsewhere"].severity == ERROR
+
+
 def test_a_ranking_collision_is_two_tools_scoring_alike_on_a_case() -> None:
     tools = (Tool("list_orders", "List the orders of a customer."),
              Tool("list_invoices", "List the invoices of a customer."),

@@ -262,13 +262,37 @@ def _case_servers(toolset: ToolSet, case: Case) -> list[str]:
 
 
 def coverage(toolset: ToolSet) -> tuple[list[Finding], dict[str, dict[str, Any]]]:
-    """Tools no selection case expects or forbids; per server, how many are tested."""
-    named = {n for c in toolset.cases for n in (*(c.expect_tool or ()), *c.forbid_tools)}
-    named.update(n for c in toolset.decorated for n in c.named)
-    per_server: dict[str, dict[str, Any]] = {}
+    """Tools no selection case expects or forbids; per server, how many are tested. A case
+    credits only the servers it is offered, and one that names a server nobody defines or a
+    tool none of its servers offers is told: it tests nothing."""
+    named: dict[str, set[str]] = {server: set() for server in toolset.servers}
     found = []
+    for where, servers, expect, forbid in _what_cases_name(toolset):
+        missing = [s for s in servers if s not in toolset.servers]
+        if missing:
+            found.append(Finding(
+                "case-names-unknown", ERROR, (), (),
+                f"{where} names server{'s' if len(missing) > 1 else ''} {', '.join(missing)}, "
+                "which the config does not define: it is offered no tool of "
+                f"{'them' if len(missing) > 1 else 'it'}",
+                "fix the spelling, or define the server in toolselect.yaml"
+                + (f" (did you mean {near}?)" if (near := _nearest_each(missing, toolset.servers)) else ""),
+                subject=where))
+        offered = {toolset.offered_name(s, t): s for s in servers if s in toolset.servers
+                   for t in toolset.servers[s]}
+        unoffered = [n for n in (*expect, *forbid) if n not in offered]
+        if unoffered and not missing:
+            found.append(Finding(
+                "case-names-unknown", ERROR, tuple(servers), tuple(unoffered),
+                f"{where} names {', '.join(unoffered)}, which none of its servers "
+                f"({', '.join(servers) or 'none'}) offers: it can never be chosen",
+                "name a tool the servers offer (toolselect tools lists them)", subject=where))
+        for name in (*expect, *forbid):
+            if name in offered:
+                named[offered[name]].add(name)
+    per_server: dict[str, dict[str, Any]] = {}
     for server, tools in toolset.servers.items():
-        untested = [t.name for t in tools if toolset.offered_name(server, t) not in named]
+        untested = [t.name for t in tools if toolset.offered_name(server, t) not in named[server]]
         per_server[server] = {"tools": len(tools), "tested": len(tools) - len(untested),
                               "untested": untested}
         if not toolset.case_count:
@@ -280,6 +304,22 @@ def coverage(toolset: ToolSet) -> tuple[list[Finding], dict[str, dict[str, Any]]
                 f"write a case whose question {name} answers (expect_tool), or one it must not "
                 "take (forbid_tools)"))
     return found, per_server
+
+
+def _what_cases_name(toolset: ToolSet) -> list[tuple[str, list[str], tuple[str, ...], tuple[str, ...]]]:
+    """Each case (file and decorated): where it is, its servers, the tools it expects and forbids."""
+    out = [(f"case {c.id}", _case_servers(toolset, c), tuple(c.expect_tool or ()), tuple(c.forbid_tools))
+           for c in toolset.cases]
+    out += [(f"{d.file.name}::{d.function}",
+             list(d.servers) if d.servers is not None else list(toolset.servers),
+             tuple(d.expect_tool or ()), tuple(d.forbid_tools)) for d in toolset.decorated]
+    return out
+
+
+def _nearest_each(names: list[str], known: Mapping[str, Any]) -> str:
+    from pytest_toolselect.messages.errors import nearest
+
+    return ", ".join(f"{near!r}" for n in names if (near := nearest(n, list(known))))
 
 
 def ranking_collisions(toolset: ToolSet, margin: float = RANKING_MARGIN) -> list[Finding]:

@@ -30,5 +30,5 @@ LINT_RULES = (
     "parameter-without-description", "identifier-without-format", "invalid-name",
     "name-collision", "shadows-builtin", "too-many-tools", "tool-list-size", "untested-tool",
     "hidden-text", "model-instructions", "secret-seeking-parameter", "cross-server-shadowing",
-    "rug-pull",
+    "rug-pull", "case-names-unknown",
 )
