@@ -141,3 +141,18 @@ def test_an_unknown_server_is_said_once_at_its_line_with_the_nearest_name(projec
     assert (f"registry.toolselect.yaml:{case_line}: at case own: unknown server 'registyr' "
             "(did you mean 'registry'?") in out
     assert "2 mistakes" in out
+
+
+def test_toolselect_lint_fails_a_case_that_names_a_server_nobody_defines(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "time.tools.json").write_text(json.dumps({"tools": REGISTRY_TOOLS}))
+    (tmp_path / "toolselect.yaml").write_text(dump({"servers": {"time": {"tools_file": "time.tools.json"}}}))
+    (tmp_path / "t.toolselect.yaml").write_text(dump({
+        "schema_version": "toolselect_cases.v1", "servers": ["tiem"],
+        "cases": [case(*FIND), case(*OFFICERS)]}))
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint", "--json", "lint.json"]) == 1
+    doc = json.loads((tmp_path / "lint.json").read_text())
+    assert doc["coverage"]["time"]["tested"] == 0  # a case offered nothing of time tests none of it
+    told = [f for f in doc["findings"] if f["rule"] == "case-names-unknown"]
+    assert len(told) == 2 and all("tiem" in f["message"] and "'time'" in f["fix"] for f in told)
