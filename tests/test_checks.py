@@ -61,6 +61,7 @@ def check(case: Case, calls: list[ToolCall], name: str,
 
 def test_check_names():
     assert CHECK_NAMES == ("tool_choice", "no_forbidden_tools", "arguments", "valid_arguments",
+                           "no_undeclared_arguments",
                            "no_identifier_invented", "no_any_identifier",
                            "no_decoy_identifier")
 

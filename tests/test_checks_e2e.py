@@ -238,8 +238,10 @@ FILINGS = {"expect_tool": ["list_filings"]}
 def args_case(id: str, question: str, calls: list[dict[str, Any]], matchers: list[dict[str, Any]],
               failing: str | None = None, base: dict[str, Any] = FIND) -> Scripted:
     # one check at a time: a value the server's schema refuses (limit="10" for an integer)
-    # is valid_arguments' to report (tests/test_valid_arguments_e2e.py)
-    return Scripted(id, question, calls, {**base, "expect_args": matchers, "valid_arguments": False},
+    # is valid_arguments' to report (tests/test_valid_arguments_e2e.py), a made-up
+    # filters argument no_undeclared_arguments' (tests/test_undeclared_arguments.py)
+    return Scripted(id, question, calls, {**base, "expect_args": matchers, "valid_arguments": False,
+                                          "undeclared_arguments": False},
                     {"arguments": failing} if failing else {})
 
 
@@ -373,8 +375,10 @@ def ungrounded(id: str, question: str, calls: list[dict[str, Any]],
                offender: str | None = None, **fields: Any) -> Scripted:
     failing = {"no_identifier_invented": f"identifier not in the question: {offender}"}
     # grounding alone: a grounded 4138203 the server's 8-digit pattern refuses is
-    # valid_arguments' to report (tests/test_valid_arguments_e2e.py)
-    return Scripted(id, question, calls, {**GROUNDED, "valid_arguments": False, **fields},
+    # valid_arguments' to report (tests/test_valid_arguments_e2e.py), a made-up argument
+    # no_undeclared_arguments'
+    return Scripted(id, question, calls, {**GROUNDED, "valid_arguments": False,
+                                          "undeclared_arguments": False, **fields},
                     failing if offender else {})
 
 

@@ -62,7 +62,8 @@ def _results(project: Project) -> dict[str, dict[str, Any]]:
 def test_each_schema_feature_through_a_real_server_and_sdk(orders: Project) -> None:
     cases = [
         _case("valid", "place_order", {**ORDER, "priority": "express", "gift_note": None}),
-        # an argument the schema does not declare, where it leaves the object open
+        # an argument the schema does not declare, where it leaves the object open: valid
+        # against the schema, and no_undeclared_arguments' to refuse
         _case("open", "place_order", {**ORDER, "coupon": "SPRING"}),
         _case("missing", "place_order", {"customer_id": 7, "lines": [LINE]}),
         _case("type", "get_order", {"order_id": "1042"}),
@@ -77,7 +78,7 @@ def test_each_schema_feature_through_a_real_server_and_sdk(orders: Project) -> N
     ]
     orders.cases(cases, name="orders", servers=["orders"])
     result = orders.pytester.runpytest("--toolselect-json=out.json", "-p", "no:randomly")
-    result.assert_outcomes(passed=4, failed=7)
+    result.assert_outcomes(passed=3, failed=8)
     by_id = _results(orders)
     details = {k: c["failing_detail"].get("valid_arguments") for k, c in by_id.items()}
     assert details == {
@@ -98,12 +99,18 @@ def test_each_schema_feature_through_a_real_server_and_sdk(orders: Project) -> N
                  "branch 2: $.gift_note: 5 is not of type 'null' (type)]",
     }
     # the check ran on the others, and passed, and it is the only one that failed
-    assert [c["name"] for c in by_id["valid"]["checks"][0]] == ["tool_choice", "valid_arguments"]
+    assert [c["name"] for c in by_id["valid"]["checks"][0]] == [
+        "tool_choice", "valid_arguments", "no_undeclared_arguments"]
     assert {k for k, c in by_id.items() if c["failing_checks"]} == {
-        k for k, v in details.items() if v}
-    assert all(c["failing_checks"] == ["valid_arguments"] for c in by_id.values()
-               if c["failing_checks"])
-    assert [c["name"] for c in by_id["off"]["checks"][0]] == ["tool_choice"]
+        k for k, v in details.items() if v} | {"open"}
+    assert all(c["failing_checks"] == ["valid_arguments"] for k, c in by_id.items()
+               if c["failing_checks"] and k != "open")
+    assert by_id["open"]["failing_detail"] == {
+        "no_undeclared_arguments": "place_order (call 1) passes what its tool does not "
+                                   "declare: $.coupon (its parameters: customer_id, lines, "
+                                   "ship_to, priority, gift_note)"}
+    assert [c["name"] for c in by_id["off"]["checks"][0]] == ["tool_choice",
+                                                             "no_undeclared_arguments"]
     result.stdout.fnmatch_lines(["*failing:  valid_arguments: get_order (call 1): $.order_id: "
                                  "'1042' is not of type 'integer' (type)*"])
 
@@ -141,7 +148,8 @@ def _old_format(project: Project) -> dict[str, Any]:
     doc = project.read_baseline()
     for entry in doc["cases"].values():
         assert entry.pop("checks") == ["tool_choice", "no_forbidden_tools", "arguments",
-                                       "valid_arguments", "no_identifier_invented",
+                                       "valid_arguments", "no_undeclared_arguments",
+                                       "no_identifier_invented",
                                        "no_any_identifier", "no_decoy_identifier"]
     (project.path / "base.json").write_text(json.dumps(doc, indent=2))
     return doc

@@ -93,6 +93,8 @@ class Case:
     identifiers: IdentifierSettings = field(default_factory=IdentifierSettings)
     #: every call to an offered tool must validate against its input schema
     valid_arguments: bool = True
+    #: no call may pass a parameter its tool's schema does not declare
+    undeclared_arguments: bool = True
     #: overrides the servers' instructions as the system prompt ("" sends none)
     system: str | None = None
     #: where it was written, for messages
@@ -115,6 +117,7 @@ class Case:
             "system": self.system,
             # only when off: cases written before the check keep their fingerprint
             **({} if self.valid_arguments else {"valid_arguments": False}),
+            **({} if self.undeclared_arguments else {"undeclared_arguments": False}),
         }
 
     def _identifiers_data(self) -> dict[str, Any]:
@@ -158,6 +161,7 @@ CASE_ALIASES: dict[str, str] = {
     "forbidUngrounded": "forbid_ungrounded",
     "forbidAnyIdentifier": "forbid_any_identifier",
     "validArguments": "valid_arguments",
+    "undeclaredArguments": "undeclared_arguments",
 }
 MATCHER_ALIASES: dict[str, str] = {"oneOf": "one_of"}
 #: by schema title, for "did you mean" on a misspelled alias
@@ -394,6 +398,7 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
         decoys=tuple(Decoy.of(d) if isinstance(d, Mapping) else d for d in item.get("decoys", ())),
         identifiers=merge_identifiers(config_identifiers, item.get("identifiers")),
         valid_arguments=item.get("valid_arguments", True),
+        undeclared_arguments=item.get("undeclared_arguments", True),
         system=item.get("system"),
         source=src.file,
         line=src.line_of(path),

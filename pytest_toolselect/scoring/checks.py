@@ -15,7 +15,7 @@ from pytest_toolselect.exchange.tool import Tool, ToolCall
 from pytest_toolselect.inputs.cases import Case, Decoy
 from pytest_toolselect.terms.check_names import CHECK_NAMES as CHECK_NAMES  # re-exported
 
-from . import argschema
+from . import argschema, undeclared
 from .identifiers import (
     Identifier,
     decoy_grounding,
@@ -205,6 +205,16 @@ def check_valid_arguments(case: Case, calls: Sequence[ToolCall],
     return None if found is None else CheckResult(*found)
 
 
+def check_no_undeclared_arguments(case: Case, calls: Sequence[ToolCall],
+                                  tools: Sequence[Tool] = ()) -> CheckResult | None:
+    """No call to an offered tool passes a parameter its schema does not declare; None
+    when the turn calls no offered tool or the case turns the check off."""
+    if not case.undeclared_arguments:
+        return None
+    found = undeclared.check_undeclared(calls, tools)
+    return None if found is None else CheckResult(*found)
+
+
 def score(case: Case, calls: Sequence[ToolCall], tools: Sequence[Tool] = (), *,
           arguments_filled: bool = True) -> ScoreResult:
     """Run the checks that apply to the case on one first turn.
@@ -222,6 +232,9 @@ def score(case: Case, calls: Sequence[ToolCall], tools: Sequence[Tool] = (), *,
     valid = check_valid_arguments(case, calls, tools) if arguments_filled else None
     if valid is not None:
         checks["valid_arguments"] = valid
+    extra = check_no_undeclared_arguments(case, calls, tools) if arguments_filled else None
+    if extra is not None:
+        checks["no_undeclared_arguments"] = extra
     if case.grounds_params or case.forbid_any_identifier or case.decoys:
         # found once, shared by the three identifier checks
         idents = find_identifiers(calls, tools, case.identifiers)

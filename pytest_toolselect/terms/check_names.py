@@ -8,6 +8,7 @@ CHECK_NAMES = (
     "no_forbidden_tools",
     "arguments",
     "valid_arguments",
+    "no_undeclared_arguments",
     "no_identifier_invented",
     "no_any_identifier",
     "no_decoy_identifier",
