@@ -135,9 +135,46 @@ def test_a_decorated_case_turns_the_check_off(orders: Project) -> None:
     result.stdout.fnmatch_lines(["*test_checked*valid_arguments*"])
 
 
+def test_a_decorated_case_takes_the_new_keys(orders: Project) -> None:
+    SCRIPT["Open order 1042 once"] = [("get_order", RIGHT_ID), ("get_order", RIGHT_ID)]
+    SCRIPT["Open order 1042 with a note"] = [("get_order", {**RIGHT_ID, "note": "x"})]
+    orders.pytester.makepyfile(test_orders="""
+        from pytest_toolselect import case
+
+        @case(question="Open order 1042 once", why="one call", expect_tool=["get_order"],
+              servers=["orders"], expect_calls=1,
+              expect_args=[{"path": "order_id", "equals": 1042},
+                           {"path": "include_lines", "equals": True, "optional": True}])
+        def test_twice(toolselect_result):
+            pass
+
+        @case(question="Open order 1042 with a note", why="a made-up note",
+              expect_tool=["get_order"], servers=["orders"], valid_arguments=False,
+              expect_args=[{"path": "order_id", "equals_text": " 1042 "}])
+        def test_note(toolselect_result):
+            pass
+
+        @case(question="Open order 1042 with a note", why="notes allowed here",
+              expect_tool=["get_order"], servers=["orders"], valid_arguments=False,
+              undeclared_arguments=False)
+        def test_note_allowed(toolselect_result):
+            pass
+    """)
+    result = orders.pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([
+        "*failing:  tool_choice: first call is get_order, as expected, but the turn calls "
+        "get_order twice; expected exactly once*",
+        "*failing:  arguments: get_order (call 1): order_id: expected to equal \" 1042 \" as "
+        "text (case and surrounding space aside), got 1042*",
+        "*failing:  no_undeclared_arguments: get_order (call 1) passes what its tool does not "
+        "declare: $.note (its parameters: order_id, include_lines)*"], consecutive=False)
+
+
 # --- the upgrade rule ------------------------------------------------------------------------
 
 RIGHT = {"order_id": 1042}
+RIGHT_ID = RIGHT
 WRONG_TYPE = {"order_id": "1042"}
 GATE = ["--toolselect-baseline=base.json", "--toolselect-json=out.json", "-p", "no:randomly"]
 LINE_START = "new checks: valid_arguments failed in 1 case whose baseline entries were not"

@@ -82,8 +82,10 @@ class Case:
     #: None: no tool_choice check; (): the model must call nothing
     expect_tool: tuple[str, ...] | None = None
     allow_no_tool: bool = False
+    #: None: any number of calls; n: the expected tools are called exactly n times
+    expect_calls: int | None = None
     forbid_tools: tuple[str, ...] = ()
-    #: each a matcher mapping: {path, equals|one_of|contains|matches|absent}
+    #: each a matcher mapping: {path, equals|one_of|contains|matches|absent|equals_text}
     expect_args: tuple[dict[str, Any], ...] = ()
     #: True: every identifier; None: identifier parameters (identifiers.ground_params); False: none
     forbid_ungrounded: bool | None = None
@@ -108,6 +110,7 @@ class Case:
             "servers": list(self.servers) if self.servers is not None else None,
             "expect_tool": list(self.expect_tool) if self.expect_tool is not None else None,
             "allow_no_tool": self.allow_no_tool,
+            **({} if self.expect_calls is None else {"expect_calls": self.expect_calls}),
             "forbid_tools": list(self.forbid_tools),
             "expect_args": list(self.expect_args),
             "forbid_ungrounded": bool(self.forbid_ungrounded),
@@ -156,6 +159,7 @@ SCHEMA_VERSION = "toolselect_cases.v1"
 CASE_ALIASES: dict[str, str] = {
     "expectTool": "expect_tool",
     "allowNoTool": "allow_no_tool",
+    "expectCalls": "expect_calls",
     "forbidTools": "forbid_tools",
     "expectArgs": "expect_args",
     "forbidUngrounded": "forbid_ungrounded",
@@ -163,7 +167,8 @@ CASE_ALIASES: dict[str, str] = {
     "validArguments": "valid_arguments",
     "undeclaredArguments": "undeclared_arguments",
 }
-MATCHER_ALIASES: dict[str, str] = {"oneOf": "one_of"}
+MATCHER_ALIASES: dict[str, str] = {"oneOf": "one_of", "equalsText": "equals_text",
+                                   "byValue": "by_value"}
 #: by schema title, for "did you mean" on a misspelled alias
 _ALIASES_BY_TITLE = {"case": CASE_ALIASES, "matcher": MATCHER_ALIASES}
 
@@ -372,12 +377,29 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
                     "fix the pattern, a Python regular expression: escape . ( ) [ ] { } * + ? with a "
                     "backslash to match them literally, or use contains for plain text",
                 ))
+        if m.get("optional") and ("absent" in m or m["path"] == "any"):
+            problems.append(src.error(
+                (*path, "expect_args", j, "optional"),
+                "optional lets a call leave one argument out; it cannot go with "
+                + ("absent" if "absent" in m else "path: any"),
+                "drop optional (absent: true already allows the argument left out)"
+                if "absent" in m else "name the argument's path"))
+        if m.get("by_value") and not ("equals" in m or "one_of" in m):
+            problems.append(src.error(
+                (*path, "expect_args", j, "by_value"),
+                "by_value compares numbers by value in equals or one_of, and this matcher has "
+                "neither", "drop by_value, or use equals / one_of"))
     for tool in [t for t in item.get("forbid_tools", []) if t in item.get("expect_tool", [])]:
         problems.append(src.error(
             (*path, "forbid_tools"),
             f"tool {tool!r} is both expected (expect_tool) and forbidden (forbid_tools)",
             "remove it from one of the two lists",
         ))
+    if "expect_calls" in item and not item.get("expect_tool"):
+        problems.append(src.error((*path, "expect_calls"),
+                                  "expect_calls counts the calls of the expected tools, and the "
+                                  "case expects none", "name them in expect_tool, or drop "
+                                  "expect_calls"))
     problems += _label_problems(item, src, path)
     raise_all(problems)
     servers = item.get("servers")
@@ -391,6 +413,7 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
         tags=tuple(item.get("tags", ())),
         expect_tool=tuple(item["expect_tool"]) if "expect_tool" in item else None,
         allow_no_tool=item.get("allow_no_tool", False),
+        expect_calls=item.get("expect_calls"),
         forbid_tools=tuple(item.get("forbid_tools", ())),
         expect_args=tuple(dict(m) for m in matchers),
         forbid_ungrounded=item.get("forbid_ungrounded"),

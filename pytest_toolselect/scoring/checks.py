@@ -77,8 +77,17 @@ def check_tool_choice(case: Case, calls: Sequence[ToolCall],
     if not expect:
         return CheckResult(False, f"{shown} was called; expected no tool call")
     if first in expect:
+        made = sum(1 for c in calls if c.name in expect)
+        if case.expect_calls is not None and made != case.expect_calls:
+            return CheckResult(False, f"first call is {first}, as expected, but the turn calls "
+                                      f"{_names(expect)} {_times(made)}; expected exactly "
+                                      f"{_times(case.expect_calls)}")
         return CheckResult(True, f"first call is {first}, as expected")
     return CheckResult(False, f"first call is {shown}; expected one of: {_names(expect)}")
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
 
 
 def check_no_forbidden_tools(case: Case, calls: Sequence[ToolCall]) -> CheckResult:

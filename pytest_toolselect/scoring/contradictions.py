@@ -39,7 +39,10 @@ if TYPE_CHECKING:
 
 
 def _required(matcher: dict[str, Any]) -> list[Any]:
-    """The values a matcher accepts, when it accepts only listed values."""
+    """The values a matcher accepts, when it accepts only listed values (an optional one
+    also accepts the argument left out)."""
+    if matcher.get("optional") is True:
+        return []
     if "equals" in matcher:
         return [matcher["equals"]]
     if "one_of" in matcher:
