@@ -10,7 +10,7 @@ read (a branch of ``anyOf`` may still hold); pure functions.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from pytest_toolselect.exchange.schema_paths import deref
 
@@ -44,7 +44,7 @@ def json_type(value: Any) -> set[str]:
     return set()
 
 
-def _number(v: Any) -> bool:
+def _number(v: Any) -> TypeGuard[int | float]:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
