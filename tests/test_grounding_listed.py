@@ -68,6 +68,12 @@ def test_a_value_of_the_parameters_enum_grounds_and_no_other(
     other = _changed(str(value)) if any(c.isdigit() for c in str(value)) else "X" + str(value)
     assume(all(str(e).casefold().lstrip("0") != other.casefold().lstrip("0") for e in enum))
     assert invented("Book the usual, please", {name: other}, schema)
+    # the parameter's default is the tool's own value too, and a const
+    for key in ("default", "const"):
+        assert not invented("Book the usual, please", {name: value},
+                            {"type": "object", "properties": {name: {key: value}}})
+        assert invented("Book the usual, please", {name: other},
+                        {"type": "object", "properties": {name: {key: value}}})
 
 
 @SETTINGS

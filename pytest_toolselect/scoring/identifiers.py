@@ -274,8 +274,8 @@ def decoy_matched(ident: Identifier, decoys: Grounding) -> str | None:
 
 
 def listed_by_tool(ident: Identifier, tool: Tool | None) -> str | None:
-    """The tool's own listing of the value, or None: an ``enum`` / ``const`` value of its
-    parameter, or a short code (fewer than OWN_LENGTH characters) its description or a
+    """The tool's own listing of the value, or None: an ``enum`` / ``const`` / ``default``
+    value of its parameter, or a short code (fewer than OWN_LENGTH characters) its description or a
     parameter's names (``1 for cleaning, 2 for ironing``). A longer value in a description
     is an example, and an example copied is invented."""
     if tool is None:
@@ -287,8 +287,8 @@ def listed_by_tool(ident: Identifier, tool: Tool | None) -> str | None:
         for alt in alternatives(node, schema):
             enum = alt.get("enum")
             listed: list[Any] = list(enum) if isinstance(enum, list) else []
-            if "const" in alt:
-                listed.append(alt["const"])
+            # its const, and its default: the value the tool takes when none is passed
+            listed += [alt[k] for k in ("const", "default") if k in alt]
             for v in listed:
                 if (isinstance(v, (str, int, float)) and not isinstance(v, bool)
                         and normal_form(_number_text(v) if not isinstance(v, str) else v) == form):
