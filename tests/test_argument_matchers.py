@@ -220,3 +220,16 @@ def test_a_mistake_is_said_at_load_naming_the_place(fields: dict[str, Any], says
     with pytest.raises(ToolselectError) as err:
         parse_case({"id": "c", "question": "q", **fields}, source="t", require_why=False)
     assert says in str(err.value)
+
+
+def test_a_decoy_the_matcher_requires_is_refused_unless_the_argument_is_optional() -> None:
+    base = {"id": "c", "question": "Officers of the company with VAT number GB745938421",
+            "expect_tool": ["list_officers"], "decoys": ["GB745938421"]}
+    for matcher in ({"path": "company_number", "equals_text": "gb745938421"},
+                    {"path": "company_number", "equals": "GB745938421"}):
+        with pytest.raises(ToolselectError) as err:
+            parse_case({**base, "expect_args": [matcher]}, source="t", require_why=False)
+        assert "can never pass" in str(err.value)
+        # left out is a way to pass: no contradiction
+        parse_case({**base, "expect_args": [{**matcher, "optional": True}]}, source="t",
+                   require_why=False)
