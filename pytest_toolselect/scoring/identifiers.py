@@ -469,12 +469,23 @@ def _key_identifiers(value: Any, schema: Mapping[str, Any] | None,
         for k, v in value.items():
             at = (*prefix, str(k))
             if (sum(c.isdigit() for c in str(k)) >= KEY_DIGITS and not _is_quantity(str(k))
-                    and property_schema(schema, at) is None):
+                    and not _names_property(schema, prefix, str(k))):
                 yield at, str(k)
             yield from _key_identifiers(v, schema, at)
     elif isinstance(value, (list, tuple)):
         for i, v in enumerate(value):
             yield from _key_identifiers(v, schema, (*prefix, i))
+
+
+def _names_property(schema: Mapping[str, Any] | None, prefix: tuple[Segment, ...],
+                    key: str) -> bool:
+    """Whether the schema names ``key`` among the properties of the object at ``prefix``
+    (a typed map's ``additionalProperties`` names none: its keys are the model's)."""
+    parent = schema if not prefix else property_schema(schema, prefix)
+    if not parent or schema is None:
+        return False
+    return any(isinstance(alt.get("properties"), Mapping) and key in alt["properties"]
+               for alt in alternatives(parent, schema))
 
 
 def call_identifiers(call: ToolCall, index: int, schema: Mapping[str, Any] | None,
