@@ -464,11 +464,12 @@ def _counted(segments: Sequence[Segment], value: Any, node: Mapping[str, Any] | 
 def _key_identifiers(value: Any, schema: Mapping[str, Any] | None,
                      prefix: tuple[Segment, ...] = ()) -> Iterator[tuple[tuple[Segment, ...], str]]:
     """Object keys the schema does not declare that read as identifiers
-    (``{"accounts": {"7731023": true}}``): the model chose them, as it chooses a value."""
+    (``{"accounts": {"7731023": true}}``): the model chose them, as it chooses a value. The
+    arguments' own keys are parameter names (no_undeclared_arguments judges those)."""
     if isinstance(value, Mapping):
         for k, v in value.items():
             at = (*prefix, str(k))
-            if (sum(c.isdigit() for c in str(k)) >= KEY_DIGITS and not _is_quantity(str(k))
+            if (prefix and sum(c.isdigit() for c in str(k)) >= KEY_DIGITS and not _is_quantity(str(k))
                     and not _names_property(schema, prefix, str(k))):
                 yield at, str(k)
             yield from _key_identifiers(v, schema, at)
