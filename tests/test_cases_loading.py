@@ -530,7 +530,7 @@ def test_invalid_regex(tmp_path: Path) -> None:
 def test_matcher_without_op(tmp_path: Path) -> None:
     path = write(tmp_path, HEAD + ONE + "    expect_args:\n      - {path: company_number}\n")
     check(error_of(path), path, line=7, place="cases[0].expect_args[0]",
-          has=("none of equals, one_of, contains, matches or absent", "exactly one"),
+          has=("none of equals, one_of, contains, matches, absent or equals_text", "exactly one"),
           fix=("equals:",))
 
 

@@ -61,6 +61,7 @@ def check(case: Case, calls: list[ToolCall], name: str,
 
 def test_check_names():
     assert CHECK_NAMES == ("tool_choice", "no_forbidden_tools", "arguments", "valid_arguments",
+                           "no_undeclared_arguments",
                            "no_identifier_invented", "no_any_identifier",
                            "no_decoy_identifier")
 
@@ -209,16 +210,25 @@ def test_arguments_equals_is_exact_for_strings():
                           get(company_number="4138203")).passed
 
 
-def test_arguments_equals_numeric_by_schema():
-    # year is typed integer: the string "2024" and the number 2024 are one value
-    assert args_check([{"path": "year", "equals": 2024}], get(year="2024")).passed
-    assert args_check([{"path": "year", "equals": "2024"}], get(year=2024)).passed
-    assert args_check([{"path": "year", "equals": "02024"}], get(year=2024)).passed
-    assert not args_check([{"path": "year", "equals": 2023}], get(year="2024")).passed
+def test_arguments_equals_compares_json_values_exactly():
+    # year is typed integer, yet the string "2024" is not the number 2024: the tool receives
+    # another JSON value (valid_arguments says so too, where its schema can be read)
+    assert not args_check([{"path": "year", "equals": 2024}], get(year="2024")).passed
+    assert not args_check([{"path": "year", "equals": "2024"}], get(year=2024)).passed
+    assert not args_check([{"path": "price", "equals": 12.5}], get(price="12.50")).passed
+    assert args_check([{"path": "year", "equals": 2024}], get(year=2024)).passed
 
 
-def test_arguments_equals_numeric_in_union_type():
-    assert args_check([{"path": "price", "equals": 12.5}], get(price="12.50")).passed
+def test_arguments_equals_by_value_when_the_matcher_says_so():
+    by_value = {"by_value": True}
+    assert args_check([{"path": "year", "equals": 2024, **by_value}], get(year="2024")).passed
+    assert args_check([{"path": "year", "equals": "2024", **by_value}], get(year=2024)).passed
+    assert args_check([{"path": "year", "equals": "02024", **by_value}], get(year=2024)).passed
+    assert args_check([{"path": "price", "equals": 12.5, **by_value}], get(price="12.50")).passed
+    assert not args_check([{"path": "year", "equals": 2023, **by_value}], get(year="2024")).passed
+    # a string that is no number stays a string
+    assert not args_check([{"path": "year", "equals": 2024, **by_value}],
+                          get(year="2024 AD")).passed
 
 
 def test_arguments_equals_not_numeric_without_schema():
@@ -244,8 +254,10 @@ def test_arguments_one_of():
     assert "one of" in r.detail and '"00000006"' in r.detail
 
 
-def test_arguments_one_of_numeric_by_schema():
-    assert args_check([{"path": "year", "one_of": [2023, 2024]}], get(year="2024")).passed
+def test_arguments_one_of_numeric_by_value():
+    assert not args_check([{"path": "year", "one_of": [2023, 2024]}], get(year="2024")).passed
+    assert args_check([{"path": "year", "one_of": [2023, 2024], "by_value": True}],
+                      get(year="2024")).passed
 
 
 def test_arguments_contains_case_insensitive():
@@ -308,7 +320,8 @@ def test_arguments_missing_path_fails_every_op(op, value):
 def test_arguments_list_index_path():
     calls = get(items=[{"sku": "A1", "qty": 1}, {"sku": "B2", "qty": "3"}])
     assert args_check([{"path": "items.1.sku", "equals": "B2"}], calls).passed
-    assert args_check([{"path": "items.1.qty", "equals": 3}], calls).passed  # schema: integer
+    assert args_check([{"path": "items.1.qty", "equals": "3"}], calls).passed
+    assert not args_check([{"path": "items.1.qty", "equals": 3}], calls).passed
     assert not args_check([{"path": "items.0.sku", "equals": "B2"}], calls).passed
     assert not args_check([{"path": "items.2.sku", "equals": "B2"}], calls).passed
 
@@ -328,8 +341,9 @@ def test_arguments_any_path():
     assert "any" in r.detail and "Parcelforce" in r.detail
 
 
-def test_arguments_any_path_equals_numeric_by_schema():
-    assert args_check([{"path": "any", "equals": 2024}], get(year="2024")).passed
+def test_arguments_any_path_equals_numeric_by_value():
+    assert not args_check([{"path": "any", "equals": 2024}], get(year="2024")).passed
+    assert args_check([{"path": "any", "equals": 2024, "by_value": True}], get(year="2024")).passed
     assert not args_check([{"path": "any", "equals": 2024}], get(company_number="2024")).passed
 
 
@@ -399,7 +413,8 @@ def test_evaluate_key_with_a_dot():
 def test_evaluate_schema_ref_numeric():
     schema = {"type": "object", "properties": {"n": {"$ref": "#/$defs/N"}},
               "$defs": {"N": {"type": "integer"}}}
-    assert evaluate({"path": "n", "equals": 5}, {"n": "5"}, schema)[0]
+    assert not evaluate({"path": "n", "equals": 5}, {"n": "5"}, schema)[0]
+    assert evaluate({"path": "n", "equals": 5, "by_value": True}, {"n": "5"}, schema)[0]
 
 
 @pytest.mark.parametrize("m", [

@@ -238,8 +238,10 @@ FILINGS = {"expect_tool": ["list_filings"]}
 def args_case(id: str, question: str, calls: list[dict[str, Any]], matchers: list[dict[str, Any]],
               failing: str | None = None, base: dict[str, Any] = FIND) -> Scripted:
     # one check at a time: a value the server's schema refuses (limit="10" for an integer)
-    # is valid_arguments' to report (tests/test_valid_arguments_e2e.py)
-    return Scripted(id, question, calls, {**base, "expect_args": matchers, "valid_arguments": False},
+    # is valid_arguments' to report (tests/test_valid_arguments_e2e.py), a made-up
+    # filters argument no_undeclared_arguments' (tests/test_undeclared_arguments.py)
+    return Scripted(id, question, calls, {**base, "expect_args": matchers, "valid_arguments": False,
+                                          "undeclared_arguments": False},
                     {"arguments": failing} if failing else {})
 
 
@@ -318,13 +320,18 @@ ARGUMENTS = [
               [{"path": "any", "equals": "charges"}],
               'list_filings (call 1): any: expected some argument value to equal "charges", '
               'got company_number="04138203", category="accounts"', base=FILINGS),
-    # numbers by schema: limit is typed integer by the server, query is a string
+    # JSON values compare exactly: the string "10" is not the number 10 the server types
+    args_case("numeric_exact_miss", "Find ten companies called Royal Mail Group",
+              [call("find_company", query="Royal Mail", limit="10")],
+              [{"path": "limit", "equals": 10}],
+              'find_company (call 1): limit: expected to equal 10, got "10"'),
+    # unless the matcher asks for numbers by value
     args_case("numeric_by_schema_ok", "Find ten companies called Royal Mail",
               [call("find_company", query="Royal Mail", limit="10")],
-              [{"path": "limit", "equals": 10}]),
+              [{"path": "limit", "equals": 10, "by_value": True}]),
     args_case("numeric_by_schema_miss", "Find 10 companies called Royal Mail",
               [call("find_company", query="Royal Mail", limit="12")],
-              [{"path": "limit", "equals": 10}],
+              [{"path": "limit", "equals": 10, "by_value": True}],
               'find_company (call 1): limit: expected to equal 10, got "12"'),
     args_case("string_param_not_numeric", "Find companies whose name is 2024",
               [call("find_company", query="2024")],
@@ -337,10 +344,11 @@ ARGUMENTS = [
                {"path": "limit", "one_of": [3]}, {"path": "since", "absent": False}],
               "find_company (call 1): include_dissolved: expected to equal true, got false; "
               "since: expected present, but the path is missing"),
-    # numbers by schema hold for one_of and for any as well
+    # numbers by value hold for one_of and for any as well
     args_case("numeric_one_of_and_any", "Find five or ten companies called Royal Mail",
               [call("find_company", query="Royal Mail", limit="10")],
-              [{"path": "limit", "one_of": [5, 10]}, {"path": "any", "equals": 10}]),
+              [{"path": "limit", "one_of": [5, 10], "by_value": True},
+               {"path": "any", "equals": 10, "by_value": True}]),
     # the matchers look at the expected tool's call, wherever it is in the turn
     Scripted("checked_on_the_expected_call", "Show me the register entry for Tesco PLC",
              [call("get_company", company_number="00445790"), call("find_company", query="Tesco")],
@@ -373,8 +381,10 @@ def ungrounded(id: str, question: str, calls: list[dict[str, Any]],
                offender: str | None = None, **fields: Any) -> Scripted:
     failing = {"no_identifier_invented": f"identifier not in the question: {offender}"}
     # grounding alone: a grounded 4138203 the server's 8-digit pattern refuses is
-    # valid_arguments' to report (tests/test_valid_arguments_e2e.py)
-    return Scripted(id, question, calls, {**GROUNDED, "valid_arguments": False, **fields},
+    # valid_arguments' to report (tests/test_valid_arguments_e2e.py), a made-up argument
+    # no_undeclared_arguments'
+    return Scripted(id, question, calls, {**GROUNDED, "valid_arguments": False,
+                                          "undeclared_arguments": False, **fields},
                     failing if offender else {})
 
 

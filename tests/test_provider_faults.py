@@ -252,7 +252,12 @@ def test_huge_arguments_are_scored_and_kept_bounded(project: Project, fake_api: 
     for name in ("base.json", "junit.xml", "results.json"):
         assert (project.path / name).stat().st_size < 20_000, name
     assert project.read_baseline()["cases"][FIND_ID]["failing_checks"] == (
-        ["arguments"] if shape == "5MB-string" else ["no_identifier_invented"])
+        ["arguments"] if shape == "5MB-string"
+        else ["no_identifier_invented", "no_undeclared_arguments"])
+    if shape == "10000-keys":  # 10,000 made-up parameters, named 5 and counted
+        result.stdout.fnmatch_lines(["*failing:  no_undeclared_arguments: find_company (call 1) "
+                                     "passes what its tool does not declare: $.k0, $.k1, $.k2, "
+                                     "$.k3, $.k4, and 9,995 more (its parameters: name)"])
 
 
 # --- the pieces, directly -----------------------------------------------------------------------

@@ -28,12 +28,19 @@ def test_a_path_declared_beside_a_ref_is_found_by_both() -> None:
     assert property_schema(SCHEMA, ["amount", "value"]) == {"type": "number"}  # the scorer too
 
 
-def test_a_number_declared_beside_a_ref_compares_by_value() -> None:
+def test_a_number_declared_beside_a_ref_is_judged_there() -> None:
     tool = {"name": "pay", "description": "Pay.", "input_schema": SCHEMA}
-    result = score_case({"question": "Pay 5", "expect_tool": ["pay"],
-                         "expect_args": [{"path": "amount.value", "equals": 5}]},
-                        [{"name": "pay", "arguments": {"amount": {"value": "5"}}}], [tool])
-    assert result.checks["arguments"].passed, result.checks["arguments"]
+
+    def checks(matcher: dict[str, Any]) -> Any:
+        return score_case({"question": "Pay 5", "expect_tool": ["pay"], "expect_args": [matcher]},
+                          [{"name": "pay", "arguments": {"amount": {"value": "5"}}}], [tool]).checks
+
+    # the string "5" is not the number the schema beside the $ref types: both checks say so,
+    # and the matcher takes it by value only when asked
+    found = checks({"path": "amount.value", "equals": 5})
+    assert not found["arguments"].passed
+    assert "$.amount.value: '5' is not of type 'number'" in found["valid_arguments"].detail
+    assert checks({"path": "amount.value", "equals": 5, "by_value": True})["arguments"].passed
 
 
 NAMES = st.sampled_from(["a", "b", "c"])

@@ -156,4 +156,4 @@ def test_the_summary_says_it_once_for_the_run() -> None:
         "with them; they do not block those cases (the updated baseline evaluates them from now "
         "on)"]
     assert not [line for line in _summary([_record()]) if line.startswith("new checks:")]
-    assert NEW == ["valid_arguments"]
+    assert NEW == ["no_undeclared_arguments", "valid_arguments"]

@@ -147,8 +147,10 @@ def test_the_declared_draft_is_used() -> None:
     # in 2020-12 (the default) exclusiveMinimum is a number: the same schema is not valid
     found = verdict({"n": 1}, "t", (Tool("t", "", {k: v for k, v in draft4.items()
                                                    if k != "$schema"}),))
-    assert found == (True, "not checked: t (call 1): its input schema is not valid JSON Schema: "
-                           "True is not of type 'number' at $.properties.n.exclusiveMinimum (type)")
+    # ... and the keyword it refuses is left out, said once, while the rest is validated
+    assert found == (True, "arguments valid against the input schema: t (call 1); t's input "
+                           "schema is not valid JSON Schema: True is not of type 'number' at "
+                           "$.properties.n.exclusiveMinimum (type); validated without it")
     # a $schema jsonschema does not know is read as 2020-12
     custom = {"$schema": "https://example.invalid/meta", "type": "object",
               "properties": {"n": {"type": "integer"}}}
@@ -161,13 +163,36 @@ def test_the_declared_draft_is_used() -> None:
      "'(' is not a 'regex' at $.properties.a.pattern (format)"),
     ({"type": "object", "dependentRequired": {"a": "b"}},
      "'b' is not of type 'array' at $.dependentRequired.a (type)"),
+    ({"type": "object", "properties": {"a": {"type": "any"}}},
+     "'any' is not valid under any of the given schemas at $.properties.a.type (anyOf)"),
+    ({"type": "object", "properties": {"a": 5}},
+     "5 is not of type 'object', 'boolean' at $.properties.a (type)"),
+    ({"type": "object", "required": ["a", 5]}, "5 is not of type 'string' at $.required[1] (type)"),
+])
+def test_a_refused_keyword_is_left_out_said_once_and_the_rest_validated(
+        schema: dict[str, Any], problem: str) -> None:
+    bad = Tool("bad", "", {**schema, "properties": {**schema.get("properties", {}),
+                                                    "n": {"type": "integer"}}})
+    note = f"bad's input schema is not valid JSON Schema: {problem}; validated without it"
+    assert verdict({"a": "x"}, "bad", (bad,)) == (
+        True, f"arguments valid against the input schema: bad (call 1); {note}")
+    # what can be validated is: "100" is not the integer the schema asks for, twice, said once
+    calls = [ToolCall("bad", {"a": "x", "n": "100"}), ToolCall("bad", {"a": "y", "n": "7"})]
+    found = score(case(), calls, (bad,)).checks["valid_arguments"]
+    assert (found.passed, found.detail) == (
+        False, "bad (call 1): $.n: '100' is not of type 'integer' (type); bad (call 2): $.n: "
+               f"'7' is not of type 'integer' (type); {note}")
+
+
+@pytest.mark.parametrize(("schema", "problem"), [
     # a $ref to a URL is never fetched: unresolvable, so the schema cannot be used
     ({"type": "object", "properties": {"a": {"$ref": "http://127.0.0.1:9/a.json"}}},
      "$ref 'http://127.0.0.1:9/a.json' resolves to nothing (a URL is never fetched)"),
     ({"type": "object", "properties": {"a": {"$ref": "#/$defs/missing"}}},
      "$ref '#/$defs/missing' resolves to nothing (a URL is never fetched)"),
 ])
-def test_a_malformed_schema_is_not_checked_and_says_why(schema: dict[str, Any], problem: str) -> None:
+def test_a_schema_that_cannot_be_read_is_not_checked_and_says_why(
+        schema: dict[str, Any], problem: str) -> None:
     bad = Tool("bad", "", schema)
     note = f"bad (call 1): its input schema is not valid JSON Schema: {problem}"
     assert verdict({"a": "x"}, "bad", (bad, *TOOLS)) == (True, f"not checked: {note}")
@@ -364,3 +389,42 @@ def test_only_turning_the_check_off_changes_a_case_fingerprint() -> None:
     # cases written before the check keep their fingerprint, so their history goes on
     assert "valid_arguments" not in case().fingerprint_data()
     assert case(valid_arguments=False).fingerprint_data()["valid_arguments"] is False
+
+
+#: keywords the metaschema refuses, each where it says nothing of the generated arguments
+#: (a property no call passes; a string or number keyword on the root object)
+REFUSED = [
+    ("properties", "zz_any", {"type": "any"}),
+    ("properties", "zz_five", 5),
+    ("properties", "zz_pattern", {"type": "string", "pattern": "(["}),
+    ("properties", "zz_types", {"type": ["string", "whatever"]}),
+    (None, "exclusiveMinimum", True),
+    (None, "minLength", -1),
+    (None, "pattern", ")"),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data(), SCHEMAS, st.lists(st.sampled_from(REFUSED), min_size=1, max_size=3,
+                                    unique_by=lambda r: r[1]))
+def test_a_refused_keyword_changes_no_verdict_on_what_can_be_validated(
+        data: st.DataObject, schema: dict[str, Any],
+        refused: list[tuple[str | None, str, Any]]) -> None:
+    root = _rooted(schema)
+    spoilt = json.loads(json.dumps(root))
+    for where, key, value in refused:
+        if where is None:
+            spoilt[key] = value
+        else:
+            spoilt["properties"][key] = value
+    arguments = data.draw(_conforming(root, root))
+    sites = _sites(root, arguments, root)
+    path, _, new = data.draw(st.sampled_from(sites))
+    for args in (arguments, _replace(arguments, path, new)):
+        plain, with_refused = _detail(root, args), _detail(spoilt, args)
+        # the same verdict and errors, then the note of what was left out, once
+        assert with_refused[0] == plain[0]
+        assert with_refused[1].startswith(plain[1] + "; t's input schema is not valid JSON Schema: ")
+        assert with_refused[1].endswith("validated without it" if len(refused) == 1
+                                        else "validated without them")
+        assert with_refused[1].count("not valid JSON Schema") == 1

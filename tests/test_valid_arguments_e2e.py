@@ -62,7 +62,8 @@ def _results(project: Project) -> dict[str, dict[str, Any]]:
 def test_each_schema_feature_through_a_real_server_and_sdk(orders: Project) -> None:
     cases = [
         _case("valid", "place_order", {**ORDER, "priority": "express", "gift_note": None}),
-        # an argument the schema does not declare, where it leaves the object open
+        # an argument the schema does not declare, where it leaves the object open: valid
+        # against the schema, and no_undeclared_arguments' to refuse
         _case("open", "place_order", {**ORDER, "coupon": "SPRING"}),
         _case("missing", "place_order", {"customer_id": 7, "lines": [LINE]}),
         _case("type", "get_order", {"order_id": "1042"}),
@@ -77,7 +78,7 @@ def test_each_schema_feature_through_a_real_server_and_sdk(orders: Project) -> N
     ]
     orders.cases(cases, name="orders", servers=["orders"])
     result = orders.pytester.runpytest("--toolselect-json=out.json", "-p", "no:randomly")
-    result.assert_outcomes(passed=4, failed=7)
+    result.assert_outcomes(passed=3, failed=8)
     by_id = _results(orders)
     details = {k: c["failing_detail"].get("valid_arguments") for k, c in by_id.items()}
     assert details == {
@@ -98,12 +99,18 @@ def test_each_schema_feature_through_a_real_server_and_sdk(orders: Project) -> N
                  "branch 2: $.gift_note: 5 is not of type 'null' (type)]",
     }
     # the check ran on the others, and passed, and it is the only one that failed
-    assert [c["name"] for c in by_id["valid"]["checks"][0]] == ["tool_choice", "valid_arguments"]
+    assert [c["name"] for c in by_id["valid"]["checks"][0]] == [
+        "tool_choice", "valid_arguments", "no_undeclared_arguments"]
     assert {k for k, c in by_id.items() if c["failing_checks"]} == {
-        k for k, v in details.items() if v}
-    assert all(c["failing_checks"] == ["valid_arguments"] for c in by_id.values()
-               if c["failing_checks"])
-    assert [c["name"] for c in by_id["off"]["checks"][0]] == ["tool_choice"]
+        k for k, v in details.items() if v} | {"open"}
+    assert all(c["failing_checks"] == ["valid_arguments"] for k, c in by_id.items()
+               if c["failing_checks"] and k != "open")
+    assert by_id["open"]["failing_detail"] == {
+        "no_undeclared_arguments": "place_order (call 1) passes what its tool does not "
+                                   "declare: $.coupon (its parameters: customer_id, lines, "
+                                   "ship_to, priority, gift_note)"}
+    assert [c["name"] for c in by_id["off"]["checks"][0]] == ["tool_choice",
+                                                             "no_undeclared_arguments"]
     result.stdout.fnmatch_lines(["*failing:  valid_arguments: get_order (call 1): $.order_id: "
                                  "'1042' is not of type 'integer' (type)*"])
 
@@ -128,9 +135,46 @@ def test_a_decorated_case_turns_the_check_off(orders: Project) -> None:
     result.stdout.fnmatch_lines(["*test_checked*valid_arguments*"])
 
 
+def test_a_decorated_case_takes_the_new_keys(orders: Project) -> None:
+    SCRIPT["Open order 1042 once"] = [("get_order", RIGHT_ID), ("get_order", RIGHT_ID)]
+    SCRIPT["Open order 1042 with a note"] = [("get_order", {**RIGHT_ID, "note": "x"})]
+    orders.pytester.makepyfile(test_orders="""
+        from pytest_toolselect import case
+
+        @case(question="Open order 1042 once", why="one call", expect_tool=["get_order"],
+              servers=["orders"], expect_calls=1,
+              expect_args=[{"path": "order_id", "equals": 1042},
+                           {"path": "include_lines", "equals": True, "optional": True}])
+        def test_twice(toolselect_result):
+            pass
+
+        @case(question="Open order 1042 with a note", why="a made-up note",
+              expect_tool=["get_order"], servers=["orders"], valid_arguments=False,
+              expect_args=[{"path": "order_id", "equals_text": " 1042 "}])
+        def test_note(toolselect_result):
+            pass
+
+        @case(question="Open order 1042 with a note", why="notes allowed here",
+              expect_tool=["get_order"], servers=["orders"], valid_arguments=False,
+              undeclared_arguments=False)
+        def test_note_allowed(toolselect_result):
+            pass
+    """)
+    result = orders.pytester.runpytest("-p", "no:randomly")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([
+        "*failing:  tool_choice: first call is get_order, as expected, but the turn calls "
+        "get_order twice; expected exactly once*",
+        "*failing:  arguments: get_order (call 1): order_id: expected to equal \" 1042 \" as "
+        "text (case and surrounding space aside), got 1042*",
+        "*failing:  no_undeclared_arguments: get_order (call 1) passes what its tool does not "
+        "declare: $.note (its parameters: order_id, include_lines)*"], consecutive=False)
+
+
 # --- the upgrade rule ------------------------------------------------------------------------
 
 RIGHT = {"order_id": 1042}
+RIGHT_ID = RIGHT
 WRONG_TYPE = {"order_id": "1042"}
 GATE = ["--toolselect-baseline=base.json", "--toolselect-json=out.json", "-p", "no:randomly"]
 LINE_START = "new checks: valid_arguments failed in 1 case whose baseline entries were not"
@@ -141,7 +185,8 @@ def _old_format(project: Project) -> dict[str, Any]:
     doc = project.read_baseline()
     for entry in doc["cases"].values():
         assert entry.pop("checks") == ["tool_choice", "no_forbidden_tools", "arguments",
-                                       "valid_arguments", "no_identifier_invented",
+                                       "valid_arguments", "no_undeclared_arguments",
+                                       "no_identifier_invented",
                                        "no_any_identifier", "no_decoy_identifier"]
     (project.path / "base.json").write_text(json.dumps(doc, indent=2))
     return doc

@@ -25,6 +25,9 @@ from pytest_toolselect.positions.sourcemap import (
     validate,
 )
 
+from .arg_paths import misspelt as _misspelt
+from .arg_paths import path_problem
+
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
 
@@ -79,8 +82,10 @@ class Case:
     #: None: no tool_choice check; (): the model must call nothing
     expect_tool: tuple[str, ...] | None = None
     allow_no_tool: bool = False
+    #: None: any number of calls; n: the expected tools are called exactly n times
+    expect_calls: int | None = None
     forbid_tools: tuple[str, ...] = ()
-    #: each a matcher mapping: {path, equals|one_of|contains|matches|absent}
+    #: each a matcher mapping: {path, equals|one_of|contains|matches|absent|equals_text}
     expect_args: tuple[dict[str, Any], ...] = ()
     #: True: every identifier; None: identifier parameters (identifiers.ground_params); False: none
     forbid_ungrounded: bool | None = None
@@ -90,6 +95,8 @@ class Case:
     identifiers: IdentifierSettings = field(default_factory=IdentifierSettings)
     #: every call to an offered tool must validate against its input schema
     valid_arguments: bool = True
+    #: no call may pass a parameter its tool's schema does not declare
+    undeclared_arguments: bool = True
     #: overrides the servers' instructions as the system prompt ("" sends none)
     system: str | None = None
     #: where it was written, for messages
@@ -103,6 +110,7 @@ class Case:
             "servers": list(self.servers) if self.servers is not None else None,
             "expect_tool": list(self.expect_tool) if self.expect_tool is not None else None,
             "allow_no_tool": self.allow_no_tool,
+            **({} if self.expect_calls is None else {"expect_calls": self.expect_calls}),
             "forbid_tools": list(self.forbid_tools),
             "expect_args": list(self.expect_args),
             "forbid_ungrounded": bool(self.forbid_ungrounded),
@@ -112,6 +120,7 @@ class Case:
             "system": self.system,
             # only when off: cases written before the check keep their fingerprint
             **({} if self.valid_arguments else {"valid_arguments": False}),
+            **({} if self.undeclared_arguments else {"undeclared_arguments": False}),
         }
 
     def _identifiers_data(self) -> dict[str, Any]:
@@ -152,13 +161,16 @@ SCHEMA_VERSION = "toolselect_cases.v1"
 CASE_ALIASES: dict[str, str] = {
     "expectTool": "expect_tool",
     "allowNoTool": "allow_no_tool",
+    "expectCalls": "expect_calls",
     "forbidTools": "forbid_tools",
     "expectArgs": "expect_args",
     "forbidUngrounded": "forbid_ungrounded",
     "forbidAnyIdentifier": "forbid_any_identifier",
     "validArguments": "valid_arguments",
+    "undeclaredArguments": "undeclared_arguments",
 }
-MATCHER_ALIASES: dict[str, str] = {"oneOf": "one_of"}
+MATCHER_ALIASES: dict[str, str] = {"oneOf": "one_of", "equalsText": "equals_text",
+                                   "byValue": "by_value"}
 #: by schema title, for "did you mean" on a misspelled alias
 _ALIASES_BY_TITLE = {"case": CASE_ALIASES, "matcher": MATCHER_ALIASES}
 
@@ -368,12 +380,29 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
                     "fix the pattern, a Python regular expression: escape . ( ) [ ] { } * + ? with a "
                     "backslash to match them literally, or use contains for plain text",
                 ))
+        if m.get("optional") and ("absent" in m or m["path"] == "any"):
+            problems.append(src.error(
+                (*path, "expect_args", j, "optional"),
+                "optional lets a call leave one argument out; it cannot go with "
+                + ("absent" if "absent" in m else "path: any"),
+                "drop optional (absent: true already allows the argument left out)"
+                if "absent" in m else "name the argument's path"))
+        if m.get("by_value") and not ("equals" in m or "one_of" in m):
+            problems.append(src.error(
+                (*path, "expect_args", j, "by_value"),
+                "by_value compares numbers by value in equals or one_of, and this matcher has "
+                "neither", "drop by_value, or use equals / one_of"))
     for tool in [t for t in item.get("forbid_tools", []) if t in item.get("expect_tool", [])]:
         problems.append(src.error(
             (*path, "forbid_tools"),
             f"tool {tool!r} is both expected (expect_tool) and forbidden (forbid_tools)",
             "remove it from one of the two lists",
         ))
+    if "expect_calls" in item and not item.get("expect_tool"):
+        problems.append(src.error((*path, "expect_calls"),
+                                  "expect_calls counts the calls of the expected tools, and the "
+                                  "case expects none", "name them in expect_tool, or drop "
+                                  "expect_calls"))
     problems += _label_problems(item, src, path)
     raise_all(problems)
     servers = item.get("servers")
@@ -387,6 +416,7 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
         tags=tuple(item.get("tags", ())),
         expect_tool=tuple(item["expect_tool"]) if "expect_tool" in item else None,
         allow_no_tool=item.get("allow_no_tool", False),
+        expect_calls=item.get("expect_calls"),
         forbid_tools=tuple(item.get("forbid_tools", ())),
         expect_args=tuple(dict(m) for m in matchers),
         forbid_ungrounded=item.get("forbid_ungrounded"),
@@ -394,6 +424,7 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
         decoys=tuple(Decoy.of(d) if isinstance(d, Mapping) else d for d in item.get("decoys", ())),
         identifiers=merge_identifiers(config_identifiers, item.get("identifiers")),
         valid_arguments=item.get("valid_arguments", True),
+        undeclared_arguments=item.get("undeclared_arguments", True),
         system=item.get("system"),
         source=src.file,
         line=src.line_of(path),
@@ -455,7 +486,7 @@ def check_offered(case: Case, tools: Sequence[Tool]) -> None:
         # absent: true on an undeclared argument is a real guard against invented arguments
         if not targets or not isinstance(path, str) or path == "any" or "absent" in m:
             continue
-        found = [_path_problem(t.input_schema, path.split("."), t.input_schema) for t in targets]
+        found = [path_problem(t.input_schema, path.split("."), t.input_schema) for t in targets]
         if all(found):
             reason, near = next(p for p in found if p)
             tools = ", ".join(t.name for t in targets)
@@ -468,132 +499,5 @@ def check_offered(case: Case, tools: Sequence[Tool]) -> None:
     raise_all(problems)  # every mistake of the case at once
 
 
-def _path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ...] = (),
-                  depth: int = 0) -> tuple[str, str | None] | None:
-    """Why a schema-conforming call can never have an argument at ``segments`` (with a
-    likely intended path), or None when it can or the schema cannot tell ($ref cycles,
-    open objects). An argument the schema does not declare is ruled out only when the
-    object is closed (additionalProperties: false) or a declared name is a near miss
-    (company.number for company_number): a matcher on an undeclared argument may be a
-    deliberate check of one a model might invent."""
-    from pytest_toolselect.exchange.schema_paths import MAX_DEPTH, alternatives
-
-    if not segments or depth > MAX_DEPTH:
-        return None
-    # keywords beside a $ref or beside branches count where they shape where arguments may
-    # be (an alternative that says nothing of it would make every path possible)
-    alts = alternatives(node, root, keeps=lambda own: bool(_SHAPING_KEYS.intersection(own)))
-    if not alts:
-        return None
-    found = [_problem_in(alt, segments, root, done, depth) for alt in alts]
-    # the path exists when one alternative declares it; else the first one's reason
-    return None if not all(found) else found[0]
-
-
-def _problem_in(node: Mapping[str, Any], segments: list[str], root: Any, done: tuple[str, ...],
-                depth: int) -> tuple[str, str | None] | None:
-    """_path_problem in one alternative: a schema with no $ref and no branches left."""
-    from pytest_toolselect.exchange.schema_paths import INDEX
-
-    here = ".".join(done) or "the tool"
-    props = node.get("properties")
-    problem: tuple[str, str | None] | None = None
-    if isinstance(props, Mapping):
-        # a key may itself hold dots (matchers try the longest key first)
-        for k in range(len(segments), 0, -1):
-            key = ".".join(segments[:k])
-            if key in props:
-                problem = _path_problem(props[key], segments[k:], root, (*done, key), depth + 1)
-                if problem is None:
-                    return None
-        if problem:
-            return problem
-    kind = node.get("type")
-    kinds = {k for k in (kind if isinstance(kind, list) else [kind]) if isinstance(k, str)}
-    if INDEX.fullmatch(segments[0]) and ("items" in node or "prefixItems" in node or kinds == {"array"}):
-        index = int(segments[0])
-        prefix, items = node.get("prefixItems"), node.get("items")
-        if isinstance(prefix, list) and index < len(prefix):
-            return _path_problem(prefix[index], segments[1:], root, (*done, segments[0]), depth + 1)
-        if items is False:
-            return f"{here} holds at most {len(prefix or [])} items", None
-        if isinstance(items, list):
-            item = items[index] if index < len(items) else None
-            return _path_problem(item, segments[1:], root, (*done, segments[0]), depth + 1)
-        return _path_problem(items, segments[1:], root, (*done, segments[0]), depth + 1)
-    if kinds and kinds <= {"string", "number", "integer", "boolean", "null"}:
-        return f"{here} is a {' or '.join(sorted(kinds))}, with nothing inside", None
-    if kinds == {"array"}:
-        return f"{here} is a list: its items are reached by index, e.g. {'.'.join((*done, '0'))}", None
-    if not isinstance(props, Mapping) or not props:
-        return None
-    if node.get("additionalProperties") not in (None, False) or node.get("patternProperties") \
-            or node.get("unevaluatedProperties") not in (None, False) \
-            or _CONDITIONAL_KEYS.intersection(node):
-        # open, or declaring more under a condition (if/then, dependentSchemas): cannot tell
-        return None
-    near = _near_path(segments, [str(p) for p in props])
-    if near:
-        return f"{here} declares no {segments[0]!r}", ".".join((*done, near))
-    if node.get("additionalProperties") is False:
-        return f"{here} declares no {segments[0]!r} and allows no other keys", None
-    return None
-
-
-#: keywords that shape where arguments may be, beside a $ref or anyOf/oneOf/allOf
-_SHAPING_KEYS = frozenset({"properties", "patternProperties", "additionalProperties",
-                           "unevaluatedProperties", "items", "prefixItems"})
-#: keywords that may declare properties only under a condition
-_CONDITIONAL_KEYS = frozenset({"if", "then", "else", "dependentSchemas", "dependencies"})
-
-
-def _misspelt(name: str, offered: Mapping[str, Any]) -> str | None:
-    """The offered tool ``name`` is a misspelling of: the same name but for case and
-    separators (Find-Company), or one letter off inside a word (list_oficers, fnid_company).
-    Not a word's first letter (set_user is not get_user) nor a plural (delete_files is
-    not delete_file): those name other tools a model may call."""
-    def squash(text: str) -> str:
-        return re.sub(r"[-_.\s]", "", text).casefold()
-
-    for other in offered:
-        if squash(other) == squash(name):
-            return other
-    for other in offered:
-        if _one_slip(name, other):
-            return other
-    return None
-
-
-def _one_slip(a: str, b: str) -> bool:
-    """Whether a and b differ by one typing slip inside a word of the same name: two
-    neighbouring letters swapped, or one letter dropped, added or changed, neither at a
-    word's start nor a trailing s."""
-    if a.count("_") != b.count("_") or abs(len(a) - len(b)) > 1 or a == b:
-        return False
-    start = next(i for i, (x, y) in enumerate(zip(a + "\0", b + "\0", strict=False)) if x != y)
-    word_start = start == 0 or a[start - 1] in "_-."
-    if len(a) == len(b):
-        if a[start + 2:] == b[start + 2:] and a[start:start + 2] == b[start:start + 2][::-1]:
-            return True  # swapped neighbours (oficres): even at a word's start
-        rest_equal = a[start + 1:] == b[start + 1:]
-    else:
-        short, long = (a, b) if len(a) < len(b) else (b, a)
-        rest_equal = short[start:] == long[start + 1:]
-        if rest_equal and long[start:] == "s":
-            return False  # a plural names another tool
-    return rest_equal and not word_start
-
-
-def _near_path(segments: list[str], names: list[str]) -> str | None:
-    """The declared name the path most likely meant, with the rest of the path kept:
-    company.number -> company_number (one name misread as two), mayb.x -> maybe.x."""
-    import difflib
-
-    from pytest_toolselect.messages.errors import nearest
-
-    rest = ".".join(segments)
-    whole, first = nearest(rest, names), nearest(segments[0], names)
-    if whole and (not first or difflib.SequenceMatcher(None, rest, whole).ratio()
-                  >= difflib.SequenceMatcher(None, segments[0], first).ratio()):
-        return whole
-    return ".".join((first, *segments[1:])) if first else None
+# the schema walk behind check_offered's path errors (kept under its old name for tests)
+_path_problem = path_problem

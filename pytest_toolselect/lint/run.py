@@ -12,6 +12,7 @@ from . import tool_rules as rules
 from .document import Heatmap
 from .findings import Finding, ordered, unsilenced
 from .similarity import THRESHOLD, similarity
+from .unsatisfiable import unsatisfiable
 
 if TYPE_CHECKING:
     from pytest_toolselect.inputs.cases import Case, IdentifierSettings
@@ -67,6 +68,8 @@ def lint(toolset: rules.ToolSet, settings: IdentifierSettings, threshold: float 
     coverage_findings, coverage = rules.coverage(toolset)
     findings = [*rules.confusable_pairs(toolset, sim, threshold), *rules.names(toolset),
                 *rules.descriptions(toolset), *rules.parameters(toolset, settings),
+                *(f for server, tool in toolset.all_tools()
+                  for f in unsatisfiable(server, tool.name, tool.input_schema)),
                 *rules.ranking_collisions(toolset), *coverage_findings, *size_findings,
                 *poisoning.hidden_text(toolset), *poisoning.model_instructions(toolset),
                 *poisoning.secret_seeking_parameters(toolset),

@@ -15,7 +15,7 @@ from pytest_toolselect.exchange.tool import Tool, ToolCall
 from pytest_toolselect.inputs.cases import Case, Decoy
 from pytest_toolselect.terms.check_names import CHECK_NAMES as CHECK_NAMES  # re-exported
 
-from . import argschema
+from . import argschema, undeclared
 from .identifiers import (
     Identifier,
     decoy_grounding,
@@ -24,6 +24,7 @@ from .identifiers import (
     grounded_by,
     guards,
     in_identifier_param,
+    listed_by_tool,
     question_grounding,
 )
 from .matchers import evaluate
@@ -77,8 +78,17 @@ def check_tool_choice(case: Case, calls: Sequence[ToolCall],
     if not expect:
         return CheckResult(False, f"{shown} was called; expected no tool call")
     if first in expect:
+        made = sum(1 for c in calls if c.name in expect)
+        if case.expect_calls is not None and made != case.expect_calls:
+            return CheckResult(False, f"first call is {first}, as expected, but the turn calls "
+                                      f"{_names(expect)} {_times(made)}; expected exactly "
+                                      f"{_times(case.expect_calls)}")
         return CheckResult(True, f"first call is {first}, as expected")
     return CheckResult(False, f"first call is {shown}; expected one of: {_names(expect)}")
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
 
 
 def check_no_forbidden_tools(case: Case, calls: Sequence[ToolCall]) -> CheckResult:
@@ -159,9 +169,20 @@ def check_no_identifier_invented(case: Case, calls: Sequence[ToolCall],
         idents = find_identifiers(calls, tools, case.identifiers)
     idents = _params_to_ground(case, idents)
     grounding = question_grounding(case.question, case.identifiers)
-    offenders = [i.describe() for i in idents if grounded_by(i, grounding) is None]
+    offered = {t.name: t for t in tools}
+    # a value the tool lists itself (its enum, a code in its description) is no invention
+    offenders: list[str] = []
+    listed = 0
+    for ident in idents:
+        if grounded_by(ident, grounding) is None:
+            if listed_by_tool(ident, offered.get(ident.tool)) is None:
+                offenders.append(ident.describe())
+            else:
+                listed += 1
     return _identifiers_check(idents, offenders, "identifier not in the question",
-                              "all {n} identifier(s) are grounded in the question")
+                              "all {n} identifier(s) are grounded in the question" if not listed
+                              else f"all {{n}} identifier(s) are grounded: {listed} listed by "
+                                   "the tool itself, the rest in the question")
 
 
 def check_no_any_identifier(case: Case, calls: Sequence[ToolCall],
@@ -205,6 +226,16 @@ def check_valid_arguments(case: Case, calls: Sequence[ToolCall],
     return None if found is None else CheckResult(*found)
 
 
+def check_no_undeclared_arguments(case: Case, calls: Sequence[ToolCall],
+                                  tools: Sequence[Tool] = ()) -> CheckResult | None:
+    """No call to an offered tool passes a parameter its schema does not declare; None
+    when the turn calls no offered tool or the case turns the check off."""
+    if not case.undeclared_arguments:
+        return None
+    found = undeclared.check_undeclared(calls, tools)
+    return None if found is None else CheckResult(*found)
+
+
 def score(case: Case, calls: Sequence[ToolCall], tools: Sequence[Tool] = (), *,
           arguments_filled: bool = True) -> ScoreResult:
     """Run the checks that apply to the case on one first turn.
@@ -222,6 +253,9 @@ def score(case: Case, calls: Sequence[ToolCall], tools: Sequence[Tool] = (), *,
     valid = check_valid_arguments(case, calls, tools) if arguments_filled else None
     if valid is not None:
         checks["valid_arguments"] = valid
+    extra = check_no_undeclared_arguments(case, calls, tools) if arguments_filled else None
+    if extra is not None:
+        checks["no_undeclared_arguments"] = extra
     if case.grounds_params or case.forbid_any_identifier or case.decoys:
         # found once, shared by the three identifier checks
         idents = find_identifiers(calls, tools, case.identifiers)

@@ -39,9 +39,14 @@ if TYPE_CHECKING:
 
 
 def _required(matcher: dict[str, Any]) -> list[Any]:
-    """The values a matcher accepts, when it accepts only listed values."""
+    """The values a matcher accepts, when it accepts only listed values (an optional one
+    also accepts the argument left out)."""
+    if matcher.get("optional") is True:
+        return []
     if "equals" in matcher:
         return [matcher["equals"]]
+    if "equals_text" in matcher:
+        return [matcher["equals_text"]]
     if "one_of" in matcher:
         return list(matcher["one_of"])
     return []
@@ -65,7 +70,7 @@ class _Required:
     values: list[Any]
 
     def message(self, case: Case) -> str:
-        shown = self.values[0] if self.op == "equals" else self.values
+        shown = self.values if self.op == "one_of" else self.values[0]
         return (f"case {case.id!r}: decoys[{self.i}] {self.decoy.value!r} is the value "
                 f"expect_args[{self.j}] requires ({self.path} {self.op} {shown!r}), so the case "
                 "can never pass")
@@ -89,8 +94,8 @@ def _required_decoys(case: Case, declared: Callable[[str], bool]) -> Iterator[_R
                     and guards(decoy.params, ident) and decoy_matched(ident, grounding)]
             # one_of: a contradiction only when every accepted value is the decoy
             if values and len(hits) == len(values):
-                yield _Required(i, j, decoy, mpath, "equals" if "equals" in matcher else "one_of",
-                                values)
+                op = next(k for k in ("equals", "equals_text", "one_of") if k in matcher)
+                yield _Required(i, j, decoy, mpath, op, values)
 
 
 def check_contradictions(case: Case, src: Sourced, path: PathT) -> None:
@@ -109,6 +114,7 @@ def check_contradictions(case: Case, src: Sourced, path: PathT) -> None:
         return
     expected = [j for j, m in enumerate(case.expect_args)
                 if isinstance(m.get("path"), str) and "absent" not in m
+                and m.get("optional") is not True  # left out is a way to pass
                 and identifier_param(m["path"], None, settings)]
     found = {normal_form(text): text
              for text, _, _ in identifiers_in_value(case.question, "free")}

@@ -24,7 +24,14 @@ from .words import IBAN, ID_RUN, is_digit, is_id_char, normalize, prose, words
 #: separators that only group the characters of a digit-group identifier; an en or em
 #: dash is punctuation between two things ("04138203\u2013registered"), not a grouping
 SOFT = frozenset(" -.,\u2010\u2011\u2012")
-_SPACE = frozenset(" \u00a0\u202f")
+
+
+def _one_space(gap: str) -> bool:
+    """One space of any kind between two runs: a space of any Unicode class (Zs), a line or
+    paragraph separator, a tab or line break (``0413\n8203`` pasted from an email)."""
+    return gap == "\r\n" or (len(gap) == 1 and gap.isspace())
+
+
 _OPEN = "([{<\"'\u00ab\u201c\u2018$\u00a3\u20ac\u00a5"
 _CLOSE = ")]}>\"'\u00bb\u201d\u2019.,;:!?"
 #: a value holding these is a path, a URL or a search pattern: its pieces are grounded
@@ -205,7 +212,7 @@ def _groupable(run: _Run) -> bool:
 
 def _joined(text: str, a: _Run, b: _Run) -> bool:
     # one space between, and nothing stripped between: "745, 9384" and "745 (9384)" are two
-    return (text[a[2]:b[1]] in _SPACE and a[3].endswith(a[0]) and b[3].startswith(b[0])
+    return (_one_space(text[a[2]:b[1]]) and a[3].endswith(a[0]) and b[3].startswith(b[0])
             and _groupable(a) and _groupable(b))
 
 
@@ -224,7 +231,7 @@ def _counted(text: str, runs: list[_Run], k: int) -> bool:
     if k + 1 >= len(runs) or _COUNT.fullmatch(runs[k][0]) is None:
         return False
     after = runs[k + 1]
-    return (text[runs[k][2]:after[1]] in _SPACE and runs[k][3] == runs[k][0]
+    return (_one_space(text[runs[k][2]:after[1]]) and runs[k][3] == runs[k][0]
             and _COUNT_NOUN.fullmatch(after[0]) is not None)
 
 
@@ -258,7 +265,7 @@ def units(text: str, *, upper_prefix_only: bool = False,
         before = runs[i - 1] if i else None
         # a prefix stands before digits ("GB 745"), not before another prefix ("and SC-1")
         if (before and _is_prefix(before, upper_prefix_only) and run[0][0].isdigit()
-                and text[before[2]:run[1]] in _SPACE and run[3].startswith(run[0])):
+                and _one_space(text[before[2]:run[1]]) and run[3].startswith(run[0])):
             out.pop()
             start, prefix = before[1], before[0]
         end = runs[j][2]
@@ -286,10 +293,12 @@ def pattern_pieces(value: str, *, every_word: bool = False) -> list[str] | None:
 class QuestionGrounding:
     """The question's entries, ready for lookups (``find``, ``grounds``)."""
 
-    __slots__ = ("_ends", "_index", "_starts", "_text", "tokens", "zeros")
+    __slots__ = ("_ends", "_index", "_starts", "_text", "raw", "tokens", "zeros")
 
     def __init__(self, question: str, *, leading_zeros: bool = True) -> None:
         self.zeros = leading_zeros
+        #: the question as written, for a value holding characters normalizing drops
+        self.raw = question
         self._index: dict[str, list[Entry]] = {}
         self._text = text = normalize(question)
         #: where an entry begins and ends: a verbatim occurrence must begin and end there
@@ -327,8 +336,11 @@ class QuestionGrounding:
     def _occurrence(self, value: str) -> str | None:
         """The question's text equal to ``value`` (``SHP:4410:B``, ``04138203's``) that
         begins where an entry begins and ends where one ends."""
-        if any(c.isspace() for c in value):
-            return None  # words and spaces between: prose, not one identifier
+        if any(c.isspace() for c in value) and not any(c.isalpha() for c in value):
+            # digit groups and spaces: grouping is the entries' to judge (a short group of a
+            # spaced identifier does not ground); a name with spaces ("iPhone 12",
+            # "Pixel 8 Pro") is copied verbatim
+            return None
         ids = [k for k, c in enumerate(value) if is_id_char(c)]
         lead, trail = ids[0], len(value) - 1 - ids[-1]
         for m in re.finditer(f"(?=({re.escape(value)}))", self._text, re.IGNORECASE):

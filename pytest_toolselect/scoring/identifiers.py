@@ -8,16 +8,19 @@ does. Decoys match loosely on purpose (any separators, case, prefix). Pure funct
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from pytest_toolselect.exchange.json_value import JSONObject
+from pytest_toolselect.exchange.schema_paths import alternatives
 from pytest_toolselect.exchange.tool import Tool, ToolCall
 from pytest_toolselect.inputs.cases import IdentifierSettings
 
 from .grounding import OWN_LENGTH, QuestionGrounding, Unit, normalize, units
 from .matchers import Segment, dotted, iter_leaves, property_schema, schema_any
+from .words import is_id_char
 
 _TOKEN = re.compile(r"[^\W_]+")
 _DIGIT = re.compile(r"\d")
@@ -55,6 +58,17 @@ _PLAIN_QUANTITY = re.compile(
     r"|q[1-4](?: (?:19|20)\d\d)?",  # a quarter
     re.IGNORECASE,
 )
+# A version segment of a URL or path ("/v2/", "v1.3"): the API's, not the question's
+_VERSION = re.compile(r"[vV]\d{1,3}(?:\.\d{1,3}){0,2}")
+# A word of two or three letters and digits in a search text ("s3", "ec2", "mp3", "4k"):
+# a name of a thing, too short to name one record
+_SHORT_WORD = re.compile(r"(?=[0-9]*[A-Za-z])(?=[A-Za-z]*[0-9])[A-Za-z0-9]{2,3}")
+# A name that is an identifier by its "number" ending alone (dice_number, pageNumber)
+_NUMBER_NAME = re.compile(r"(?i:[_-]numbers?$)|(?<=[a-z0-9])Numbers?$")
+# A small count (dice_number: 2, from "two dice")
+_SMALL_COUNT = re.compile(r"[1-9]?[0-9]")
+#: digits an object key holds before it is read as an identifier (``{"7731023": true}``)
+KEY_DIGITS = 4
 # Parameter names that declare an identifier: id, *_id, *Id, *_number, *Number,
 # *_ref, *Ref, ref, reference, code, *_code (and their plurals, uuid, guid).
 _ID_NAME = re.compile(
@@ -197,20 +211,48 @@ class Identifier:
 
     def describe(self) -> str:
         where = f"{self.tool} (call {self.call_index + 1})"
+        shown = _visible(self.value)
         if self.declared:
-            return f'{where} {self.path}="{self.value}"'
-        return f'{where} {self.path} contains "{self.value}"'
+            return f'{where} {self.path}="{shown}"'
+        return f'{where} {self.path} contains "{shown}"'
+
+
+def _visible(value: str) -> str:
+    """The value with each format character (zero-width, direction marks) written escaped."""
+    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) == "Cf" else c
+                   for c in value)
+
+
+def _has_format(value: str) -> bool:
+    return not value.isascii() and any(unicodedata.category(c) == "Cf" for c in value)
+
+
+def _format_inside(word: str) -> bool:
+    """A format character between two letters or digits of the word."""
+    return any(unicodedata.category(c) == "Cf" and any(x.isalnum() for x in word[:i])
+               and any(x.isalnum() for x in word[i + 1:]) for i, c in enumerate(word))
+
+
+def _no_identifier(piece: str) -> bool:
+    """A piece of a path, URL or search text that names no record: a quantity, an API
+    version segment (``v2``), a short word of letters and digits (``s3``, ``ec2``)."""
+    return (_is_quantity(piece) or _VERSION.fullmatch(piece) is not None
+            or _SHORT_WORD.fullmatch(piece) is not None)
 
 
 def grounded_by(ident: Identifier, grounding: QuestionGrounding) -> str | None:
     """The question's text that grounds the identifier, or None."""
+    if _has_format(ident.value) and ident.value not in grounding.raw:
+        # normalizing drops a zero-width character, but the tool receives it: unless the
+        # question holds the very same string, it is another value
+        return None
     found = grounding.find(ident.value)
     if found is not None:
         return found
     # a path, URL or search pattern: each of its identifier pieces must be grounded; in a
     # search text every word stands apart ("04138203's", "order:448120")
     found = grounding.find_pieces(ident.value, every_word=not ident.declared,
-                                  skip=_is_quantity)
+                                  skip=_no_identifier)
     if found is not None:
         return found
     # "VAT 745938421" in a search string: the number grounds, and "VAT" is a word the
@@ -229,6 +271,46 @@ def decoy_matched(ident: Identifier, decoys: Grounding) -> str | None:
             if found is not None:
                 return found
     return None
+
+
+def listed_by_tool(ident: Identifier, tool: Tool | None) -> str | None:
+    """The tool's own listing of the value, or None: an ``enum`` / ``const`` / ``default``
+    value of its parameter, or a short code (fewer than OWN_LENGTH characters) its description or a
+    parameter's names (``1 for cleaning, 2 for ironing``). A longer value in a description
+    is an example, and an example copied is invented."""
+    if tool is None:
+        return None
+    schema = tool.input_schema
+    node = property_schema(schema, _split_path(ident.path))
+    form = normal_form(ident.value)
+    if node is not None and form:
+        for alt in alternatives(node, schema):
+            enum = alt.get("enum")
+            listed: list[Any] = list(enum) if isinstance(enum, list) else []
+            # its const, and its default: the value the tool takes when none is passed
+            listed += [alt[k] for k in ("const", "default") if k in alt]
+            for v in listed:
+                if (isinstance(v, (str, int, float)) and not isinstance(v, bool)
+                        and normal_form(_number_text(v) if not isinstance(v, str) else v) == form):
+                    return str(v)
+    if sum(is_id_char(c) for c in normalize(ident.value)) >= OWN_LENGTH:
+        return None
+    text = "\n".join([tool.description, *_descriptions(schema)])
+    return QuestionGrounding(text).find(ident.value) if text.strip() else None
+
+
+def _descriptions(node: Any, depth: int = 0) -> Iterator[str]:
+    """Every description string in a schema, nested ones included (bounded)."""
+    if depth > 8:
+        return
+    if isinstance(node, Mapping):
+        if isinstance(node.get("description"), str):
+            yield node["description"]
+        for v in node.values():
+            yield from _descriptions(v, depth + 1)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _descriptions(v, depth + 1)
 
 
 def in_identifier_param(ident: Identifier) -> bool:
@@ -318,7 +400,7 @@ def _is_quantity(text: str) -> bool:
 
 def _free_text_spans(text: str) -> Iterator[Span]:
     for span in spans(text, upper_prefix_only=True):
-        if _is_quantity(span.text):
+        if _is_quantity(span.text) or (span.prefix is None and _SHORT_WORD.fullmatch(span.text)):
             continue
         groups = span.text.split(" ")
         if span.prefix is None and len(groups) > 1 and all(
@@ -350,8 +432,61 @@ def identifiers_in_value(value: Any, kind: str) -> Iterator[tuple[str, bool, str
         if sum(c.isdigit() for c in text) >= 5:
             yield text, False, None
         return
-    for span in _free_text_spans(str(value)):
+    text = str(value)
+    for span in _free_text_spans(text):
         yield span.text, False, span.prefix
+    if _has_format(text):
+        # "0413\u200b8203": normalized, the span reads 04138203; the tool receives the
+        # zero-width character too, so the word as written is an identifier of its own
+        for word in text.split():
+            core = word.strip("".join(c for c in set(word) if not c.isalnum()
+                                      and unicodedata.category(c) != "Cf"))
+            if _format_inside(core) and any(c.isdigit() for c in core):
+                yield core, False, None
+
+
+def _counted(segments: Sequence[Segment], value: Any, node: Mapping[str, Any] | None,
+             root: Any, settings: IdentifierSettings) -> bool:
+    """A small count passed as a JSON number under a name that is an identifier by its
+    "number" ending alone (``dice_number: 2`` from "two dice"): a quantity, not a record's
+    number. A string is written as one ("07"), and judged as an identifier."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, float) and not value.is_integer():
+        return False
+    text = str(int(value))
+    return (_SMALL_COUNT.fullmatch(text) is not None
+            and _NUMBER_NAME.search(_leaf_name(segments)) is not None
+            and not _listed(settings.params, segments, ancestors=False)
+            and not _schema_declares(node, root))
+
+
+def _key_identifiers(value: Any, schema: Mapping[str, Any] | None,
+                     prefix: tuple[Segment, ...] = ()) -> Iterator[tuple[tuple[Segment, ...], str]]:
+    """Object keys the schema does not declare that read as identifiers
+    (``{"accounts": {"7731023": true}}``): the model chose them, as it chooses a value. The
+    arguments' own keys are parameter names (no_undeclared_arguments judges those)."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            at = (*prefix, str(k))
+            if (prefix and sum(c.isdigit() for c in str(k)) >= KEY_DIGITS and not _is_quantity(str(k))
+                    and not _names_property(schema, prefix, str(k))):
+                yield at, str(k)
+            yield from _key_identifiers(v, schema, at)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            yield from _key_identifiers(v, schema, (*prefix, i))
+
+
+def _names_property(schema: Mapping[str, Any] | None, prefix: tuple[Segment, ...],
+                    key: str) -> bool:
+    """Whether the schema names ``key`` among the properties of the object at ``prefix``
+    (a typed map's ``additionalProperties`` names none: its keys are the model's)."""
+    parent = schema if not prefix else property_schema(schema, prefix)
+    if not parent or schema is None:
+        return False
+    return any(isinstance(alt.get("properties"), Mapping) and key in alt["properties"]
+               for alt in alternatives(parent, schema))
 
 
 def call_identifiers(call: ToolCall, index: int, schema: Mapping[str, Any] | None,
@@ -359,9 +494,15 @@ def call_identifiers(call: ToolCall, index: int, schema: Mapping[str, Any] | Non
     """Every identifier passed in one call."""
     found: list[Identifier] = []
     for segments, value in iter_leaves(call.arguments):
-        kind = _kind(segments, property_schema(schema, segments), schema, settings)
+        node = property_schema(schema, segments)
+        kind = _kind(segments, node, schema, settings)
+        if kind == "declared" and _counted(segments, value, node, schema, settings):
+            continue
         for text, declared, prefix in identifiers_in_value(value, kind):
             found.append(Identifier(index, call.name, dotted(segments), text, declared, prefix))
+    for segments, key in _key_identifiers(call.arguments, schema):
+        if not _listed(settings.ignore_params, segments, ancestors=True):
+            found.append(Identifier(index, call.name, dotted(segments), key, True))
     if call.raw_arguments:
         # unparseable arguments still carry whatever the model meant to pass
         # JSON's own punctuation is no part of a value: '{"id":"04138204"}' holds 04138204

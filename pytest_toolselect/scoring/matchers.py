@@ -11,7 +11,11 @@ from typing import Any
 from pytest_toolselect.exchange.schema_paths import INDEX, alternatives, deref
 
 #: the operations a matcher may use, exactly one per matcher
-OPS = ("equals", "one_of", "contains", "matches", "absent")
+OPS = ("equals", "one_of", "contains", "matches", "absent", "equals_text")
+#: keys that change how the operation applies: ``optional`` passes a call that leaves the
+#: argument out (if given, it must match); ``by_value`` compares numbers and numeric strings
+#: by their value (``"100"`` as ``100``), which ``equals`` and ``one_of`` never do unasked
+MODIFIERS = ("optional", "by_value")
 #: the path that matches against every argument value instead of one named path
 ANY_PATH = "any"
 
@@ -34,10 +38,10 @@ def validate_matcher(m: Mapping[str, Any]) -> str | None:
         return "matcher has no 'path'"
     if not isinstance(path, str) or not path.strip():
         return f"matcher 'path' must be a non-empty string, got {_show(path)}"
-    unknown = [k for k in m if k != "path" and k not in OPS]
+    unknown = [k for k in m if k != "path" and k not in OPS and k not in MODIFIERS]
     if unknown:
         return (f"unknown matcher op {', '.join(repr(k) for k in unknown)} "
-                f"(expected one of: {', '.join(OPS)})")
+                f"(expected one of: {', '.join(OPS)}, or {' or '.join(MODIFIERS)} beside one)")
     ops = [k for k in OPS if k in m]
     if not ops:
         return f"matcher for {path!r} has no op (one of: {', '.join(OPS)})"
@@ -45,6 +49,15 @@ def validate_matcher(m: Mapping[str, Any]) -> str | None:
         return f"matcher for {path!r} has {len(ops)} ops ({', '.join(ops)}); use one per matcher"
     op = ops[0]
     value = m[op]
+    for key in MODIFIERS:
+        if key in m and not isinstance(m[key], bool):
+            return f"matcher for {path!r}: {key!r} must be true or false, got {_show(m[key])}"
+    if m.get("optional") and (op == "absent" or path == ANY_PATH):
+        return (f"matcher for {path!r}: 'optional' cannot go with "
+                f"{'absent' if op == 'absent' else 'path any'} (it names no single value to "
+                "check when given)")
+    if m.get("by_value") and op not in ("equals", "one_of"):
+        return f"matcher for {path!r}: 'by_value' goes with equals or one_of, not {op!r}"
     if op == "absent":
         if not isinstance(value, bool):
             return f"matcher for {path!r}: 'absent' must be true or false, got {_show(value)}"
@@ -62,6 +75,8 @@ def validate_matcher(m: Mapping[str, Any]) -> str | None:
             return f"matcher for {path!r}: invalid regex {value!r}: {e}"
     elif op == "contains" and (value is None or isinstance(value, (bool, list, dict))):
         return f"matcher for {path!r}: 'contains' must be a string, got {_show(value)}"
+    elif op == "equals_text" and not isinstance(value, str):
+        return f"matcher for {path!r}: 'equals_text' must be a string, got {_show(value)}"
     return None
 
 
@@ -72,8 +87,9 @@ def evaluate(m: Mapping[str, Any], arguments: Mapping[str, Any],
              schema: Mapping[str, Any] | None = None) -> tuple[bool, str]:
     """Whether the arguments satisfy the matcher, and a sentence saying what was compared.
 
-    ``schema`` is the tool's input schema; it decides where numbers and numeric strings
-    compare by value. A malformed matcher never passes.
+    ``schema`` is the tool's input schema, kept for callers that pass it; values compare
+    as JSON values (``"100"`` is not ``100``) unless the matcher says ``by_value``. A
+    malformed matcher never passes.
     """
     error = validate_matcher(m)
     if error is not None:
@@ -82,11 +98,11 @@ def evaluate(m: Mapping[str, Any], arguments: Mapping[str, Any],
     op = next(k for k in OPS if k in m)
     expected = m[op]
     want = _describe(op, expected)
+    numeric = m.get("by_value") is True
 
     if path == ANY_PATH:
         leaves = list(iter_leaves(arguments))
         for segments, value in leaves:
-            numeric = is_numeric_schema(property_schema(schema, segments), schema)
             if _test(op, expected, value, numeric):
                 return True, f"{dotted(segments)} {want} (via 'any')"
         got = ", ".join(f"{dotted(s)}={_show(v)}" for s, v in leaves) or "no argument values"
@@ -101,8 +117,9 @@ def evaluate(m: Mapping[str, Any], arguments: Mapping[str, Any],
         return ((True, f"{path} is present") if found
                 else (False, f"{path}: expected present, but the path is missing"))
     if not found:
+        if m.get("optional") is True:
+            return True, f"{path} is left out, which this matcher allows"
         return False, f"{path}: expected to {want}, but the path is missing"
-    numeric = is_numeric_schema(property_schema(schema, segments), schema)
     if _test(op, expected, value, numeric):
         return True, f"{path} {want}"
     return False, f"{path}: expected to {want}, got {_show(value)}"
@@ -115,6 +132,8 @@ def _describe(op: str, expected: Any) -> str:
         return f"contain {_show(expected)}"
     if op == "matches":
         return f"match /{expected}/"
+    if op == "equals_text":
+        return f"equal {_show(expected)} as text (case and surrounding space aside)"
     return f"equal {_show(expected)}"
 
 
@@ -123,6 +142,8 @@ def _test(op: str, expected: Any, actual: Any, numeric: bool) -> bool:
         return values_equal(expected, actual, numeric)
     if op == "one_of":
         return any(values_equal(e, actual, numeric) for e in expected)
+    if op == "equals_text":
+        return isinstance(actual, str) and text_equal(expected, actual)
     # contains / matches look at each element of a list, so one good item is enough
     items = actual if isinstance(actual, list) else [actual]
     if op == "contains":
@@ -141,6 +162,12 @@ def values_equal(expected: Any, actual: Any, numeric: bool = False) -> bool:
         if a is not None and b is not None:
             return a == b
     return _json_equal(expected, actual)
+
+
+def text_equal(expected: str, actual: str) -> bool:
+    """Equal but for case and the whitespace around the text: every other character
+    (digits, signs, decimal points, punctuation, a zero-width character) must be there."""
+    return expected.strip().casefold() == actual.strip().casefold()
 
 
 def _json_equal(a: Any, b: Any) -> bool:
@@ -276,16 +303,3 @@ def schema_any(node: Any, root: Any, pred: Callable[[Mapping[str, Any]], bool]) 
     """Whether one of the node's alternatives (its $ref's target, the keywords beside it, its
     anyOf/oneOf/allOf branches) satisfies ``pred``."""
     return any(pred(alt) for alt in alternatives(node, root))
-
-
-def _numeric_type(node: Mapping[str, Any]) -> bool:
-    t = node.get("type")
-    if isinstance(t, str):
-        return t in ("number", "integer")
-    return isinstance(t, list) and ("number" in t or "integer" in t)
-
-
-def is_numeric_schema(node: Mapping[str, Any] | None, root: Any = None) -> bool:
-    """Whether the schema types the value number/integer (alone or in a union)."""
-    return node is not None and schema_any(node, root if root is not None else node,
-                                           _numeric_type)

@@ -8,6 +8,7 @@ CHECK_NAMES = (
     "no_forbidden_tools",
     "arguments",
     "valid_arguments",
+    "no_undeclared_arguments",
     "no_identifier_invented",
     "no_any_identifier",
     "no_decoy_identifier",
@@ -27,7 +28,8 @@ CHECKS_BEFORE_LIST = (
 #: every lint rule (docs/lint.md's table): what ``lint_allow`` in the config may silence
 LINT_RULES = (
     "confusable-pair", "ranking-collision", "missing-description", "thin-description",
-    "parameter-without-description", "identifier-without-format", "invalid-name",
+    "parameter-without-description", "identifier-without-format", "unsatisfiable-schema",
+    "invalid-name",
     "name-collision", "shadows-builtin", "too-many-tools", "tool-list-size", "untested-tool",
     "hidden-text", "model-instructions", "secret-seeking-parameter", "cross-server-shadowing",
     "rug-pull", "case-names-unknown",
