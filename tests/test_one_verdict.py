@@ -130,6 +130,28 @@ import pytest
 def pytest_runtest_protocol(item):
     return True
 '''
+#: a worker that dies in the middle of a regressed case: the model was asked (its setup
+#: passed), its verdict never reported (in real life an OOM kill)
+WORKER_DIES = '''
+import os
+
+def pytest_runtest_call(item):
+    if item.nodeid == "test_dec.py::test_find":
+        os._exit(1)
+'''
+#: a conftest that runs one regressed case itself and reports nothing
+PROTOCOL_SKIPS_ONE = '''
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item):
+    return True if item.nodeid == "registry.toolselect.yaml::find" else None
+'''
+#: a conftest that drops a regressed case from the items without deselecting it
+DROPS_ONE = '''
+def pytest_collection_modifyitems(items):
+    items[:] = [i for i in items if i.nodeid != "registry.toolselect.yaml::find"]
+'''
 
 # (row id, extra files, pytest args, expected exit status)
 ROWS: list[tuple[str, dict[str, str], tuple[str, ...], int]] = [
@@ -174,6 +196,11 @@ ROWS: list[tuple[str, dict[str, str], tuple[str, ...], int]] = [
      {"conftest_extra": SESSION_PASSES.format(opts="trylast=True", before="")}, (), 1),
     ("sessionfinish-wrapper-sets-0", {"conftest_extra": SESSION_PASSES.format(
         opts="wrapper=True, tryfirst=True", before="yield\n    ")}, (), 1),
+    ("worker-dies-xdist", {"conftest_extra": WORKER_DIES}, ("-n", "2"), 1),
+    ("protocol-skips-one-xdist", {"conftest_extra": PROTOCOL_SKIPS_ONE}, ("-n", "2"), 1),
+    ("protocol-skips-one", {"conftest_extra": PROTOCOL_SKIPS_ONE}, (), 1),
+    ("dropped-by-conftest", {"conftest_extra": DROPS_ONE}, (), 1),
+    ("dropped-by-conftest-xdist", {"conftest_extra": DROPS_ONE}, ("-n", "2"), 1),
     *[(f"xdist-{mode}", {}, ("-n", "2", "--dist", mode), 1)
       for mode in ("load", "loadscope", "loadfile", "loadgroup", "worksteal", "no")],
 ]

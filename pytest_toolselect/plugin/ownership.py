@@ -10,8 +10,8 @@ items of one test (a repeat plugin).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -26,7 +26,6 @@ from .verdict import ORDER, RECORD, RUN, xfail_reason
 if TYPE_CHECKING:
     from pytest_toolselect.gate.decision import GateSettings
     from pytest_toolselect.inputs.cases import Case
-    from pytest_toolselect.run.session import RunSession
 
 #: marks whose whole purpose is to change a test's outcome (pytest's skipping plugin)
 OUTCOME_MARKS = ("skip", "skipif", "xfail")
@@ -173,53 +172,3 @@ def shown_status(report: pytest.TestReport) -> tuple[str, str, str] | None:
         return ("error", "E", "ERROR") if report.failed else ("", "", "")
     return ("failed", "F", "FAILED") if report.failed else ("passed", ".", "PASSED")
 
-
-
-
-class NotRunCases:
-    """A selected case item whose setup never began is reported as its setup error at the
-    end of the test loop: a plugin or a conftest that runs the tests itself
-    (pytest_runtest_protocol) left it out, and a case that did not run is an error, never a
-    pass. Shown as any error is (terminal, JUnit), before any report is written."""
-
-    def __init__(self, session: RunSession, is_case: Callable[[pytest.Item], bool]) -> None:
-        self.session, self.is_case = session, is_case
-        self.selected: list[pytest.Item] = []
-        self.started: set[str] = set()
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.selected = [i for i in session.items if self.is_case(i)]
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        self.started.add(item.nodeid)
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, Any]:
-        result = yield
-        # a worker runs only what it is sent; -x, --sw and a dry run leave items out on purpose
-        if not (self.session.settings.is_worker or session.config.option.collectonly
-                or self.session.settings.flag("dry_run") or session.shouldfail or session.shouldstop):
-            for item in self.selected:
-                if item.nodeid not in self.started and RECORD not in item.stash:
-                    _report_not_run(item)
-        return result
-
-
-def _report_not_run(item: pytest.Item) -> None:
-    case = case_of(item)
-    if case is None:
-        return
-    session = item.config.stash[RUN_SESSION]
-    why = ("the case did not run: its test protocol never set it up (a plugin or conftest that "
-           "runs the tests, pytest_runtest_protocol, left it out)")
-    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None, error=why)
-    item.stash[RECORD] = rec
-    report = pytest.TestReport(item.nodeid, item.location, {}, "failed", printable(why), "setup")
-    report.toolselect = rec.to_json()  # type: ignore[attr-defined]
-    report.toolselect_owned = True  # type: ignore[attr-defined]
-    report.toolselect_shown = True  # type: ignore[attr-defined]
-    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    item.ihook.pytest_runtest_logreport(report=report)
-    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)

@@ -30,6 +30,9 @@ ORDER = pytest.StashKey[int]()
 RUN = pytest.StashKey[CaseOutcome]()
 #: the item's record (a case's or a preference group's), set in setup or call
 RECORD = pytest.StashKey[CaseRecord | GroupRecord]()
+#: set while the test's body runs: a report made then is a subtest's (pytest's subtests
+#: fixture, pytest-subtests), which keeps its own outcome
+IN_BODY = pytest.StashKey[bool]()
 #: a decorated test's case, set by the toolselect_result fixture
 CASE = pytest.StashKey["Case"]()
 

@@ -1,0 +1,175 @@
+"""The controller requires a record for every case it expected (gate/expected.py).
+
+Each process that collects (the only one, or each xdist worker) notes every case item
+pytest collected and those it deselected (-k, -m, --deselect, --lf, a shard: narrowed on
+purpose). The rest it expects, each as the not-run record it would become, and a worker sends
+that list to the controller on the first report it sends (a worker that dies before any report
+is replaced and its successor sends it, or another worker has). After the test loop the
+controller gives every expected case without a record an error that names why: a worker
+crashed while running it, or a hook ran the tests and left it out, or a conftest dropped the
+item. A case the run stopped before (-x, --maxfail) is left to the run's own "stopped"
+reason, and a narrowed one is said as not run in this run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.report.printable import printable
+from pytest_toolselect.run.case_run import case_of
+from pytest_toolselect.terms.vocabulary import Verdict
+
+from .shard import GLOBAL_ORDER
+
+if TYPE_CHECKING:
+    from pytest_toolselect.run.session import RunSession
+
+#: xdist's report for the item a worker was running when it died
+_CRASHED = "???"
+#: why an expected case has no record, by what the controller saw of it
+_NEVER_SET_UP = ("its test protocol never set it up (a plugin or conftest that runs the tests, "
+                 "pytest_runtest_protocol, left it out)")
+_NO_REPORT = ("no report of it reached the controller (a plugin or conftest that runs the tests, "
+              "pytest_runtest_protocol, left it out, or its xdist worker died)")
+_DROPPED = ("it was collected, then left out of the run without being deselected (a plugin or "
+            "conftest pytest_collection_modifyitems that drops items; narrow a run with -k, -m "
+            "or --deselect, which are said as such)")
+
+
+class NotRunCases:
+    """Every expected case is judged or named (registered on every process; the controller
+    judges)."""
+
+    def __init__(self, session: RunSession, is_case: Callable[[pytest.Item], bool]) -> None:
+        self.session, self.is_case = session, is_case
+        #: node id -> item of every case item pytest collected here, in collection order
+        self.collected: dict[str, pytest.Item] = {}
+        #: node ids pytest was told were deselected (narrowed on purpose)
+        self.deselected: set[str] = set()
+        #: node id -> the case as its not-run record, for every case this run expects
+        self.expected: dict[str, CaseRecord] = {}
+        #: node id -> where pytest shows it (a report made on the controller needs it)
+        self.locations: dict[str, tuple[str, int | None, str]] = {}
+        #: node ids of expected cases the final item list does not hold
+        self.dropped: set[str] = set()
+        self.started: set[str] = set()
+        #: node id -> xdist's message, for the items a worker was running when it died
+        self.crashed: dict[str, str] = {}
+        self._sent = False
+
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        if self.is_case(item):
+            self.collected[item.nodeid] = item
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected.update(item.nodeid for item in items)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        final = {item.nodeid: index for index, item in enumerate(session.items)}
+        for index, (nodeid, item) in enumerate(self.collected.items()):
+            if nodeid in self.deselected:
+                continue
+            # the place in the whole suite (a shard's too); a dropped item's after the rest
+            rec = self._as_record(item, item.stash.get(GLOBAL_ORDER, final.get(
+                nodeid, len(final) + index)))
+            if rec is not None:
+                self.expected[nodeid] = rec
+                self.locations[nodeid] = item.location
+                if nodeid not in final:
+                    self.dropped.add(nodeid)
+        self.session.state.narrowed.update(
+            self.session.baselines.key_of(n) for n in self.deselected if n in self.collected)
+
+    def _as_record(self, item: pytest.Item, order: int) -> CaseRecord | None:
+        case = case_of(item)
+        if case is None:
+            return None  # a case that does not parse: its own error says so
+        state = self.session.state
+        key = state.keys.get(item.nodeid) or self.session.baselines.add_item_key(item)
+        return CaseRecord(
+            nodeid=item.nodeid, key=key, order=order, case_id=case.id,
+            question=case.question, category=case.category, intent=case.intent, why=case.why,
+            expect_tool=list(case.expect_tool) if case.expect_tool is not None else None,
+            allow_no_tool=case.allow_no_tool, case_fingerprint=state.case_fingerprints.get(key),
+            status=None, verdict=Verdict.ERROR)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        self.started.add(item.nodeid)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        report = yield
+        if self.session.settings.is_worker and not self._sent:
+            # plain JSON on the first report: the controller learns what this worker expects
+            self._sent = True
+            report.toolselect_expected = {
+                "cases": [rec.to_json() for rec in self.expected.values()],
+                "locations": {n: list(loc) for n, loc in self.locations.items()},
+                "dropped": sorted(self.dropped),
+                "narrowed": sorted(self.session.state.narrowed)}
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        sent = getattr(report, "toolselect_expected", None)
+        if isinstance(sent, dict) and not self.session.settings.is_worker:
+            for data in sent.get("cases", []):
+                self.expected.setdefault(data["nodeid"], CaseRecord.from_json(data))
+            for nodeid, loc in sent.get("locations", {}).items():
+                self.locations.setdefault(nodeid, (loc[0], loc[1], loc[2]))
+            self.dropped.update(sent.get("dropped", []))
+            self.session.state.narrowed.update(sent.get("narrowed", []))
+        if report.when == _CRASHED and report.failed:  # type: ignore[comparison-overlap]
+            self.crashed[report.nodeid] = str(report.longrepr)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, Any]:
+        result = yield
+        # a worker runs only what it is sent; -x, --sw and a dry run leave items out on purpose
+        if not (self.session.settings.is_worker or session.config.option.collectonly
+                or self.session.settings.flag("dry_run") or session.shouldfail or session.shouldstop):
+            self._name_the_unjudged(session)
+        return result
+
+    def _name_the_unjudged(self, session: pytest.Session) -> None:
+        from pytest_toolselect.gate.expected import unjudged
+
+        under_xdist = getattr(session.config.option, "dist", "no") != "no"
+        for rec in unjudged(self.expected, self.session.state.records, self._why(under_xdist)):
+            if rec.nodeid in self.crashed:
+                # xdist's own failure of the item stands (terminal, JUnit); the case's record
+                # says it was never judged, and the verdict counts it once, as the case
+                self.session.state.other_failed -= 1
+                self.session.recorder.add_record(rec.to_json())
+                continue
+            _report(session, rec, self.locations.get(rec.nodeid))
+
+    def _why(self, under_xdist: bool) -> Callable[[str], str]:
+        def why(nodeid: str) -> str:
+            if nodeid in self.crashed:
+                return f"its xdist worker died while running it ({self.crashed[nodeid]})"
+            if nodeid in self.dropped:
+                return _DROPPED
+            return _NO_REPORT if under_xdist and nodeid not in self.started else _NEVER_SET_UP
+        return why
+
+
+def _report(session: pytest.Session, rec: CaseRecord,
+            location: tuple[str, int | None, str] | None) -> None:
+    """The case's setup error, as any error is shown (terminal, JUnit), before any report is
+    written; its record rides on it to the session's gathered records."""
+    where = location or (rec.nodeid.partition("::")[0], None, rec.nodeid)
+    report = pytest.TestReport(rec.nodeid, where, {}, "failed", printable(rec.error or ""), "setup")
+    report.toolselect = rec.to_json()  # type: ignore[attr-defined]
+    report.toolselect_owned = True  # type: ignore[attr-defined]
+    report.toolselect_shown = True  # type: ignore[attr-defined]
+    hook = session.config.hook
+    hook.pytest_runtest_logstart(nodeid=rec.nodeid, location=where)
+    hook.pytest_runtest_logreport(report=report)
+    hook.pytest_runtest_logfinish(nodeid=rec.nodeid, location=where)
