@@ -382,6 +382,10 @@ class SessionHooks:
                 self.session.state.report_problems.append(problem)
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
         self.session.finish()
+        if self.session.state.write_refused is not None:
+            # another subject's baseline is on disk now: said once, a usage error
+            self.session.state.report_problems.append(self.session.state.write_refused)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
         if self.session.state.gathered() and session.exitstatus not in _PYTEST_DECIDES:
             # the one verdict decides, never the count pytest kept of the items' outcomes
             session.exitstatus = self.session.summary.decision().exit_status

@@ -52,6 +52,9 @@ class RunState:
     baseline_written: Path | None = None
     #: the subject of a baseline --toolselect-update-baseline re-recorded (BaselineAccess)
     replaced_subject: Subject | None = None
+    #: why the baseline was not written over the file on disk (another subject's): the run
+    #: ends as a usage error (the lifecycle)
+    write_refused: str | None = None
     #: pytest's session, once it started (the plugin)
     pytest_session: pytest.Session | None = None
     #: the exit status the plugin gave the session at its end; a failing one is put back if
