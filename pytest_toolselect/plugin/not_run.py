@@ -19,11 +19,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_toolselect.records.run_records import CaseRecord
-from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.case_run import case_of
+from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.terms.vocabulary import Verdict
 
 from .shard import GLOBAL_ORDER
+from .shown import shown
 
 if TYPE_CHECKING:
     from pytest_toolselect.run.session import RunSession
@@ -165,7 +166,9 @@ def _report(session: pytest.Session, rec: CaseRecord,
     """The case's setup error, as any error is shown (terminal, JUnit), before any report is
     written; its record rides on it to the session's gathered records."""
     where = location or (rec.nodeid.partition("::")[0], None, rec.nodeid)
-    report = pytest.TestReport(rec.nodeid, where, {}, "failed", printable(rec.error or ""), "setup")
+    secrets = session.config.stash[RUN_SESSION].settings.server_secrets()
+    report = pytest.TestReport(rec.nodeid, where, {}, "failed", shown(rec.error or "", secrets),
+                               "setup")
     report.toolselect = rec.to_json()  # type: ignore[attr-defined]
     report.toolselect_owned = True  # type: ignore[attr-defined]
     report.toolselect_shown = True  # type: ignore[attr-defined]

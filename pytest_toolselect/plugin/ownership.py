@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from pytest_toolselect.records.run_records import CaseRecord
-from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.terms.vocabulary import Outcome
 
+from .shown import shown
 from .verdict import ORDER, RECORD, RUN, xfail_reason
 
 if TYPE_CHECKING:
@@ -118,14 +118,17 @@ def own_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Te
         # the body skipped or xfailed itself after the model was asked: the case is scored
         rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, outcome)
         item.stash[RECORD] = rec
-    _set_outcome(report, rec, case, session.summary.gate_settings())
+    _set_outcome(report, rec, case, session.summary.gate_settings(),
+                 session.settings.server_secrets())
     # plain JSON data on the report travels to the xdist controller with it
     report.toolselect = rec.to_json()  # type: ignore[attr-defined]
     report.toolselect_owned = True  # type: ignore[attr-defined]
 
 
 def _set_outcome(report: pytest.TestReport, rec: CaseRecord, case: Case,
-                 settings: GateSettings) -> None:
+                 settings: GateSettings, secrets: Sequence[str] = ()) -> None:
+    """The report's outcome and the text pytest shows for it (terminal, JUnit), masked as
+    every report is (``secrets``: the values the run's servers declare)."""
     from pytest_toolselect.gate.decision import case_outcome
 
     wanted = case_outcome(rec, settings)
@@ -134,18 +137,19 @@ def _set_outcome(report: pytest.TestReport, rec: CaseRecord, case: Case,
             from pytest_toolselect.report.terminal import describe
 
             text = rec.error if wanted == Outcome.ERROR else "\n".join(describe(rec))
-            report.longrepr = printable(str(text))
+            report.longrepr = shown(str(text), secrets)
             report.toolselect_shown = True  # type: ignore[attr-defined]
         # pytest's own words from here on: a report knows passed, failed and skipped
         report.outcome = "failed"
         _drop_xfail(report)
     elif wanted == Outcome.XFAILED:
         report.outcome = "skipped"
-        report.wasxfail = printable(xfail_reason(rec))  # type: ignore[attr-defined]
+        report.wasxfail = shown(xfail_reason(rec), secrets)  # type: ignore[attr-defined]
     elif wanted == Outcome.SKIPPED:
         if not report.skipped:
             report.outcome = "skipped"
-            report.longrepr = (str(case.source or ""), case.line or 0, printable(f"Skipped: {rec.error}"))
+            report.longrepr = (str(case.source or ""), case.line or 0,
+                               shown(f"Skipped: {rec.error}", secrets))
         _drop_xfail(report)
     else:  # passed, or passed with a notice (flaky)
         report.outcome = "passed"
