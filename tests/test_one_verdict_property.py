@@ -140,3 +140,67 @@ def test_an_older_shard_file_without_other_failed_still_fails_on_its_plain_tests
     doc["provenance"]["failed_items"] = 1
     merged = _merge([("s.json", doc)])
     assert merged["provenance"]["exit_status"] == 1 and merged["verdict"]["blocking"]
+
+
+def _as_expected(rec: dict[str, Any]) -> CaseRecord:
+    """What the controller knows of a case before it runs: the case, nothing scored."""
+    return CaseRecord.read({k: rec[k] for k in ("nodeid", "key", "order", "case_id", "question")}
+                           | {"status": None, "verdict": gate.ERROR})
+
+
+@settings(max_examples=100, deadline=None)
+@given(runs(), st.data())
+def test_a_case_missing_from_the_records_blocks_in_the_run_its_document_comment_and_merge(
+        run: tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any], list[int]],
+        data: st.DataObject) -> None:
+    from pytest_toolselect.gate.expected import NOT_RUN, unjudged
+    from pytest_toolselect.report.markdown import render
+
+    records, base, settings_, layout = run
+    n, split = layout[0], layout[1:1 + len(records)]
+    # any non-empty subset of the expected cases ends without a record (a worker died, a
+    # hook ran the tests, a conftest dropped the item)
+    lost = data.draw(st.sets(st.sampled_from([r["key"] for r in records]), min_size=1))
+    expected = {r["nodeid"]: _as_expected(r) for r in records}
+    kept = [r for r in records if r["key"] not in lost]
+
+    def judged(mine: list[dict[str, Any]], of: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The records a controller holds once every case it expected is judged or named."""
+        named = unjudged({r["nodeid"]: expected[r["nodeid"]] for r in of},
+                         {r["nodeid"] for r in mine}, lambda nodeid: f"{nodeid} was lost")
+        assert {r.key for r in named} == {r["key"] for r in of} - {r["key"] for r in mine}
+        together = [*mine, *(r.to_json() for r in named)]
+        return sorted(together, key=lambda r: r["order"])
+
+    whole = _document(judged(kept, records), base, settings_)
+    jsonschema.Draft202012Validator(load_schema("tool_selection.v1")).validate(whole)
+    verdict = whole["verdict"]
+    # the run blocks and names every lost case, whatever else it holds
+    assert verdict["blocking"] and verdict["exit_status"] in (1, 2), verdict
+    assert lost <= set(verdict["blocking_cases"])
+    by_key = {c["key"]: c for c in whole["cases"]}
+    for key in lost:
+        assert by_key[key]["outcome"] == "error" and by_key[key]["error"].startswith(NOT_RUN)
+    typed = [CaseRecord.read(r) for r in judged(kept, records)]
+    suite = gate.measure_suite(typed, _status(base), fail_on_drop=bool(
+        settings_["fail_on_suite_drop"] and not settings_["update_baseline"]))
+    decided = decide(typed, GateSettings.read(settings_), suite_blocks=bool(suite and suite.blocks),
+                     capped=any(r.verdict == gate.SKIPPED for r in typed))
+    assert verdict == decided.to_json()
+    # the comment says blocking and names each lost case
+    comment = render(ResultsDocument.from_json(whole))
+    assert comment.startswith("## ❌"), comment[:200]
+    for key in lost:
+        assert key.replace("_", "\\_").replace(".", "\\.") in comment, key
+
+    # each shard judges what it expected; the merge says what the whole run says
+    keys = sorted(r["key"] for r in records)
+    shards = []
+    for k in range(1, n + 1):
+        of = [r for r, s in zip(records, split, strict=True) if s == k]
+        mine = [r for r in of if r["key"] not in lost]
+        shards.append((f"shard-{k}.json", _document(judged(mine, of), base, settings_,
+                                                    shard={"index": k, "count": n, "keys": keys})))
+    merged = _merge(shards)
+    assert merged["verdict"] == verdict
+    assert merged["provenance"]["exit_status"] == verdict["exit_status"]
