@@ -106,3 +106,27 @@ def test_a_failing_subtest_in_a_case_fails_the_run(recorded: Path, tmp_path: Pat
     assert officers["outcome"] == "passed", officers
     assert (where / "out.md").read_text().startswith("## ❌")
 
+
+
+@pytest.mark.parametrize(("args", "status", "left_out"), [
+    (("-k", "not find"), 0, {"registry.toolselect.yaml::find", "test_dec.py::test_find"}),
+    (("--deselect", "registry.toolselect.yaml::find"), 1, {"registry.toolselect.yaml::find"}),
+    pytest.param(("-k", "not find", "-n", "2"), 0,
+                 {"registry.toolselect.yaml::find", "test_dec.py::test_find"}, marks=NESTED_XDIST),
+], ids=["k", "deselect", "k-xdist"])
+def test_a_run_narrowed_on_purpose_names_what_it_left_out_and_does_not_block_on_it(
+        recorded: Path, tmp_path: Path, args: tuple[str, ...], status: int,
+        left_out: set[str]) -> None:
+    where = _copy(recorded, tmp_path / "p")
+    result = _pytest(where, *ARGS, "--toolselect-html=out.html", *args)
+    out = result.stdout + result.stderr
+    assert result.returncode == status, out
+    doc = json.loads((where / "out.json").read_text())
+    assert set(doc["summary"]["not_run_in_this_run"]) == left_out, doc["summary"]
+    assert not left_out & set(doc["verdict"]["blocking_cases"])
+    assert not left_out & {c["key"] for c in doc["cases"]}
+    line = next(line for line in result.stdout.splitlines() if "not run in this run" in line)
+    assert all(key in line for key in left_out), line
+    markdown = (where / "out.md").read_text()
+    assert "not run in this run" in markdown and markdown.startswith("## ✅" if status == 0 else "## ❌")
+    assert "not run in this run" in (where / "out.html").read_text()

@@ -204,3 +204,28 @@ def test_a_case_missing_from_the_records_blocks_in_the_run_its_document_comment_
     merged = _merge(shards)
     assert merged["verdict"] == verdict
     assert merged["provenance"]["exit_status"] == verdict["exit_status"]
+
+
+def test_merge_names_a_case_left_out_on_purpose_only_when_no_shard_ran_it() -> None:
+    settings_ = {"reps": 1, "rule": "fisher-0.005", "history": 1, "fail_on_suite_drop": False,
+                 "update_baseline": False}
+
+    def held(i: int) -> dict[str, Any]:
+        key = f"a.toolselect.yaml::c{i}"
+        return {"nodeid": key, "key": key, "order": i, "case_id": f"c{i}", "question": "q",
+                "status": gate.HELD, "passes": 1, "reps": 1, "verdict": gate.PASSED}
+
+    keys = [held(i)["key"] for i in range(3)]
+
+    def shard(k: int, ran: list[int], narrowed: list[int]) -> tuple[str, dict[str, Any]]:
+        doc = results.build(ResultsInput.read({
+            "provenance": PROVENANCE, "subject": SUBJECT, "settings": settings_,
+            "records": [held(i) for i in ran], "shard": {"index": k, "count": 2, "keys": keys},
+            "not_run_in_this_run": [keys[i] for i in narrowed]})).to_json()
+        assert doc["summary"].get("not_run_in_this_run", []) == [keys[i] for i in narrowed]
+        return f"shard-{k}.json", doc
+
+    # -k left c1 out of shard 1, which shard 2 ran; c2 no shard ran
+    merged = _merge([shard(1, [0], [1, 2]), shard(2, [1], [2])])
+    assert merged["summary"]["not_run_in_this_run"] == [keys[2]]
+    assert not merged["verdict"]["blocking"]

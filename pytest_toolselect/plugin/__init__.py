@@ -427,6 +427,11 @@ class SessionHooks:
                 data = dataclasses.replace(data, shown_above=frozenset(state.shown_above))
             for line in lines(summarize(data)):
                 terminalreporter.write_line(self._shown(line))
+            from pytest_toolselect.report.words import not_run_line
+
+            narrowed = not_run_line(sorted(state.narrowed - {r.key for r in state.records.values()}))
+            if narrowed:
+                terminalreporter.write_line(self._shown(narrowed))
         if state.group_records:
             terminalreporter.section("toolselect preference probe")
             for line in run.summary.probe_lines():

@@ -1,14 +1,14 @@
 """The controller requires a record for every case it expected (gate/expected.py).
 
 Each process that collects (the only one, or each xdist worker) notes every case item
-pytest collected and those it deselected (-k, -m, --deselect, --lf, a shard: narrowed on
-purpose). The rest it expects, each as the not-run record it would become, and a worker sends
-that list to the controller on the first report it sends (a worker that dies before any report
-is replaced and its successor sends it, or another worker has). After the test loop the
-controller gives every expected case without a record an error that names why: a worker
-crashed while running it, or a hook ran the tests and left it out, or a conftest dropped the
-item. A case the run stopped before (-x, --maxfail) is left to the run's own "stopped"
-reason, and a narrowed one is said as not run in this run.
+pytest collected and those it deselected (-k, -m, --deselect, --lf: narrowed on purpose,
+said as not run in this run; a shard: another shard's to run). The rest it expects, each as
+the not-run record it would become, and a worker sends that list to the controller on the
+first report it sends (a worker that dies before any report is replaced and its successor
+sends it, or another worker has). After the test loop the controller gives every expected
+case without a record an error that names why: a worker crashed while running it, or a hook
+ran the tests and left it out, or a conftest dropped the item. A case the run stopped
+before (-x, --maxfail) is left to the run's own "stopped" reason.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.terms.vocabulary import Verdict
 
-from .shard import GLOBAL_ORDER
+from .shard import GLOBAL_ORDER, OTHER_SHARD
 from .shown import shown
 
 if TYPE_CHECKING:
@@ -83,8 +83,10 @@ class NotRunCases:
                 self.locations[nodeid] = item.location
                 if nodeid not in final:
                     self.dropped.add(nodeid)
+        # another shard's items are that shard's to run: toolselect merge joins them
         self.session.state.narrowed.update(
-            self.session.baselines.key_of(n) for n in self.deselected if n in self.collected)
+            self.session.baselines.key_of(n) for n in self.deselected
+            if n in self.collected and not self.collected[n].stash.get(OTHER_SHARD, False))
 
     def _as_record(self, item: pytest.Item, order: int) -> CaseRecord | None:
         case = case_of(item)

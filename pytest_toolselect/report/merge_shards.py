@@ -107,7 +107,9 @@ def merge_documents(documents: Sequence[tuple[str, ResultsDocument]],
         # --partial: the shards it lacks said in the document, so no reader takes it for the
         # whole suite
         verdict=DocumentVerdict.of(decision, missing),
-        summary=DocumentSummary.of(report, suite, results.escalations(records)),
+        summary=DocumentSummary.of(report, suite, results.escalations(records), sorted(
+            {k for _, doc in documents for k in doc.summary.not_run_in_this_run}
+            - {r.key for r in records})),
         cost=DocumentCost.of(report, dict(savings), first.cost.cap_usd, capped, probe_cost),
         cases=tuple(cases),
         preference=preference,
