@@ -128,7 +128,7 @@ class NotRunCases:
                 self.locations.setdefault(nodeid, (loc[0], loc[1], loc[2]))
             self.dropped.update(sent.get("dropped", []))
             self.session.state.narrowed.update(sent.get("narrowed", []))
-        if report.when == _CRASHED and report.failed:  # type: ignore[comparison-overlap]
+        if report.when == _CRASHED and report.failed:
             self.crashed[report.nodeid] = str(report.longrepr)
 
     @pytest.hookimpl(wrapper=True)
