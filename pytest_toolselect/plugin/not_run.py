@@ -34,8 +34,11 @@ _CRASHED = "???"
 #: why an expected case has no record, by what the controller saw of it
 _NEVER_SET_UP = ("its test protocol never set it up (a plugin or conftest that runs the tests, "
                  "pytest_runtest_protocol, left it out)")
-_NO_REPORT = ("no report of it reached the controller (a plugin or conftest that runs the tests, "
-              "pytest_runtest_protocol, left it out, or its xdist worker died)")
+_NO_REPORT = ("no record of its verdict reached the controller (a plugin or conftest that runs "
+              "the tests, pytest_runtest_protocol, left it out, one that rewrites reports dropped "
+              "it, or its xdist worker died)")
+_LOST_RECORD = ("it ran, but no record of its verdict reached the gate (a plugin or conftest that "
+                "rewrites reports, pytest_runtest_logreport or pytest_runtest_makereport, dropped it)")
 _DROPPED = ("it was collected, then left out of the run without being deselected (a plugin or "
             "conftest pytest_collection_modifyitems that drops items; narrow a run with -k, -m "
             "or --deselect, which are said as such)")
@@ -47,10 +50,11 @@ class NotRunCases:
 
     def __init__(self, session: RunSession, is_case: Callable[[pytest.Item], bool]) -> None:
         self.session, self.is_case = session, is_case
-        #: node id -> item of every case item pytest collected here, in collection order
-        self.collected: dict[str, pytest.Item] = {}
-        #: node ids pytest was told were deselected (narrowed on purpose)
-        self.deselected: set[str] = set()
+        #: every case item pytest collected here, in collection order (held as items: a
+        #: plugin may rename one after collection, and its node id is read at the end)
+        self.collected: list[pytest.Item] = []
+        #: the items pytest was told were deselected, by identity
+        self.deselected: set[int] = set()
         #: node id -> the case as its not-run record, for every case this run expects
         self.expected: dict[str, CaseRecord] = {}
         #: node id -> where pytest shows it (a report made on the controller needs it)
@@ -64,29 +68,29 @@ class NotRunCases:
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         if self.is_case(item):
-            self.collected[item.nodeid] = item
+            self.collected.append(item)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        self.deselected.update(item.nodeid for item in items)
+        self.deselected.update(id(item) for item in items)
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        final = {item.nodeid: index for index, item in enumerate(session.items)}
-        for index, (nodeid, item) in enumerate(self.collected.items()):
-            if nodeid in self.deselected:
+        final = {id(item): index for index, item in enumerate(session.items)}
+        for index, item in enumerate(self.collected):
+            if id(item) in self.deselected:
                 continue
             # the place in the whole suite (a shard's too); a dropped item's after the rest
             rec = self._as_record(item, item.stash.get(GLOBAL_ORDER, final.get(
-                nodeid, len(final) + index)))
+                id(item), len(final) + index)))
             if rec is not None:
-                self.expected[nodeid] = rec
-                self.locations[nodeid] = item.location
-                if nodeid not in final:
-                    self.dropped.add(nodeid)
+                self.expected[item.nodeid] = rec
+                self.locations[item.nodeid] = item.location
+                if id(item) not in final:
+                    self.dropped.add(item.nodeid)
         # another shard's items are that shard's to run: toolselect merge joins them
         self.session.state.narrowed.update(
-            self.session.baselines.key_of(n) for n in self.deselected
-            if n in self.collected and not self.collected[n].stash.get(OTHER_SHARD, False))
+            self.session.baselines.key_of(item.nodeid) for item in self.collected
+            if id(item) in self.deselected and not item.stash.get(OTHER_SHARD, False))
 
     def _as_record(self, item: pytest.Item, order: int) -> CaseRecord | None:
         case = case_of(item)
@@ -151,6 +155,9 @@ class NotRunCases:
                 self.session.state.other_failed -= 1
                 self.session.recorder.add_record(rec.to_json())
                 continue
+            # held before the report is shown: a hook that drops records from reports drops
+            # this one's too
+            self.session.recorder.add_record(rec.to_json())
             _report(session, rec, self.locations.get(rec.nodeid))
 
     def _why(self, under_xdist: bool) -> Callable[[str], str]:
@@ -159,7 +166,9 @@ class NotRunCases:
                 return f"its xdist worker died while running it ({self.crashed[nodeid]})"
             if nodeid in self.dropped:
                 return _DROPPED
-            return _NO_REPORT if under_xdist and nodeid not in self.started else _NEVER_SET_UP
+            if under_xdist:
+                return _NO_REPORT
+            return _LOST_RECORD if nodeid in self.started else _NEVER_SET_UP
         return why
 
 
