@@ -229,3 +229,29 @@ def test_merge_names_a_case_left_out_on_purpose_only_when_no_shard_ran_it() -> N
     merged = _merge([shard(1, [0], [1, 2]), shard(2, [1], [2])])
     assert merged["summary"]["not_run_in_this_run"] == [keys[2]]
     assert not merged["verdict"]["blocking"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs(), st.data())
+def test_a_merge_blocks_on_a_case_of_the_suite_that_no_shard_holds(
+        run: tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any], list[int]],
+        data: st.DataObject) -> None:
+    from pytest_toolselect.gate.expected import NOT_IN_ANY_SHARD
+
+    records, base, settings_, layout = run
+    n, split = layout[0], layout[1:1 + len(records)]
+    keys = sorted(r["key"] for r in records)
+    # a shard's file holds fewer cases than its suite (a writer that lost them), unnamed
+    lost = data.draw(st.sets(st.sampled_from(keys), min_size=1))
+    shards = []
+    for k in range(1, n + 1):
+        mine = [r for r, s in zip(records, split, strict=True) if s == k and r["key"] not in lost]
+        shards.append((f"shard-{k}.json", _document(mine, base, settings_,
+                                                    shard={"index": k, "count": n, "keys": keys})))
+    merged = _merge(shards)
+    jsonschema.Draft202012Validator(load_schema("tool_selection.v1")).validate(merged)
+    assert merged["verdict"]["blocking"] and merged["provenance"]["exit_status"] in (1, 2)
+    assert lost <= set(merged["verdict"]["blocking_cases"])
+    named = {c["key"]: c for c in merged["cases"]}
+    for key in lost:
+        assert named[key]["outcome"] == "error" and NOT_IN_ANY_SHARD in named[key]["error"]

@@ -34,3 +34,21 @@ def unjudged(expected: Mapping[str, CaseRecord], judged: Collection[str],
     missing = [rec for nodeid, rec in expected.items() if nodeid not in judged]
     missing.sort(key=lambda r: (r.order is None, r.order or 0, r.nodeid))
     return [not_run_record(rec, why(rec.nodeid)) for rec in missing]
+
+
+#: why a case of a sharded suite is in no shard's results
+NOT_IN_ANY_SHARD = ("no shard's results hold it and no shard deselected it (its shard's job "
+                    "lost it: a results file written by hand, or by a run that did not judge it)")
+
+
+def unjudged_keys(suite: Collection[str], judged: Collection[str],
+                  narrowed: Collection[str]) -> list[CaseRecord]:
+    """The error record of each case of a suite (its keys, as the shards' documents list
+    them) that no shard judged and none left out on purpose, by key: what a merge holds of
+    a case is its key alone."""
+    gone = sorted(set(suite) - set(judged) - set(narrowed))
+    return [not_run_record(CaseRecord(
+        nodeid=key, key=key, order=None, case_id=key.rpartition("::")[2], question="",
+        category=None, intent=None, why=None, expect_tool=None, allow_no_tool=False,
+        case_fingerprint=None, status=None, verdict=Verdict.ERROR), NOT_IN_ANY_SHARD)
+        for key in gone]
