@@ -323,7 +323,9 @@ def pytest_runtest_setup(item):
     ({"conftest_extra": PROVIDER_DOWN}, ("--toolselect-update-baseline",)),
     ({"conftest_extra": SETUP_SKIPS}, ()),
     ({"conftest_extra": RUNS_NOTHING}, ()),
-], ids=["provider-down", "provider-down-update", "setup-skips", "protocol-runs-nothing"])
+    pytest.param({"conftest_extra": RUNS_NOTHING}, ("-n", "2"), marks=NESTED_XDIST),
+], ids=["provider-down", "provider-down-update", "setup-skips", "protocol-runs-nothing",
+        "protocol-runs-nothing-xdist"])
 def test_a_run_where_no_case_ran_fails_and_keeps_the_baseline(
         recorded: Path, tmp_path: Path, files: dict[str, str], args: tuple[str, ...]) -> None:
     # every case item is an error, shown as one everywhere; the baseline is left as it was

@@ -29,6 +29,8 @@ from .shown import shown
 if TYPE_CHECKING:
     from pytest_toolselect.run.session import RunSession
 
+#: the worker's output key of what it expects
+EXPECTED_KEY = "toolselect_expected"
 #: xdist's report for the item a worker was running when it died
 _CRASHED = "???"
 #: why an expected case has no record, by what the controller saw of it
@@ -109,29 +111,47 @@ class NotRunCases:
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         self.started.add(item.nodeid)
 
+    def _manifest(self) -> dict[str, Any]:
+        """What this worker expects, as plain JSON for the controller."""
+        return {"cases": [rec.to_json() for rec in self.expected.values()],
+                "locations": {n: list(loc) for n, loc in self.locations.items()},
+                "dropped": sorted(self.dropped), "narrowed": sorted(self.session.state.narrowed)}
+
+    def _take(self, sent: Any) -> None:
+        """A worker's manifest, on the controller (every worker's holds the same cases)."""
+        if not isinstance(sent, dict) or self.session.settings.is_worker:
+            return
+        for data in sent.get("cases", []):
+            self.expected.setdefault(data["nodeid"], CaseRecord.from_json(data))
+        for nodeid, loc in sent.get("locations", {}).items():
+            self.locations.setdefault(nodeid, (loc[0], loc[1], loc[2]))
+        self.dropped.update(sent.get("dropped", []))
+        self.session.state.narrowed.update(sent.get("narrowed", []))
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item) -> Generator[None, Any, Any]:
         report = yield
         if self.session.settings.is_worker and not self._sent:
-            # plain JSON on the first report: the controller learns what this worker expects
+            # on the first report (a worker that dies later has sent it) and in the worker's
+            # output at its end (a worker whose items never report sends that)
             self._sent = True
-            report.toolselect_expected = {
-                "cases": [rec.to_json() for rec in self.expected.values()],
-                "locations": {n: list(loc) for n, loc in self.locations.items()},
-                "dropped": sorted(self.dropped),
-                "narrowed": sorted(self.session.state.narrowed)}
+            report.toolselect_expected = self._manifest()
         return report
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.session.settings.is_worker:
+            session.config.workeroutput[EXPECTED_KEY] = self._manifest()  # type: ignore[attr-defined]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", None)  # none from a worker that died
+        if isinstance(output, dict):
+            self._take(output.get(EXPECTED_KEY))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        sent = getattr(report, "toolselect_expected", None)
-        if isinstance(sent, dict) and not self.session.settings.is_worker:
-            for data in sent.get("cases", []):
-                self.expected.setdefault(data["nodeid"], CaseRecord.from_json(data))
-            for nodeid, loc in sent.get("locations", {}).items():
-                self.locations.setdefault(nodeid, (loc[0], loc[1], loc[2]))
-            self.dropped.update(sent.get("dropped", []))
-            self.session.state.narrowed.update(sent.get("narrowed", []))
+        self._take(getattr(report, "toolselect_expected", None))
         if report.when == _CRASHED and report.failed:
             self.crashed[report.nodeid] = str(report.longrepr)
 
