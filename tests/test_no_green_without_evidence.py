@@ -80,13 +80,17 @@ def test_a_dropped_case_is_named_as_not_run(recorded: Path, tmp_path: Path,
                                             args: tuple[str, ...]) -> None:
     where = _copy(recorded, tmp_path / "p")
     _write(where, {"conftest_extra": DROPS_ONE})
-    result = _pytest(where, *ARGS, *args)
+    result = _pytest(where, *ARGS, "--toolselect-html=out.html", *args)
     assert result.returncode == 1, result.stdout + result.stderr
     doc = json.loads((where / "out.json").read_text())
     (lost,) = [c for c in doc["cases"] if c["key"] == "registry.toolselect.yaml::find"]
     assert lost["outcome"] == "error" and "without being deselected" in lost["error"], lost
     assert "registry.toolselect.yaml::find" in doc["verdict"]["blocking_cases"]
-    assert "registry.toolselect.yaml::find" in result.stdout
+    # named in the terminal (as an error of its own), the comment and the HTML report
+    assert "ERROR registry.toolselect.yaml::find" in result.stdout, result.stdout
+    assert "without being deselected" in (where / "out.md").read_text()
+    html = (where / "out.html").read_text()
+    assert "registry.toolselect.yaml::find" in html and "without being deselected" in html
 
 
 def test_a_failing_subtest_in_a_case_fails_the_run(recorded: Path, tmp_path: Path) -> None:
