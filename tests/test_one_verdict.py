@@ -206,6 +206,8 @@ ROWS: list[tuple[str, dict[str, str], tuple[str, ...], int]] = [
     ("sessionfinish-wrapper-sets-0", {"conftest_extra": SESSION_PASSES.format(
         opts="wrapper=True, tryfirst=True", before="yield\n    ")}, (), 1),
     ("worker-dies-xdist", {"conftest_extra": WORKER_DIES}, ("-n", "2"), 1),
+    ("worker-dies-no-restart-xdist", {"conftest_extra": WORKER_DIES},
+     ("-n", "2", "--max-worker-restart", "0"), 1),
     ("protocol-skips-one-xdist", {"conftest_extra": PROTOCOL_SKIPS_ONE}, ("-n", "2"), 1),
     ("protocol-skips-one", {"conftest_extra": PROTOCOL_SKIPS_ONE}, (), 1),
     ("dropped-by-conftest", {"conftest_extra": DROPS_ONE}, (), 1),
