@@ -212,6 +212,10 @@ ROWS: list[tuple[str, dict[str, str], tuple[str, ...], int]] = [
     ("protocol-skips-one", {"conftest_extra": PROTOCOL_SKIPS_ONE}, (), 1),
     ("dropped-by-conftest", {"conftest_extra": DROPS_ONE}, (), 1),
     ("dropped-by-conftest-xdist", {"conftest_extra": DROPS_ONE}, ("-n", "2"), 1),
+    ("module-skipped-at-collection", {"test_dec.py": "import pytest\n\npytest.importorskip("
+     "'no_such_module_here')\n" + DECORATED}, (), 1),
+    ("module-skipped-at-collection-xdist", {"test_dec.py": "import pytest\n\npytest.importorskip("
+     "'no_such_module_here')\n" + DECORATED}, ("-n", "2"), 1),
     ("record-stripped-from-reports", {"conftest_extra": STRIPS_THE_RECORD}, (), 1),
     ("record-stripped-from-reports-xdist", {"conftest_extra": STRIPS_THE_RECORD}, ("-n", "2"), 1),
     *[(f"xdist-{mode}", {}, ("-n", "2", "--dist", mode), 1)

@@ -47,8 +47,13 @@ def unjudged_keys(suite: Collection[str], judged: Collection[str],
     them) that no shard judged and none left out on purpose, by key: what a merge holds of
     a case is its key alone."""
     gone = sorted(set(suite) - set(judged) - set(narrowed))
-    return [not_run_record(CaseRecord(
+    return [not_run_record(key_record(key), NOT_IN_ANY_SHARD) for key in gone]
+
+
+def key_record(key: str) -> CaseRecord:
+    """A case known by its key alone (a baseline's entry, a shard's list), as a record:
+    the node id is the key, nothing else is known."""
+    return CaseRecord(
         nodeid=key, key=key, order=None, case_id=key.rpartition("::")[2], question="",
         category=None, intent=None, why=None, expect_tool=None, allow_no_tool=False,
-        case_fingerprint=None, status=None, verdict=Verdict.ERROR), NOT_IN_ANY_SHARD)
-        for key in gone]
+        case_fingerprint=None, status=None, verdict=Verdict.ERROR)

@@ -13,7 +13,9 @@ before (-x, --maxfail) is left to the run's own "stopped" reason.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -66,11 +68,23 @@ class NotRunCases:
         self.started: set[str] = set()
         #: node id -> xdist's message, for the items a worker was running when it died
         self.crashed: dict[str, str] = {}
+        #: node id (the key) -> why, for the baseline's cases of a file skipped at collection
+        self.skipped: dict[str, str] = {}
+        #: a file or folder skipped at collection (importorskip, a module-level skip): why
+        self._skipped_paths: dict[Path, str] = {}
         self._sent = False
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         if self.is_case(item):
             self.collected.append(item)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        # a file skipped whole never shows its cases: the baseline's cases of it are expected
+        if report.skipped and "::" not in report.nodeid and report.nodeid:
+            config = self.session.settings.pytest_config
+            longrepr = report.longrepr
+            reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+            self._skipped_paths[config.rootpath / report.nodeid] = reason
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected.update(id(item) for item in items)
@@ -89,10 +103,31 @@ class NotRunCases:
                 self.locations[item.nodeid] = item.location
                 if id(item) not in final:
                     self.dropped.add(item.nodeid)
+        self._expect_skipped_files()
         # another shard's items are that shard's to run: toolselect merge joins them
         self.session.state.narrowed.update(
             self.session.baselines.key_of(item.nodeid) for item in self.collected
             if id(item) in self.deselected and not item.stash.get(OTHER_SHARD, False))
+
+    def _expect_skipped_files(self) -> None:
+        """The baseline's cases of each file (or folder) skipped at collection: each is
+        expected, and not run unless a later collection of it ran."""
+        from pytest_toolselect.gate.expected import key_record
+        from pytest_toolselect.gate.keys import split
+
+        base = self.session.baselines.baseline if self._skipped_paths else None
+        if base is None:
+            return
+        for path, reason in self._skipped_paths.items():
+            anchor = self.session.settings.config_for(path).root
+            rel = Path(os.path.relpath(path, anchor)).as_posix()
+            for key in base.cases:
+                file = split(key)[0]
+                if (file == rel or file.startswith(rel + "/")) and key not in self.expected:
+                    self.expected[key] = key_record(key)
+                    self.locations[key] = (file, None, key)
+                    self.skipped[key] = (f"its file was skipped at collection ({reason}), so the "
+                                         "baseline's case was never collected")
 
     def _as_record(self, item: pytest.Item, order: int) -> CaseRecord | None:
         case = case_of(item)
@@ -115,7 +150,8 @@ class NotRunCases:
         """What this worker expects, as plain JSON for the controller."""
         return {"cases": [rec.to_json() for rec in self.expected.values()],
                 "locations": {n: list(loc) for n, loc in self.locations.items()},
-                "dropped": sorted(self.dropped), "narrowed": sorted(self.session.state.narrowed)}
+                "dropped": sorted(self.dropped), "narrowed": sorted(self.session.state.narrowed),
+                "skipped": dict(self.skipped)}
 
     def _take(self, sent: Any) -> None:
         """A worker's manifest, on the controller (every worker's holds the same cases)."""
@@ -126,6 +162,7 @@ class NotRunCases:
         for nodeid, loc in sent.get("locations", {}).items():
             self.locations.setdefault(nodeid, (loc[0], loc[1], loc[2]))
         self.dropped.update(sent.get("dropped", []))
+        self.skipped.update(sent.get("skipped", {}))
         self.session.state.narrowed.update(sent.get("narrowed", []))
 
     @pytest.hookimpl(wrapper=True)
@@ -186,6 +223,8 @@ class NotRunCases:
                 return f"its xdist worker died while running it ({self.crashed[nodeid]})"
             if nodeid in self.dropped:
                 return _DROPPED
+            if nodeid in self.skipped:
+                return self.skipped[nodeid]
             if under_xdist:
                 return _NO_REPORT
             return _LOST_RECORD if nodeid in self.started else _NEVER_SET_UP
