@@ -134,3 +134,22 @@ def test_a_run_narrowed_on_purpose_names_what_it_left_out_and_does_not_block_on_
     markdown = (where / "out.md").read_text()
     assert "not run in this run" in markdown and markdown.startswith("## ✅" if status == 0 else "## ❌")
     assert "not run in this run" in (where / "out.html").read_text()
+
+
+def test_a_file_skipped_at_collection_in_a_narrowed_run_is_named_not_blocking(
+        recorded: Path, tmp_path: Path) -> None:
+    where = _copy(recorded, tmp_path / "p")
+    (where / "test_dec.py").write_text("import pytest\n\npytest.importorskip('no_such_module_here')\n"
+                                       + (where / "test_dec.py").read_text())
+    result = _pytest(where, *ARGS, "-k", "officers")
+    assert result.returncode == 0, result.stdout + result.stderr
+    doc = json.loads((where / "out.json").read_text())
+    assert {"test_dec.py::test_find", "test_dec.py::test_officers"} <= set(
+        doc["summary"]["not_run_in_this_run"]), doc["summary"]
+    # without -k the same skip blocks: its cases are expected and never judged
+    blocked = _pytest(where, *ARGS)
+    assert blocked.returncode == 1
+    doc = json.loads((where / "out.json").read_text())
+    assert {"test_dec.py::test_find", "test_dec.py::test_officers"} <= set(
+        doc["verdict"]["blocking_cases"])
+    assert "skipped at collection" in blocked.stdout

@@ -118,16 +118,28 @@ class NotRunCases:
         base = self.session.baselines.baseline if self._skipped_paths else None
         if base is None:
             return
+        settings = self.session.settings
+        option = settings.pytest_config.option
+        # a run narrowed on purpose may have left these out anyway: named, not blocking
+        narrowed = bool(self.deselected or getattr(option, "keyword", "")
+                        or getattr(option, "markexpr", ""))
+        shard = settings.options.shard if settings.in_use() else None
         for path, reason in self._skipped_paths.items():
-            anchor = self.session.settings.config_for(path).root
+            anchor = settings.config_for(path).root
             rel = Path(os.path.relpath(path, anchor)).as_posix()
             for key in base.cases:
                 file = split(key)[0]
-                if (file == rel or file.startswith(rel + "/")) and key not in self.expected:
-                    self.expected[key] = key_record(key)
-                    self.locations[key] = (file, None, key)
-                    self.skipped[key] = (f"its file was skipped at collection ({reason}), so the "
-                                         "baseline's case was never collected")
+                if not (file == rel or file.startswith(rel + "/")) or key in self.expected:
+                    continue
+                if shard is not None and not _in_shard(key, str(shard)):
+                    continue  # another shard's case: that shard names it
+                if narrowed:
+                    self.session.state.narrowed.add(key)
+                    continue
+                self.expected[key] = key_record(key)
+                self.locations[key] = (file, None, key)
+                self.skipped[key] = (f"its file was skipped at collection ({reason}), so the "
+                                     "baseline's case was never collected")
 
     def _as_record(self, item: pytest.Item, order: int) -> CaseRecord | None:
         case = case_of(item)
@@ -229,6 +241,15 @@ class NotRunCases:
                 return _NO_REPORT
             return _LOST_RECORD if nodeid in self.started else _NEVER_SET_UP
         return why
+
+
+def _in_shard(key: str, spec: str) -> bool:
+    from pytest_toolselect.inputs.shard_option import parse_shard
+
+    from .shard import shard_of
+
+    k, n = parse_shard(spec)
+    return shard_of(key, n) == k
 
 
 def _report(session: pytest.Session, rec: CaseRecord,
