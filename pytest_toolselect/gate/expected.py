@@ -36,6 +36,8 @@ def unjudged(expected: Mapping[str, CaseRecord], judged: Collection[str],
     return [not_run_record(rec, why(rec.nodeid)) for rec in missing]
 
 
+#: the question of a case known by its key alone
+UNKNOWN = "(not known: the case was not collected in this run)"
 #: why a case of a sharded suite is in no shard's results
 NOT_IN_ANY_SHARD = ("no shard's results hold it and no shard deselected it (its shard's job "
                     "lost it: a results file written by hand, or by a run that did not judge it)")
@@ -54,6 +56,6 @@ def key_record(key: str) -> CaseRecord:
     """A case known by its key alone (a baseline's entry, a shard's list), as a record:
     the node id is the key, nothing else is known."""
     return CaseRecord(
-        nodeid=key, key=key, order=None, case_id=key.rpartition("::")[2], question="",
+        nodeid=key, key=key, order=None, case_id=key.rpartition("::")[2], question=UNKNOWN,
         category=None, intent=None, why=None, expect_tool=None, allow_no_tool=False,
         case_fingerprint=None, status=None, verdict=Verdict.ERROR)
