@@ -8,12 +8,15 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import anthropic  # noqa: F401  (imported before pytester snapshots sys.modules)
 import pytest
 import test_one_verdict
+from fakeapi import FakeAPI, fake_api_fixture  # noqa: F401
 from test_one_verdict import ARGS, DROPS_ONE, WORKER_DIES, _copy, _pytest, _write
 
-from conftest import NESTED_XDIST
+from conftest import NESTED_XDIST, Project
 
+GROUPS_EXAMPLE = Path(__file__).parent.parent / "examples" / "preference.groups.json"
 #: the regressed suite, recorded once for this module too
 recorded = test_one_verdict.recorded
 
@@ -153,3 +156,27 @@ def test_a_file_skipped_at_collection_in_a_narrowed_run_is_named_not_blocking(
     assert {"test_dec.py::test_find", "test_dec.py::test_officers"} <= set(
         doc["verdict"]["blocking_cases"])
     assert "skipped at collection" in blocked.stdout
+
+
+@pytest.mark.parametrize("args", [(), pytest.param(("-n", "2"), marks=NESTED_XDIST)],
+                         ids=["serial", "xdist"])
+def test_a_preference_group_that_never_ran_fails_the_run(
+        project: Project, fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
+        args: tuple[str, ...]) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    project.config({}, model="anthropic/claude-test", api_base=fake_api.url, retry_backoff=0)
+    doc = json.loads(GROUPS_EXAMPLE.read_text())
+    doc["groups"] = [g for g in doc["groups"] if g["id"] in ("G01", "G02")]
+    (project.path / "probe.groups.json").write_text(json.dumps(doc))
+    project.pytester.makeconftest('''
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item):
+    return True if item.nodeid.endswith("::G02") else None
+''')
+    result = project.pytester.runpytest_subprocess("-p", "no:randomly", *args)
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, out
+    assert "probe.groups.json::G02" in out and "the preference group did not run" in out, out
+    result.assert_outcomes(passed=1, errors=1)

@@ -72,11 +72,18 @@ class NotRunCases:
         self.skipped: dict[str, str] = {}
         #: a file or folder skipped at collection (importorskip, a module-level skip): why
         self._skipped_paths: dict[Path, str] = {}
+        #: node id -> location of each preference group expected (collected, not deselected)
+        self.groups: dict[str, tuple[str, int | None, str]] = {}
+        #: node ids of every item a report reached the controller for
+        self.reported: set[str] = set()
+        self._group_items: list[pytest.Item] = []
         self._sent = False
 
     def pytest_itemcollected(self, item: pytest.Item) -> None:
         if self.is_case(item):
             self.collected.append(item)
+        elif getattr(item, "group", None) is not None:
+            self._group_items.append(item)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         # a file skipped whole never shows its cases: the baseline's cases of it are expected
@@ -104,6 +111,11 @@ class NotRunCases:
                 if id(item) not in final:
                     self.dropped.add(item.nodeid)
         self._expect_skipped_files()
+        for item in self._group_items:
+            if id(item) not in self.deselected:
+                self.groups[item.nodeid] = item.location
+                if id(item) not in final:
+                    self.dropped.add(item.nodeid)
         # another shard's items are that shard's to run: toolselect merge joins them
         self.session.state.narrowed.update(
             self.session.baselines.key_of(item.nodeid) for item in self.collected
@@ -163,7 +175,8 @@ class NotRunCases:
         return {"cases": [rec.to_json() for rec in self.expected.values()],
                 "locations": {n: list(loc) for n, loc in self.locations.items()},
                 "dropped": sorted(self.dropped), "narrowed": sorted(self.session.state.narrowed),
-                "skipped": dict(self.skipped)}
+                "skipped": dict(self.skipped),
+                "groups": {n: list(loc) for n, loc in self.groups.items()}}
 
     def _take(self, sent: Any) -> None:
         """A worker's manifest, on the controller (every worker's holds the same cases)."""
@@ -175,6 +188,8 @@ class NotRunCases:
             self.locations.setdefault(nodeid, (loc[0], loc[1], loc[2]))
         self.dropped.update(sent.get("dropped", []))
         self.skipped.update(sent.get("skipped", {}))
+        for nodeid, loc in sent.get("groups", {}).items():
+            self.groups.setdefault(nodeid, (loc[0], loc[1], loc[2]))
         self.session.state.narrowed.update(sent.get("narrowed", []))
 
     @pytest.hookimpl(wrapper=True)
@@ -201,6 +216,7 @@ class NotRunCases:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._take(getattr(report, "toolselect_expected", None))
+        self.reported.add(report.nodeid)
         if report.when == _CRASHED and report.failed:
             self.crashed[report.nodeid] = str(report.longrepr)
 
@@ -228,6 +244,13 @@ class NotRunCases:
             # this one's too
             self.session.recorder.add_record(rec.to_json())
             _report(session, rec, self.locations.get(rec.nodeid))
+        why = self._why(under_xdist)
+        for nodeid, location in self.groups.items():
+            if nodeid not in self.reported and nodeid not in self.session.state.group_records:
+                # a group that never reported fails the run as any item outside the gate's
+                # cases does (counted among the other items that failed)
+                _report_group(session, nodeid, location, f"the preference group did not run: "
+                                                         f"{why(nodeid)}")
 
     def _why(self, under_xdist: bool) -> Callable[[str], str]:
         def why(nodeid: str) -> str:
@@ -241,6 +264,17 @@ class NotRunCases:
                 return _NO_REPORT
             return _LOST_RECORD if nodeid in self.started else _NEVER_SET_UP
         return why
+
+
+def _report_group(session: pytest.Session, nodeid: str, location: tuple[str, int | None, str],
+                  text: str) -> None:
+    secrets = session.config.stash[RUN_SESSION].settings.server_secrets()
+    report = pytest.TestReport(nodeid, location, {}, "failed", shown(text, secrets), "setup")
+    report.toolselect_shown = True  # type: ignore[attr-defined]
+    hook = session.config.hook
+    hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
+    hook.pytest_runtest_logreport(report=report)
+    hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
 
 
 def _in_shard(key: str, spec: str) -> bool:
