@@ -130,6 +130,37 @@ import pytest
 def pytest_runtest_protocol(item):
     return True
 '''
+#: a worker that dies in the middle of a regressed case: the model was asked (its setup
+#: passed), its verdict never reported (in real life an OOM kill)
+WORKER_DIES = '''
+import os
+
+def pytest_runtest_call(item):
+    if item.nodeid == "test_dec.py::test_find":
+        os._exit(1)
+'''
+#: a conftest that runs one regressed case itself and reports nothing
+PROTOCOL_SKIPS_ONE = '''
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item):
+    return True if item.nodeid == "registry.toolselect.yaml::find" else None
+'''
+#: a conftest that drops a regressed case from the items without deselecting it
+DROPS_ONE = '''
+def pytest_collection_modifyitems(items):
+    items[:] = [i for i in items if i.nodeid != "registry.toolselect.yaml::find"]
+'''
+#: a conftest that takes the gate's record off one regressed case's reports
+STRIPS_THE_RECORD = '''
+import pytest
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report):
+    if report.nodeid == "registry.toolselect.yaml::find" and hasattr(report, "toolselect"):
+        del report.toolselect
+'''
 
 # (row id, extra files, pytest args, expected exit status)
 ROWS: list[tuple[str, dict[str, str], tuple[str, ...], int]] = [
@@ -174,6 +205,19 @@ ROWS: list[tuple[str, dict[str, str], tuple[str, ...], int]] = [
      {"conftest_extra": SESSION_PASSES.format(opts="trylast=True", before="")}, (), 1),
     ("sessionfinish-wrapper-sets-0", {"conftest_extra": SESSION_PASSES.format(
         opts="wrapper=True, tryfirst=True", before="yield\n    ")}, (), 1),
+    ("worker-dies-xdist", {"conftest_extra": WORKER_DIES}, ("-n", "2"), 1),
+    ("worker-dies-no-restart-xdist", {"conftest_extra": WORKER_DIES},
+     ("-n", "2", "--max-worker-restart", "0"), 1),
+    ("protocol-skips-one-xdist", {"conftest_extra": PROTOCOL_SKIPS_ONE}, ("-n", "2"), 1),
+    ("protocol-skips-one", {"conftest_extra": PROTOCOL_SKIPS_ONE}, (), 1),
+    ("dropped-by-conftest", {"conftest_extra": DROPS_ONE}, (), 1),
+    ("dropped-by-conftest-xdist", {"conftest_extra": DROPS_ONE}, ("-n", "2"), 1),
+    ("module-skipped-at-collection", {"test_dec.py": "import pytest\n\npytest.importorskip("
+     "'no_such_module_here')\n" + DECORATED}, (), 1),
+    ("module-skipped-at-collection-xdist", {"test_dec.py": "import pytest\n\npytest.importorskip("
+     "'no_such_module_here')\n" + DECORATED}, ("-n", "2"), 1),
+    ("record-stripped-from-reports", {"conftest_extra": STRIPS_THE_RECORD}, (), 1),
+    ("record-stripped-from-reports-xdist", {"conftest_extra": STRIPS_THE_RECORD}, ("-n", "2"), 1),
     *[(f"xdist-{mode}", {}, ("-n", "2", "--dist", mode), 1)
       for mode in ("load", "loadscope", "loadfile", "loadgroup", "worksteal", "no")],
 ]
@@ -285,7 +329,9 @@ def pytest_runtest_setup(item):
     ({"conftest_extra": PROVIDER_DOWN}, ("--toolselect-update-baseline",)),
     ({"conftest_extra": SETUP_SKIPS}, ()),
     ({"conftest_extra": RUNS_NOTHING}, ()),
-], ids=["provider-down", "provider-down-update", "setup-skips", "protocol-runs-nothing"])
+    pytest.param({"conftest_extra": RUNS_NOTHING}, ("-n", "2"), marks=NESTED_XDIST),
+], ids=["provider-down", "provider-down-update", "setup-skips", "protocol-runs-nothing",
+        "protocol-runs-nothing-xdist"])
 def test_a_run_where_no_case_ran_fails_and_keeps_the_baseline(
         recorded: Path, tmp_path: Path, files: dict[str, str], args: tuple[str, ...]) -> None:
     # every case item is an error, shown as one everywhere; the baseline is left as it was

@@ -140,3 +140,118 @@ def test_an_older_shard_file_without_other_failed_still_fails_on_its_plain_tests
     doc["provenance"]["failed_items"] = 1
     merged = _merge([("s.json", doc)])
     assert merged["provenance"]["exit_status"] == 1 and merged["verdict"]["blocking"]
+
+
+def _as_expected(rec: dict[str, Any]) -> CaseRecord:
+    """What the controller knows of a case before it runs: the case, nothing scored."""
+    return CaseRecord.read({k: rec[k] for k in ("nodeid", "key", "order", "case_id", "question")}
+                           | {"status": None, "verdict": gate.ERROR})
+
+
+@settings(max_examples=100, deadline=None)
+@given(runs(), st.data())
+def test_a_case_missing_from_the_records_blocks_in_the_run_its_document_comment_and_merge(
+        run: tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any], list[int]],
+        data: st.DataObject) -> None:
+    from pytest_toolselect.gate.expected import NOT_RUN, unjudged
+    from pytest_toolselect.report.markdown import render
+
+    records, base, settings_, layout = run
+    n, split = layout[0], layout[1:1 + len(records)]
+    # any non-empty subset of the expected cases ends without a record (a worker died, a
+    # hook ran the tests, a conftest dropped the item)
+    lost = data.draw(st.sets(st.sampled_from([r["key"] for r in records]), min_size=1))
+    expected = {r["nodeid"]: _as_expected(r) for r in records}
+    kept = [r for r in records if r["key"] not in lost]
+
+    def judged(mine: list[dict[str, Any]], of: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The records a controller holds once every case it expected is judged or named."""
+        named = unjudged({r["nodeid"]: expected[r["nodeid"]] for r in of},
+                         {r["nodeid"] for r in mine}, lambda nodeid: f"{nodeid} was lost")
+        assert {r.key for r in named} == {r["key"] for r in of} - {r["key"] for r in mine}
+        together = [*mine, *(r.to_json() for r in named)]
+        return sorted(together, key=lambda r: r["order"])
+
+    whole = _document(judged(kept, records), base, settings_)
+    jsonschema.Draft202012Validator(load_schema("tool_selection.v1")).validate(whole)
+    verdict = whole["verdict"]
+    # the run blocks and names every lost case, whatever else it holds
+    assert verdict["blocking"] and verdict["exit_status"] in (1, 2), verdict
+    assert lost <= set(verdict["blocking_cases"])
+    by_key = {c["key"]: c for c in whole["cases"]}
+    for key in lost:
+        assert by_key[key]["outcome"] == "error" and by_key[key]["error"].startswith(NOT_RUN)
+    typed = [CaseRecord.read(r) for r in judged(kept, records)]
+    suite = gate.measure_suite(typed, _status(base), fail_on_drop=bool(
+        settings_["fail_on_suite_drop"] and not settings_["update_baseline"]))
+    decided = decide(typed, GateSettings.read(settings_), suite_blocks=bool(suite and suite.blocks),
+                     capped=any(r.verdict == gate.SKIPPED for r in typed))
+    assert verdict == decided.to_json()
+    # the comment says blocking and names each lost case
+    comment = render(ResultsDocument.from_json(whole))
+    assert comment.startswith("## ❌"), comment[:200]
+    for key in lost:
+        assert key.replace("_", "\\_").replace(".", "\\.") in comment, key
+
+    # each shard judges what it expected; the merge says what the whole run says
+    keys = sorted(r["key"] for r in records)
+    shards = []
+    for k in range(1, n + 1):
+        of = [r for r, s in zip(records, split, strict=True) if s == k]
+        mine = [r for r in of if r["key"] not in lost]
+        shards.append((f"shard-{k}.json", _document(judged(mine, of), base, settings_,
+                                                    shard={"index": k, "count": n, "keys": keys})))
+    merged = _merge(shards)
+    assert merged["verdict"] == verdict
+    assert merged["provenance"]["exit_status"] == verdict["exit_status"]
+
+
+def test_merge_names_a_case_left_out_on_purpose_only_when_no_shard_ran_it() -> None:
+    settings_ = {"reps": 1, "rule": "fisher-0.005", "history": 1, "fail_on_suite_drop": False,
+                 "update_baseline": False}
+
+    def held(i: int) -> dict[str, Any]:
+        key = f"a.toolselect.yaml::c{i}"
+        return {"nodeid": key, "key": key, "order": i, "case_id": f"c{i}", "question": "q",
+                "status": gate.HELD, "passes": 1, "reps": 1, "verdict": gate.PASSED}
+
+    keys = [held(i)["key"] for i in range(3)]
+
+    def shard(k: int, ran: list[int], narrowed: list[int]) -> tuple[str, dict[str, Any]]:
+        doc = results.build(ResultsInput.read({
+            "provenance": PROVENANCE, "subject": SUBJECT, "settings": settings_,
+            "records": [held(i) for i in ran], "shard": {"index": k, "count": 2, "keys": keys},
+            "not_run_in_this_run": [keys[i] for i in narrowed]})).to_json()
+        assert doc["summary"].get("not_run_in_this_run", []) == [keys[i] for i in narrowed]
+        return f"shard-{k}.json", doc
+
+    # -k left c1 out of shard 1, which shard 2 ran; c2 no shard ran
+    merged = _merge([shard(1, [0], [1, 2]), shard(2, [1], [2])])
+    assert merged["summary"]["not_run_in_this_run"] == [keys[2]]
+    assert not merged["verdict"]["blocking"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(runs(), st.data())
+def test_a_merge_blocks_on_a_case_of_the_suite_that_no_shard_holds(
+        run: tuple[list[dict[str, Any]], dict[str, Any], dict[str, Any], list[int]],
+        data: st.DataObject) -> None:
+    from pytest_toolselect.gate.expected import NOT_IN_ANY_SHARD
+
+    records, base, settings_, layout = run
+    n, split = layout[0], layout[1:1 + len(records)]
+    keys = sorted(r["key"] for r in records)
+    # a shard's file holds fewer cases than its suite (a writer that lost them), unnamed
+    lost = data.draw(st.sets(st.sampled_from(keys), min_size=1))
+    shards = []
+    for k in range(1, n + 1):
+        mine = [r for r, s in zip(records, split, strict=True) if s == k and r["key"] not in lost]
+        shards.append((f"shard-{k}.json", _document(mine, base, settings_,
+                                                    shard={"index": k, "count": n, "keys": keys})))
+    merged = _merge(shards)
+    jsonschema.Draft202012Validator(load_schema("tool_selection.v1")).validate(merged)
+    assert merged["verdict"]["blocking"] and merged["provenance"]["exit_status"] in (1, 2)
+    assert lost <= set(merged["verdict"]["blocking_cases"])
+    named = {c["key"]: c for c in merged["cases"]}
+    for key in lost:
+        assert named[key]["outcome"] == "error" and NOT_IN_ANY_SHARD in named[key]["error"]

@@ -17,6 +17,10 @@ examples:
   toolselect init                                # writes starter.toolselect.yaml here
   toolselect init --server companies -o companies.toolselect.yaml
 
+It also adds required_plugins = pytest-toolselect to the pytest configuration (pytest.ini,
+pyproject.toml, tox.ini or setup.cfg; a pytest.ini when there is none), so a run without
+the plugin fails instead of passing.
+
 exit status: 0 written, 2 bad input (the file exists, a bad config, a server that does not start)
 """
 
@@ -104,4 +108,8 @@ def run(args: argparse.Namespace) -> int:
     count = sum(len(t) for t in found.values())
     print(f"wrote {out}: {count} case{'s' if count != 1 else ''}, one per tool, each asking its "
           "tool's description; edit the questions into what your users ask")
+    from .ini import require_plugin
+
+    # a run without the plugin would collect no case and could pass: pytest refuses it
+    print(require_plugin(config.root))
     return OK

@@ -137,7 +137,8 @@ def decide(cases: Iterable[CaseRecord], settings: GateSettings, *,
         reasons.append(f"{new_lint} new lint finding{'' if new_lint == 1 else 's'}")
     if other_failed:
         reasons.append(f"{other_failed} other item{'' if other_failed == 1 else 's'} failed (not a "
-                       "case's verdict: a plain test, a preference group, a setup outside a case)")
+                       "case's verdict: a plain test, a subtest, a preference group, a setup outside a "
+                       "case)")
     # calls were left unmade, or items never ran: incomplete, unless what ran already blocks
     status = 2 if capped else 1 if reasons else 2 if stopped else 0
     if stopped:

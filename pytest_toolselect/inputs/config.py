@@ -53,15 +53,18 @@ class ServerSpec:
     @property
     def secrets(self) -> tuple[str, ...]:
         """The values of its `env:` and `headers:` that hold secrets (masked in its messages),
-        with the values of the variables they, its `args:` and its `url:` read as ``${NAME}``."""
-        from pytest_toolselect.messages.masking import declared_secrets
+        with the values of the variables they, its `args:` and its `url:` read as ``${NAME}``,
+        and the values of its `args:` flags named like credentials."""
+        from pytest_toolselect.messages.masking import argument_secrets, declared_secrets
 
         from .envrefs import read_variables, resolved_values
 
-        # args and a URL are shown in messages as written: only what they read is private
+        # args and a URL are shown in messages as written: private are what they read, and
+        # in args the value of a flag named like a credential (--password X)
         written = [*self.args, *([self.url] if self.url else [])]
-        return declared_secrets([*resolved_values((*self.env, *self.headers)),
-                                 *read_variables(written)])
+        return tuple(sorted({*declared_secrets([*resolved_values((*self.env, *self.headers)),
+                                                *read_variables(written)]),
+                             *argument_secrets(self.args)}))
 
     @property
     def kind(self) -> str:

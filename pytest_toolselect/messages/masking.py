@@ -98,6 +98,29 @@ def declared_secrets(pairs: Iterable[tuple[str, str]]) -> tuple[str, ...]:
                          if len(str(v)) >= (_MIN_SECRET if is_secret_name(k) else _MIN_DECLARED)}))
 
 
+#: a command-line flag and, after `=`, its value: `--password=x`, `-token`, `--api-key`
+_FLAG = re.compile(r"-{1,2}(?P<name>[A-Za-z][\w.\-]*)(?:=(?P<value>.*))?", re.DOTALL)
+
+
+def argument_secrets(args: Iterable[str]) -> tuple[str, ...]:
+    """The values to mask among a server's command-line ``args``, by the rules of ``env``'s
+    names: the value of a flag named like a credential (``--password X``, ``--api-key=X``,
+    ``--token X``). Other arguments (a script's path, a port) are shown as written; a value
+    shaped like a key is masked wherever it appears anyway."""
+    words = [str(a) for a in args]
+    pairs: list[tuple[str, str]] = []
+    for i, word in enumerate(words):
+        flag = _FLAG.fullmatch(word)
+        if flag is None or not is_secret_name(flag.group("name")):
+            continue
+        value = flag.group("value")
+        if value is None and i + 1 < len(words) and not words[i + 1].startswith("--"):
+            value = words[i + 1]  # `--password X`: the next word is its value
+        if value is not None:
+            pairs.append((flag.group("name"), value))
+    return declared_secrets(pairs)
+
+
 #: the value of a URL query parameter named like a credential: ?token=..., &api_key=...
 _QUERY_SECRET = re.compile(
     r"([?&][\w.\-]*?(?:token|key|secret|password|passwd|pwd|auth|signature|sig|credentials?)s?=)"

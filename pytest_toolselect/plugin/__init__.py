@@ -23,7 +23,17 @@ from pytest_toolselect.run.session import RUN_SESSION, RunSession
 
 from .options import add_options
 from .shown import shown
-from .verdict import CASE, ORDER, RECORD, RUN, CaseFailed, conclude_case, record_failed_body, setup_case
+from .verdict import (
+    CASE,
+    IN_BODY,
+    ORDER,
+    RECORD,
+    RUN,
+    CaseFailed,
+    conclude_case,
+    record_failed_body,
+    setup_case,
+)
 
 CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
 #: tool_preference_groups.v1 files (kept in step with groups.GROUPS_FILE_SUFFIXES)
@@ -66,7 +76,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[RUN_SESSION] = session
     config.pluginmanager.register(SessionHooks(session), "toolselect-session")
     config.pluginmanager.register(StartRefusals(session), "toolselect-start-refusals")
-    from .ownership import NotRunCases
+    from .not_run import NotRunCases
 
     config.pluginmanager.register(NotRunCases(session, _is_case), "toolselect-not-run")
     # registered first, so it runs last (after every hook and every later cleanup)
@@ -231,12 +241,15 @@ class SessionHooks:
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
         case = item.stash.get(CASE, None)
+        item.stash[IN_BODY] = True
         try:
             result = yield
         except BaseException as exc:
             if case is not None:  # the test's own assertion failed: the case still counts
                 record_failed_body(item, case, exc)
             raise
+        finally:
+            item.stash[IN_BODY] = False
         if case is not None:
             conclude_case(item, case)
         return result
@@ -254,6 +267,8 @@ class SessionHooks:
         # the outermost wrapper: whatever marks, flags or plugins made of the report, a
         # case item's outcome is its verdict's (plugin/ownership.py)
         report = yield
+        if item.stash.get(IN_BODY, False):
+            return report  # a subtest's report, made inside the body: its outcome is its own
         rec = item.stash.get(RECORD, None)
         if _is_case(item):
             from .ownership import own_report
@@ -323,14 +338,19 @@ class SessionHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        self.session.state.collected.update(node.workeroutput.get(COLLECTED_KEY, []))
-        self.session.state.case_fingerprints.update(node.workeroutput.get(FINGERPRINTS_KEY, {}))
-        for file, keys in node.workeroutput.get(DEFINED_KEY, {}).items():
+        # a worker that died (killed, os._exit) sends no output: xdist reports its item as
+        # failed, and the cases it never judged are named at the end (plugin/not_run.py)
+        output = getattr(node, "workeroutput", None)
+        if not isinstance(output, dict):
+            return
+        self.session.state.collected.update(output.get(COLLECTED_KEY, []))
+        self.session.state.case_fingerprints.update(output.get(FINGERPRINTS_KEY, {}))
+        for file, keys in output.get(DEFINED_KEY, {}).items():
             self.session.state.defined.setdefault(file, set()).update(keys)
-        stats = node.workeroutput.get(CACHE_STATS_KEY)
+        stats = output.get(CACHE_STATS_KEY)
         if isinstance(stats, dict):
             self.session.state.worker_cache_stats.append(stats)
-        for problem in node.workeroutput.get(PROBLEMS_KEY, []):
+        for problem in output.get(PROBLEMS_KEY, []):
             if problem not in self.session.state.start_problems:  # every worker finds it
                 self.session.state.start_problems.append(problem)
 
@@ -362,6 +382,10 @@ class SessionHooks:
                 self.session.state.report_problems.append(problem)
                 session.exitstatus = pytest.ExitCode.USAGE_ERROR
         self.session.finish()
+        if self.session.state.write_refused is not None:
+            # another subject's baseline is on disk now: said once, a usage error
+            self.session.state.report_problems.append(self.session.state.write_refused)
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
         if self.session.state.gathered() and session.exitstatus not in _PYTEST_DECIDES:
             # the one verdict decides, never the count pytest kept of the items' outcomes
             session.exitstatus = self.session.summary.decision().exit_status
@@ -403,6 +427,11 @@ class SessionHooks:
                 data = dataclasses.replace(data, shown_above=frozenset(state.shown_above))
             for line in lines(summarize(data)):
                 terminalreporter.write_line(self._shown(line))
+            from pytest_toolselect.report.words import not_run_line
+
+            narrowed = not_run_line(sorted(state.narrowed - {r.key for r in state.records.values()}))
+            if narrowed:
+                terminalreporter.write_line(self._shown(narrowed))
         if state.group_records:
             terminalreporter.section("toolselect preference probe")
             for line in run.summary.probe_lines():

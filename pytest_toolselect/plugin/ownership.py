@@ -10,23 +10,22 @@ items of one test (a repeat plugin).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_toolselect.records.run_records import CaseRecord
-from pytest_toolselect.report.printable import printable
 from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.terms.vocabulary import Outcome
 
+from .shown import shown
 from .verdict import ORDER, RECORD, RUN, xfail_reason
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.decision import GateSettings
     from pytest_toolselect.inputs.cases import Case
-    from pytest_toolselect.run.session import RunSession
 
 #: marks whose whole purpose is to change a test's outcome (pytest's skipping plugin)
 OUTCOME_MARKS = ("skip", "skipif", "xfail")
@@ -119,14 +118,17 @@ def own_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Te
         # the body skipped or xfailed itself after the model was asked: the case is scored
         rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, outcome)
         item.stash[RECORD] = rec
-    _set_outcome(report, rec, case, session.summary.gate_settings())
+    _set_outcome(report, rec, case, session.summary.gate_settings(),
+                 session.settings.server_secrets())
     # plain JSON data on the report travels to the xdist controller with it
     report.toolselect = rec.to_json()  # type: ignore[attr-defined]
     report.toolselect_owned = True  # type: ignore[attr-defined]
 
 
 def _set_outcome(report: pytest.TestReport, rec: CaseRecord, case: Case,
-                 settings: GateSettings) -> None:
+                 settings: GateSettings, secrets: Sequence[str] = ()) -> None:
+    """The report's outcome and the text pytest shows for it (terminal, JUnit), masked as
+    every report is (``secrets``: the values the run's servers declare)."""
     from pytest_toolselect.gate.decision import case_outcome
 
     wanted = case_outcome(rec, settings)
@@ -135,18 +137,19 @@ def _set_outcome(report: pytest.TestReport, rec: CaseRecord, case: Case,
             from pytest_toolselect.report.terminal import describe
 
             text = rec.error if wanted == Outcome.ERROR else "\n".join(describe(rec))
-            report.longrepr = printable(str(text))
+            report.longrepr = shown(str(text), secrets)
             report.toolselect_shown = True  # type: ignore[attr-defined]
         # pytest's own words from here on: a report knows passed, failed and skipped
         report.outcome = "failed"
         _drop_xfail(report)
     elif wanted == Outcome.XFAILED:
         report.outcome = "skipped"
-        report.wasxfail = printable(xfail_reason(rec))  # type: ignore[attr-defined]
+        report.wasxfail = shown(xfail_reason(rec), secrets)  # type: ignore[attr-defined]
     elif wanted == Outcome.SKIPPED:
         if not report.skipped:
             report.outcome = "skipped"
-            report.longrepr = (str(case.source or ""), case.line or 0, printable(f"Skipped: {rec.error}"))
+            report.longrepr = (str(case.source or ""), case.line or 0,
+                               shown(f"Skipped: {rec.error}", secrets))
         _drop_xfail(report)
     else:  # passed, or passed with a notice (flaky)
         report.outcome = "passed"
@@ -173,53 +176,3 @@ def shown_status(report: pytest.TestReport) -> tuple[str, str, str] | None:
         return ("error", "E", "ERROR") if report.failed else ("", "", "")
     return ("failed", "F", "FAILED") if report.failed else ("passed", ".", "PASSED")
 
-
-
-
-class NotRunCases:
-    """A selected case item whose setup never began is reported as its setup error at the
-    end of the test loop: a plugin or a conftest that runs the tests itself
-    (pytest_runtest_protocol) left it out, and a case that did not run is an error, never a
-    pass. Shown as any error is (terminal, JUnit), before any report is written."""
-
-    def __init__(self, session: RunSession, is_case: Callable[[pytest.Item], bool]) -> None:
-        self.session, self.is_case = session, is_case
-        self.selected: list[pytest.Item] = []
-        self.started: set[str] = set()
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self.selected = [i for i in session.items if self.is_case(i)]
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtest_setup(self, item: pytest.Item) -> None:
-        self.started.add(item.nodeid)
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, Any]:
-        result = yield
-        # a worker runs only what it is sent; -x, --sw and a dry run leave items out on purpose
-        if not (self.session.settings.is_worker or session.config.option.collectonly
-                or self.session.settings.flag("dry_run") or session.shouldfail or session.shouldstop):
-            for item in self.selected:
-                if item.nodeid not in self.started and RECORD not in item.stash:
-                    _report_not_run(item)
-        return result
-
-
-def _report_not_run(item: pytest.Item) -> None:
-    case = case_of(item)
-    if case is None:
-        return
-    session = item.config.stash[RUN_SESSION]
-    why = ("the case did not run: its test protocol never set it up (a plugin or conftest that "
-           "runs the tests, pytest_runtest_protocol, left it out)")
-    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None, error=why)
-    item.stash[RECORD] = rec
-    report = pytest.TestReport(item.nodeid, item.location, {}, "failed", printable(why), "setup")
-    report.toolselect = rec.to_json()  # type: ignore[attr-defined]
-    report.toolselect_owned = True  # type: ignore[attr-defined]
-    report.toolselect_shown = True  # type: ignore[attr-defined]
-    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    item.ihook.pytest_runtest_logreport(report=report)
-    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)

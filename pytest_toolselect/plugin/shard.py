@@ -19,6 +19,8 @@ from pytest_toolselect.inputs.shard_option import parse_shard
 
 #: each item's index among all items before the shard was taken (the merged report's order)
 GLOBAL_ORDER = pytest.StashKey[int]()
+#: set on an item another shard runs: deselected, and not "not run" (the merge joins them)
+OTHER_SHARD = pytest.StashKey[bool]()
 
 
 def node_key(item: pytest.Item) -> str:
@@ -44,5 +46,7 @@ def select(items: list[pytest.Item], config: pytest.Config, spec: str,
     kept = [item for item in items if mine[id(item)]]
     if len(kept) != len(items):
         dropped = [item for item in items if not mine[id(item)]]
+        for item in dropped:
+            item.stash[OTHER_SHARD] = True
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

@@ -30,6 +30,9 @@ ORDER = pytest.StashKey[int]()
 RUN = pytest.StashKey[CaseOutcome]()
 #: the item's record (a case's or a preference group's), set in setup or call
 RECORD = pytest.StashKey[CaseRecord | GroupRecord]()
+#: set while the test's body runs: a report made then is a subtest's (pytest's subtests
+#: fixture, pytest-subtests), which keeps its own outcome
+IN_BODY = pytest.StashKey[bool]()
 #: a decorated test's case, set by the toolselect_result fixture
 CASE = pytest.StashKey["Case"]()
 
@@ -54,10 +57,11 @@ def warn_unoffered(item: pytest.Item, run: CaseRun) -> None:
         return
     case = run.case
     listed = ", ".join(repr(n) for n in names)
+    secrets = item.config.stash[RUN_SESSION].settings.server_secrets()
     message = shown(
         f"case {case.id!r}: forbid_tools names {listed}, which no server of the case offers, so "
         f"the check fails only if the model calls a tool it was never offered (remove "
-        f"{'it' if len(names) == 1 else 'them'}, or name an offered tool)")
+        f"{'it' if len(names) == 1 else 'them'}, or name an offered tool)", secrets)
     # pointed at the case's line, so the warnings summary names the file and the line
     notice(ToolselectUnofferedWarning(message), filename=str(case.source or item.path),
            lineno=case.line or 0)
@@ -128,11 +132,12 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
     outcome = case_outcome(rec, session.summary.gate_settings())
     if outcome == Outcome.FAILED:
         raise CaseFailed("\n".join(describe(rec, verbose=item.config.get_verbosity() > 0)))
+    secrets = session.settings.server_secrets()
     if outcome == Outcome.XFAILED:
-        pytest.xfail(shown(xfail_reason(rec)))
+        pytest.xfail(shown(xfail_reason(rec), secrets))
     if outcome == Outcome.WARNED:
         text = "\n".join(describe(rec))
-        notice(ToolselectFlakyWarning(shown(f"{item.nodeid}: {text}")))
+        notice(ToolselectFlakyWarning(shown(f"{item.nodeid}: {text}", secrets)))
 
 
 def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> None:

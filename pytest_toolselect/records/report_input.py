@@ -154,6 +154,8 @@ class ResultsInput:
     other_failed: int = 0
     #: a --toolselect-shard run's {"index", "count", "keys"} (None: not sharded)
     shard: Mapping[str, Any] | None = None
+    #: keys of the cases collected and deselected on purpose (-k, -m, --deselect, --lf)
+    not_run_in_this_run: tuple[str, ...] = ()
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> ResultsInput:
@@ -174,4 +176,5 @@ class ResultsInput:
             capped=bool(data.get("capped")), probe_blocks=bool(data.get("probe_blocks")),
             preference=data.get("preference"), lint=data.get("lint"),
             other_failed=int(data.get("other_failed") or 0), shard=data.get("shard"),
+            not_run_in_this_run=tuple(data.get("not_run_in_this_run") or ()),
         )

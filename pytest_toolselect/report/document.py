@@ -97,14 +97,18 @@ class DocumentSummary:
     #: the share held against the baseline as written (gate.suite_line reads it); None: none
     suite: JSONObject | None
     escalations: Escalations | None = None
+    #: keys of the cases collected and deselected on purpose (-k, -m, --deselect, --lf): named,
+    #: not blocking (a case expected and not judged is an error among the cases instead)
+    not_run_in_this_run: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, report: RunReport, suite: JSONObject | None,
-           escalations: Escalations | None) -> DocumentSummary:
+           escalations: Escalations | None,
+           not_run_in_this_run: Sequence[str] = ()) -> DocumentSummary:
         return cls(report.total, dict(report.verdicts), dict(report.categories),
                    report.confusions,
                    {k: dict(v) for k, v in report.intent_disagreements.items()}, suite,
-                   escalations)
+                   escalations, tuple(sorted(not_run_in_this_run)))
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -117,6 +121,8 @@ class DocumentSummary:
         }
         if self.escalations is not None:
             out["escalations"] = self.escalations.to_json()
+        if self.not_run_in_this_run:
+            out["not_run_in_this_run"] = list(self.not_run_in_this_run)
         return out
 
     @classmethod
@@ -130,7 +136,8 @@ class DocumentSummary:
             confusion=tuple(Confusion(c["expected"], c["chosen"], c["count"], c["correct"])
                             for c in data["confusion"]),
             intent_disagreements={k: dict(v) for k, v in data["intent_disagreements"].items()},
-            suite=data["suite"], escalations=Escalations.from_json(esc) if esc else None)
+            suite=data["suite"], escalations=Escalations.from_json(esc) if esc else None,
+            not_run_in_this_run=tuple(data.get("not_run_in_this_run") or ()))
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ from .document import DocumentCost, DocumentSummary, ResultsDocument
 from .html_base import _NONE, _VERDICT_COLOURS, _chip, _clip, _money, script_json
 from .html_cases import _by_severity, _cases_card, _index
 from .html_tools import tools_card
-from .words import escalation_line
+from .words import escalation_line, not_run_line
 
 # -- page ------------------------------------------------------------------------------------
 
@@ -298,6 +298,9 @@ def _facts(doc: ResultsDocument, subject: Subject,
     escalations = doc.summary.escalations
     if escalations:
         yield "adaptive reps", _e(escalation_line(escalations))
+    narrowed = not_run_line(doc.summary.not_run_in_this_run)
+    if narrowed:
+        yield "not run", _e(_clip(narrowed))
     yield "cost", _e(_cost_line(doc.cost))
 
 

@@ -27,7 +27,7 @@ from .document import BaselineShown, DocumentCase, DocumentCost, ResultsDocument
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .printable import printable
 from .run_report import NOTHING, CategoryCount, expected_label
-from .words import attribution_cost_line, counted, escalation_line, verdict_counts
+from .words import attribution_cost_line, counted, escalation_line, not_run_line, verdict_counts
 
 #: GitHub refuses comments over 65,536 characters; leave room for a wrapper's own text
 LIMIT = 60_000
@@ -256,6 +256,9 @@ def _head(doc: ResultsDocument) -> list[str]:
     if summary.escalations:
         out.append("")
         out.append(text(escalation_line(summary.escalations), 500))
+    narrowed = not_run_line(summary.not_run_in_this_run)
+    if narrowed:
+        out += ["", text(narrowed, 1000)]
     return [*out, ""]
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from pytest_toolselect.exchange.json_value import JSONObject
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES
+from pytest_toolselect.gate.expected import unjudged_keys
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.records.baseline_entry import GroupEntry
 from pytest_toolselect.records.run_records import CaseRecord
@@ -58,6 +59,12 @@ def merge_documents(documents: Sequence[tuple[str, ResultsDocument]],
                                       file=path, fix="give every job the same N in --toolselect-shard K/N")
             seen[case["nodeid"]] = path
             cases.append(dict(case))
+    if not missing:
+        # every shard is here: each case of the suite was judged, left out on purpose, or lost
+        suite = {k for _, doc in documents if doc.shard is not None for k in doc.shard.keys}
+        narrowed = {k for _, doc in documents for k in doc.summary.not_run_in_this_run}
+        cases += [results.case_entry(rec, None, first.settings) for rec in unjudged_keys(
+            suite, {c.get("key") or c["nodeid"] for c in cases}, narrowed)]
     # the whole suite's order, which every shard kept (older files: node id order)
     cases.sort(key=lambda c: (c.get("order") is None, c.get("order") or 0, c["nodeid"]))
     settings = first.settings
@@ -107,7 +114,9 @@ def merge_documents(documents: Sequence[tuple[str, ResultsDocument]],
         # --partial: the shards it lacks said in the document, so no reader takes it for the
         # whole suite
         verdict=DocumentVerdict.of(decision, missing),
-        summary=DocumentSummary.of(report, suite, results.escalations(records)),
+        summary=DocumentSummary.of(report, suite, results.escalations(records), sorted(
+            {k for _, doc in documents for k in doc.summary.not_run_in_this_run}
+            - {r.key for r in records})),
         cost=DocumentCost.of(report, dict(savings), first.cost.cap_usd, capped, probe_cost),
         cases=tuple(cases),
         preference=preference,

@@ -136,7 +136,8 @@ def build(data: ResultsInput) -> ResultsDocument:
                               tuple(data.gone)),
         verdict=DocumentVerdict.of(decision),
         # adaptive reps asked some cases again (absent otherwise: older readers see no change)
-        summary=DocumentSummary.of(report, suite, data.escalations),
+        summary=DocumentSummary.of(report, suite, data.escalations, sorted(
+            set(data.not_run_in_this_run) - {r.key for r in records})),
         cost=DocumentCost.of(report, data.cache_savings, data.cost_cap, data.capped, probe_cost),
         cases=tuple(cases),
         preference=preference,

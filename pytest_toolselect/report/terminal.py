@@ -97,7 +97,8 @@ def describe(rec: CaseRecord, *, error_above: bool = False,
                    "raise max_tokens)")
     if rec.test_failure:
         out.append(f"test:     {rec.test_failure}")
-    out.append(f"why:      {clip_text(str(rec.why))}")
+    if rec.why is not None:  # None: a case known by its key alone (gate.expected.key_record)
+        out.append(f"why:      {clip_text(str(rec.why))}")
     for note, details in notes(rec):
         out.append(f"note:     {note}")
         out.extend(f"            {line}" for line in details)

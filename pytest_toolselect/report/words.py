@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -29,6 +29,20 @@ def attribution_cost_line(spent: Mapping[str, Any]) -> str:
     """The attribution's share of the cost, in one line (its calls are in the totals)."""
     return (f"attribution: {counted(spent['calls'], 'call')} asking {counted(spent['cases'], 'case')} "
             f"again with the baseline's tools, ${spent['priced_usd']:.4f} (in the totals above)")
+
+
+#: keys named in a not-run line before "and N more"
+NOT_RUN_SHOWN = 5
+
+
+def not_run_line(keys: Sequence[str]) -> str | None:
+    """The cases the run left out on purpose (deselected with -k, -m, --deselect or --lf):
+    named, never blocking. None: every case the run collected ran."""
+    if not keys:
+        return None
+    more = f" and {len(keys) - NOT_RUN_SHOWN} more" if len(keys) > NOT_RUN_SHOWN else ""
+    return (f"not run in this run (deselected on purpose: -k, -m, --deselect, --lf; not "
+            f"blocking): {counted(len(keys), 'case')}: {', '.join(keys[:NOT_RUN_SHOWN])}{more}")
 
 
 def escalation_line(escalations: Escalations | Mapping[str, Any]) -> str:

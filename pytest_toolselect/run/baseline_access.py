@@ -32,6 +32,7 @@ class BaselineAccess:
         self.state = state
         #: the file as read by ``load`` (None: not read yet, absent, empty or replaced)
         self._stored: Baseline | None = None
+        self._replacing: Baseline | None = None
         self._loaded = False
         self._reworded: tuple[tuple[Mapping[str, Any], int], dict[str, str]] | None = None
         self._migrated: tuple[tuple[int, int, int], Baseline] | None = None
@@ -61,6 +62,7 @@ class BaselineAccess:
         if differ and self.settings.flag("update_baseline"):
             # asked to re-record for this subject: the other subject's entries are not compared
             self.state.replaced_subject = stored.subject
+            self._replacing = stored
             return
         if differ:
             # the subject's provider names what a baseline belongs to ("litellm" on the openai
@@ -78,6 +80,12 @@ class BaselineAccess:
                 "or point --toolselect-baseline at another file."
             )
         self._stored = stored
+
+    @property
+    def replacing(self) -> Baseline | None:
+        """Another subject's baseline an explicit update read at its start, to re-record for
+        this run's subject (written over only if the file is still that one)."""
+        return self._replacing
 
     @property
     def stored(self) -> Baseline | None:

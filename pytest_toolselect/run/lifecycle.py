@@ -46,6 +46,8 @@ class Baselines(Protocol):
     def baseline_path(self) -> Path | None: ...
     def reworded(self) -> dict[str, str]: ...
     def renamed_from(self, case_fp: str) -> str | None: ...
+    @property
+    def replacing(self) -> Baseline | None: ...
 
 
 #: under this share of the baseline's entries found in the run, a compare is refused
@@ -211,6 +213,7 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
     read-only file."""
     from pytest_toolselect.gate.atomic import locked
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
+    from pytest_toolselect.gate.overwrite import overwrite_refusal
 
     path = run.baseline_path
     assert path is not None
@@ -231,6 +234,11 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
             on_disk = load(path)
             if on_disk is not None and on_disk.empty:
                 on_disk = None  # an empty baseline counts as absent
+            refused = overwrite_refusal(path, on_disk, run.wiring.subject, run.replacing)
+            if refused is not None:
+                # never over another subject's baseline: a usage error, the file as it is
+                run.state.write_refused = refused
+                return
             if on_disk is not None and not subject_mismatch(on_disk.subject, run.wiring.subject):
                 # another run may have written it since this one started: merge with that
                 old = migrate(run.state, on_disk)

@@ -38,6 +38,10 @@ class RunState:
     #: and every parameter set of a parametrized @case function, by the function's key
     #: (``test_x.py::test_f``: it holds ``::``, a file part never does; plugin.collect)
     defined: dict[str, set[str]] = field(default_factory=dict)
+    #: keys of the cases collected and then deselected (-k, -m, --deselect, --lf, a shard):
+    #: narrowed on purpose, said as not run in this run (plugin.not_run; on the controller,
+    #: from the workers too)
+    narrowed: set[str] = field(default_factory=set)
     #: node id -> baseline key, for the items of this process (BaselineAccess.add_item_key)
     keys: dict[str, str] = field(default_factory=dict)
     #: a key's file part -> the folder it is relative to (add_item_key and the collectors)
@@ -48,6 +52,9 @@ class RunState:
     baseline_written: Path | None = None
     #: the subject of a baseline --toolselect-update-baseline re-recorded (BaselineAccess)
     replaced_subject: Subject | None = None
+    #: why the baseline was not written over the file on disk (another subject's): the run
+    #: ends as a usage error (the lifecycle)
+    write_refused: str | None = None
     #: pytest's session, once it started (the plugin)
     pytest_session: pytest.Session | None = None
     #: the exit status the plugin gave the session at its end; a failing one is put back if

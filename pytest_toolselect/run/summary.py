@@ -203,6 +203,7 @@ class SessionSummary:
             lint=self.lint_document(),
             other_failed=self.state.other_failed,
             shard=self.shard(),
+            not_run_in_this_run=tuple(sorted(self.state.narrowed)),
         )
 
     def lint_document(self) -> dict[str, Any] | None:
