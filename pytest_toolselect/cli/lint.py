@@ -47,15 +47,24 @@ def build_report(config_path: str | None, model: str | None = None) -> dict[str,
     """Discover, lint and return the report as plain data (the JSON document)."""
     from pytest_toolselect.inputs.option_table import DEFAULT_MODEL
     from pytest_toolselect.lint.decorated import find_decorated
-    from pytest_toolselect.lint.run import CASE_SUFFIXES, lint, load_cases, project_files, toolset_of
+    from pytest_toolselect.lint.run import (
+        CASE_SUFFIXES,
+        instructions_of,
+        lint,
+        load_cases,
+        project_files,
+        toolset_of,
+    )
 
-    from .tools import discovered
+    from .tools import discovered, discovery_timeout
 
     config, tools = discovered(config_path, None)
+    # the servers are discovered once: their instructions come from the same cache
+    instructions = instructions_of(config, discovery_timeout(config))
     files = project_files(config.root)
     cases = load_cases([p for p in files if p.name.endswith(CASE_SUFFIXES)], config)
     chosen = model or str(config.options.get("model") or DEFAULT_MODEL)
-    toolset = toolset_of(config, tools, cases, chosen, find_decorated(files))
+    toolset = toolset_of(config, tools, cases, chosen, find_decorated(files), instructions)
     return lint(toolset, config.identifiers, allow=config.lint_allow).to_dict()
 
 

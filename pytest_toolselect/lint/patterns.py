@@ -31,10 +31,13 @@ def _p(name: str, weight: float, says: str, *alternatives: str) -> Pattern:
     return Pattern(name, weight, re.compile("|".join(f"(?:{a})" for a in alternatives)), says)
 
 
-#: credential files and stores: a tool has no business naming them to the model
-SECRET_FILES = (r"~/\.ssh|\.ssh/|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|/etc/(?:passwd|shadow)"
+#: a public key or a file's template is no secret: "~/.ssh/id_ed25519.pub", ".env.example"
+_TEMPLATE = r"(?![.-](?:example|sample|template|dist|defaults?|tmpl|tpl|schema)\b)"
+#: credential files and stores: a tool has no business asking the model for them
+SECRET_FILES = (rf"\.ssh\b(?!/[\w.-]*\.pub\b)(?!/(?:known_hosts|authorized_keys)\b)"
+                rf"|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub\b)|\.aws/credentials|/etc/(?:passwd|shadow)"
                 r"|\.git-credentials|\.netrc\b|\.npmrc\b|\.pypirc\b|\.kube/config|\.docker/config"
-                r"|\bmcp\.json\b|claude_desktop_config|\.cursor/|wallet\.dat|\.gnupg|\.env\b")
+                rf"|\bmcp\.json\b|claude_desktop_config|\.cursor/|wallet\.dat|\.gnupg|\.env\b{_TEMPLATE}")
 #: secrets a tool may ask a model to hand over, in a few languages
 SECRETS = (SECRET_FILES + r"|api[ _-]?keys?|secret[ _-]?keys?|access[ _-]?tokens?"
            r"|auth(?:entication)?[ _-]?tokens?|private[ _-]?keys?|keychain|bearer|passwords?|passwd"
@@ -81,9 +84,26 @@ PATTERNS: tuple[Pattern, ...] = (
        r"<\s*/?\s*(?:important|system|instructions?|secret|hidden|admin|critical|override|assistant|"
        r"system[_-]?prompt)\s*>", r"\[\s*(?:system|important|instructions?|hidden)\b[\w ]{0,20}\]",
        r"\{\{\s*(?:system|instructions?)\s*\}\}"),
-    _p("secret-file", 1.0, "names a credential file", SECRET_FILES),
+    # a file's name alone is how ordinary tools say where they work ("the .env file beside
+    # the compose file"): evidence only beside an instruction (read it, send it, keep quiet)
+    _p("comment", 1.0, "an HTML comment (hidden where the text is rendered) addressed to the model",
+       r"<!--(?:(?!-->).){0,300}?\b(?:ai|assistant|model|llm|agent|claude|gpt|chatgpt|system|"
+       r"instructions?|ignore|important|must|you)\b"),
+    _p("chat-template", 1.0, "a chat template's turn markers, which forge a system or user turn",
+       r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|"
+       r"eot_id|begin_of_text|start|end|message|channel)\s*\|>", r"\[/?inst\]", r"<</?sys>>",
+       r"<\s*/?\s*(?:start_of_turn|end_of_turn)\s*>"),
+    _p("role-play", 1.0, "a role-play jailbreak: the model is told to be another, unbound assistant",
+       r"\bdo anything now\b", r"\b(?:dan|developer|god|jailbreak|unrestricted|unfiltered)\s+mode\b",
+       r"\b(?:act|acting|behave|respond|answer|pretend|roleplay|role-play)\w*\s+(?:as|like|to be)\s+"
+       r"(?:if you (?:were|are)\s+)?(?:an?\s+)?(?:dan|stan|dude|(?:un(?:restricted|filtered|censored|"
+       r"aligned)|jailbroken|evil|rogue)\b)",
+       r"\byou are (?:now )?(?:dan|free of|freed from|no longer bound|not bound)\b"),
+    _p("secret-file", 0.5, "names a credential file", SECRET_FILES),
+    # "loads a kubeconfig without their credentials" asks for none
     _p("read-secret", 0.6, "asks for a secret, a file's contents or the conversation",
-       rf"(?:{_READ}).{{0,50}}(?:{SECRETS})"),
+       rf"(?:{_READ})(?:(?!\b(?:without|no|not|never|except|excluding|masked|redacted|omit\w*)\b)"
+       rf".){{0,50}}(?:{SECRETS})"),
     _p("exfiltrate", 0.6, "tells the model to put data in a parameter or send it somewhere",
        r"\b(?:pass|put|include|send|add|place|insert|append)\w*\s+(?:it|them|this|that|its|their|the"
        r"\s+\w+)\b.{0,40}\b(?:as|in|into|to)\s+(?:the\s+)?['\"`]?\w+['\"`]?\s+(?:parameter|argument|field)",
@@ -105,23 +125,45 @@ PATTERNS: tuple[Pattern, ...] = (
 )
 
 
+#: what a server's instructions say by nature: they are addressed to the model, so a
+#: command or a task before using a tool is no sign there on its own (beside another, it is)
+ADDRESSING = frozenset({"command", "before-use"})
+
+
 @dataclass(frozen=True)
 class Match:
     pattern: Pattern
     text: str
+    #: how the text was read when it matched ("" as written; else "base64", "rot13", ...)
+    reading: str = ""
+
+    @property
+    def how(self) -> str:
+        return f", read as {self.reading}" if self.reading else ""
 
 
-def matches(readings: tuple[str, ...]) -> list[Match]:
-    """The patterns the texts match (each once: its first matched phrase)."""
+def matches(readings: tuple[str, ...],
+            decoded: tuple[tuple[str, str], ...] = ()) -> list[Match]:
+    """The patterns the texts match (each once: its first matched phrase), the texts as
+    written first, then the (how, text) readings decoded from them."""
     found = []
     for pattern in PATTERNS:
-        for text in readings:
+        for how, text in (*(("", r) for r in readings), *decoded):
             m = pattern.regex.search(text)
             if m:
-                found.append(Match(pattern, m.group(0)))
+                found.append(Match(pattern, m.group(0), how))
                 break
     return found
 
 
-def score(found: list[Match]) -> float:
-    return round(sum(m.pattern.weight for m in found), 2)
+def counts(found: list[Match], system: bool = False) -> list[Match]:
+    """The matches that count: all of a tool's; of a server's instructions, those that only
+    say the text addresses the model count beside another sign only."""
+    if system and all(m.pattern.name in ADDRESSING for m in found):
+        return []
+    return found
+
+
+def score(found: list[Match], system: bool = False) -> float:
+    """The weight of the distinct patterns found that count (see counts())."""
+    return round(sum(m.pattern.weight for m in counts(found, system)), 2)

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import patterns
+from .decode import decoded
 from .findings import ERROR, WARNING, Finding
 from .text import escaped, find_hidden, normal, readings, strings
 
@@ -15,6 +17,40 @@ if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
 
     from .tool_rules import ToolSet
+
+
+#: what a finding on a server's instructions names in place of a tool (brackets and a space:
+#: no valid tool name, so it never meets one)
+SYSTEM = "(system prompt)"
+
+
+@dataclass(frozen=True)
+class Readable:
+    """One thing of a server a model reads: a tool (its name, description and schema), or the
+    server's instructions, which reach the model as the system prompt."""
+
+    server: str
+    #: the tool's name, or SYSTEM
+    name: str
+    #: (place, text) of every text of it
+    texts: tuple[tuple[str, str], ...]
+
+    @property
+    def system(self) -> bool:
+        return self.name == SYSTEM
+
+    @property
+    def subject(self) -> str:
+        # one server's instructions apart from another's in the findings' ids
+        return self.server if self.system else ""
+
+    @property
+    def called(self) -> str:
+        return f"server {self.server}'s instructions (its system prompt)" if self.system else self.name
+
+    def read(self) -> str:
+        """Everything a model reads of it but the schema's keys, as one text."""
+        return " \n ".join(t for place, t in self.texts if not place.endswith("(key)"))
 
 
 def _texts(tool: Tool) -> Iterator[tuple[str, str]]:
@@ -25,9 +61,12 @@ def _texts(tool: Tool) -> Iterator[tuple[str, str]]:
         yield f"schema {place}", text
 
 
-def _read(tool: Tool) -> str:
-    """Everything a model reads of a tool but the schema's keys, as one text."""
-    return " \n ".join(t for place, t in _texts(tool) if not place.endswith("(key)"))
+def readables(toolset: ToolSet) -> list[Readable]:
+    """Every tool of the set, then every server's instructions."""
+    out = [Readable(server, tool.name, tuple(_texts(tool))) for server, tool in toolset.all_tools()]
+    out += [Readable(server, SYSTEM, (("instructions", text),))
+            for server, text in toolset.instructions.items() if text and text.strip()]
+    return out
 
 
 # --- hidden text -------------------------------------------------------------------------
@@ -35,19 +74,19 @@ def _read(tool: Tool) -> str:
 
 def hidden_text(toolset: ToolSet) -> list[Finding]:
     found = []
-    for server, tool in toolset.all_tools():
-        for place, text in _texts(tool):
+    for item in readables(toolset):
+        for place, text in item.texts:
             h = find_hidden(text)
             if h is None:
                 continue
             spelled = f"; its tag characters spell {h.tags[:120]!r}" if h.tags else ""
             found.append(Finding(
-                "hidden-text", ERROR, (server,), (tool.name,),
-                f"{escaped(tool.name)}: its {place} holds {len(h.chars)} invisible character(s) "
+                "hidden-text", ERROR, (item.server,), (item.name,),
+                f"{escaped(item.called)}: its {place} holds {len(h.chars)} invisible character(s) "
                 f"({', '.join(h.to_dict()['kinds'])}) a reviewer does not see and a model reads: "
                 f"{h.excerpt}{spelled}",
                 "remove them: the text a model reads should be the text a reviewer approved",
-                {"place": place, **h.to_dict()}, subject=place))
+                {"place": place, **h.to_dict()}, subject=":".join(filter(None, (place, item.subject)))))
     return found
 
 
@@ -56,21 +95,26 @@ def hidden_text(toolset: ToolSet) -> list[Finding]:
 
 def model_instructions(toolset: ToolSet) -> list[Finding]:
     found = []
-    for server, tool in toolset.all_tools():
-        hits = patterns.matches(readings(_read(tool)))
-        total = patterns.score(hits)
+    for item in readables(toolset):
+        text = item.read()
+        hits = patterns.matches(readings(text), decoded(text))
+        total = patterns.score(hits, system=item.system)
         if total < patterns.SCORE:
             continue
-        said = "; ".join(f"{m.pattern.says} ({m.text[:80]!r}, {m.pattern.weight:g})" for m in hits)
+        counted = patterns.counts(hits, item.system)
+        said = "; ".join(f"{m.pattern.says} ({m.text[:80]!r}{m.how}, {m.pattern.weight:g})"
+                         for m in counted)
+        speaks = ("holds instructions no server's system prompt has cause to give" if item.system
+                  else "speaks to the model rather than describing the tool")
         found.append(Finding(
-            "model-instructions", ERROR, (server,), (tool.name,),
-            f"{tool.name}'s text speaks to the model rather than describing the tool "
-            f"(score {total:g}, threshold {patterns.SCORE:g}): {said}",
+            "model-instructions", ERROR, (item.server,), (item.name,),
+            f"{item.called}'s text {speaks} (score {total:g}, threshold {patterns.SCORE:g}): {said}",
             "describe what the tool does and returns; a description that instructs the model is "
             "how a poisoned tool steers it (review the server before trusting it)",
             {"score": total, "threshold": patterns.SCORE,
-             "matched": [{"pattern": m.pattern.name, "text": m.text, "weight": m.pattern.weight}
-                         for m in hits]}))
+             "matched": [{"pattern": m.pattern.name, "text": m.text, "weight": m.pattern.weight,
+                          **({"read_as": m.reading} if m.reading else {})} for m in counted]},
+            subject=item.subject))
     return found
 
 
@@ -164,43 +208,47 @@ def cross_server_shadowing(toolset: ToolSet) -> list[Finding]:
     mention = re.compile("(?<![\\w-])(" + "|".join(
         re.escape(n) for n in sorted(owners, key=len, reverse=True)) + ")(?![\\w-])") if owners else None
     found = []
-    for server, tool in toolset.all_tools():
-        own = {normal(tool.name), normal(toolset.offered_name(server, tool))}
-        sentences = [s for r in readings(_read(tool)) for s in _SENTENCE.split(r)]
+    for item in readables(toolset):
+        server = item.server
+        own = {normal(item.name)} | {normal(toolset.offered_name(server, t))
+                                     for t in toolset.servers.get(server, ()) if t.name == item.name}
+        sentences = [s for r in readings(item.read()) for s in _SENTENCE.split(r)]
         named: dict[str, str] = {}
         for sentence in sentences if mention is not None else ():
             for name in dict.fromkeys(mention.findall(sentence)):
                 if name in own or name in named:
                     continue
-                if server not in owners[name] or _HOWTO.search(sentence):
+                # a server's instructions are where it says how to use its own tools
+                if server not in owners[name] or (_HOWTO.search(sentence) and not item.system):
                     named[name] = sentence
         for name, sentence in sorted(named.items()):
             others = sorted(owners[name] - {server})
             if server in owners[name]:
                 found.append(Finding(
-                    "cross-server-shadowing", WARNING, (server,), (tool.name,),
-                    f"{tool.name} tells the model how to use {name}, another tool of its server: "
+                    "cross-server-shadowing", WARNING, (server,), (item.name,),
+                    f"{item.called} tells the model how to use {name}, another tool of its server: "
                     f"{sentence[:160]!r}",
                     f"say when to use {name} instead, not how to call it; the way to call a tool "
                     "belongs in that tool's own description", {"names": name, "sentence": sentence},
                     subject=name))
             else:
                 found.append(Finding(
-                    "cross-server-shadowing", ERROR, (server,), (tool.name,),
-                    f"{tool.name} ({server}) names {name}, a tool of server "
+                    "cross-server-shadowing", ERROR, (server,), (item.name,),
+                    f"{item.called} ({server}) names {name}, a tool of server "
                     f"{', '.join(others)} it does not own: {sentence[:160]!r}",
                     "a tool's description speaks of its own server's tools only; one that steers "
                     "another server's tools can change what they do (remove the sentence)",
-                    {"names": name, "owners": others, "sentence": sentence}, subject=name))
+                    {"names": name, "owners": others, "sentence": sentence},
+                    subject=":".join(filter(None, (name, item.subject)))))
         for sentence in sentences:
             m = _OTHERS.search(sentence)
             if m and not re.search(r"\bthis (?:tool|function)\b", sentence):
                 found.append(Finding(
-                    "cross-server-shadowing", ERROR, (server,), (tool.name,),
-                    f"{tool.name} tells the model how to use tools it does not own: "
+                    "cross-server-shadowing", ERROR, (server,), (item.name,),
+                    f"{item.called} tells the model how to use tools it does not own: "
                     f"{sentence[:160]!r}",
                     "describe this tool only; instructions for other tools (or all tools) change "
                     "what the model does with them", {"sentence": sentence, "matched": m.group(0)},
-                    subject="other-tools"))
+                    subject=":".join(filter(None, ("other-tools", item.subject)))))
                 break
     return found

@@ -14,6 +14,7 @@ from .findings import Finding, ordered, unsilenced
 from .similarity import THRESHOLD, similarity
 
 if TYPE_CHECKING:
+    from pytest_toolselect.discovery.found import ServerTools
     from pytest_toolselect.inputs.cases import Case, IdentifierSettings
     from pytest_toolselect.inputs.config import Config
 
@@ -76,9 +77,10 @@ def lint(toolset: rules.ToolSet, settings: IdentifierSettings, threshold: float 
                       sim.matrix, threshold, coverage, size, toolset.case_count)
 
 
-def discover_all(config: Config, timeout: float | None = None,
-                 only: Sequence[str] | None = None) -> dict[str, tuple[Any, ...]]:
-    """Every server of the config (or those named), discovered as the gate does (cached)."""
+def discover_servers(config: Config, timeout: float | None = None,
+                     only: Sequence[str] | None = None) -> dict[str, ServerTools]:
+    """Every server of the config (or those named), discovered as the gate does (cached):
+    its tools and its instructions."""
     from pytest_toolselect.discovery.servers import discover
 
     found = {}
@@ -87,8 +89,21 @@ def discover_all(config: Config, timeout: float | None = None,
             continue
         if spec.timeout is None and timeout is not None:
             spec = replace(spec, timeout=timeout)
-        found[name] = discover(spec, config.root).tools
+        found[name] = discover(spec, config.root)
     return found
+
+
+def discover_all(config: Config, timeout: float | None = None,
+                 only: Sequence[str] | None = None) -> dict[str, tuple[Any, ...]]:
+    """Every server's tools (or those named), discovered as the gate does (cached)."""
+    return {name: found.tools for name, found in discover_servers(config, timeout, only).items()}
+
+
+def instructions_of(config: Config, timeout: float | None = None,
+                    only: Sequence[str] | None = None) -> dict[str, str]:
+    """The servers' instructions (their system prompt), of those that give any (cached)."""
+    return {name: found.instructions for name, found in discover_servers(config, timeout, only).items()
+            if found.instructions}
 
 
 def project_files(root: Path) -> list[Path]:
@@ -115,6 +130,7 @@ def load_cases(paths: Iterable[Path], config: Config) -> list[Case]:
 
 
 def toolset_of(config: Config, tools: dict[str, tuple[Any, ...]], cases: Sequence[Case],
-               model: str, decorated: Sequence[DecoratedCase] = ()) -> rules.ToolSet:
+               model: str, decorated: Sequence[DecoratedCase] = (),
+               instructions: Mapping[str, str] | None = None) -> rules.ToolSet:
     return rules.ToolSet(tools, config.tool_name_format, model, config.prices, tuple(cases),
-                         tuple(decorated))
+                         tuple(decorated), dict(instructions or {}))

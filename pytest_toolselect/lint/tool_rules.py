@@ -52,6 +52,8 @@ class ToolSet:
     cases: Sequence[Case] = ()
     #: decorated cases the `toolselect lint` command read from test files (not collected)
     decorated: Sequence[DecoratedCase] = ()
+    #: server -> its MCP ``instructions`` (sent as the system prompt), for those that give any
+    instructions: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def case_count(self) -> int:

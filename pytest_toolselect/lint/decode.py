@@ -1,0 +1,126 @@
+"""The other readings of a text a model can follow and a pattern would miss as written.
+
+A model reads base64 and rot13, looks past a homoglyph, joins spaced-out or leetspeak
+letters and reads the words of a tool's name; a regular expression does none of that. Each
+reading here is a normalised text (lint/text.py) and how it was read, for the phrase rules
+to match beside the text itself. What stays out of reach is said in docs/lint.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import json
+import re
+from functools import lru_cache
+from importlib import resources
+
+from .text import normal
+
+#: a run of single letters or digits with one separator between each ("i g n o r e", "i.g.n")
+_SPACED = re.compile(r"(?<![^\W_])(?:[^\W_][ .\-_*·/|]){3,}[^\W_](?![^\W_])")
+#: the words an instruction to the model is made of, to split a de-spaced run back into words
+_VOCABULARY = re.compile(
+    r"instructions?|previous|disregard|ignore|forget|override|bypass|prior|above|earlier|prompts?"
+    r"|rules|system|everything|all|any|do|not|never|tell|inform|mention|reveal|the|users?|read|send"
+    r"|secret|password|keys?|ssh|credentials?|you|are|now|must|important")
+#: a word that mixes letters with the digits and signs leetspeak writes for letters
+_LEET_WORD = re.compile(r"\b(?=[\w@$!|]*[a-z])(?=[\w@$!|]*[0-9@$!|])[\w@$!|]{3,}")
+_LEET = (str.maketrans("013457@$!|8", "oieastasiib"), str.maketrans("013457@$!|8", "oleastasllb"))
+#: text long enough to be base64 (or base64url) of a phrase
+_BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+
+
+@lru_cache(maxsize=1)
+def _confusables() -> dict[str, str]:
+    """Each non-ASCII character the Unicode confusables table gives an ASCII letter or digit
+    for, mapped to it (Cyrillic 'о', Greek 'ο', mathematical '𝐨' -> 'o')."""
+    data = json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json")
+                      .read_text(encoding="utf-8"))
+    fold = {}
+    for ch, glyphs in data.items():
+        if len(ch) != 1 or ch.isascii():
+            continue
+        ascii_ = [g["c"] for g in glyphs if len(g["c"]) == 1 and g["c"].isascii() and g["c"].isalnum()]
+        if ascii_:
+            fold[ch] = ascii_[0].lower()
+    return fold
+
+
+def homoglyphs(text: str) -> str:
+    """The text with every word whose non-ASCII letters all have an ASCII look-alike written
+    in ASCII: a word of another script that has a letter of its own stays as it is."""
+    fold = _confusables()
+
+    def word(m: re.Match[str]) -> str:
+        w = m.group(0)
+        if w.isascii() or not all(ch.isascii() or ch in fold for ch in w):
+            return w
+        return "".join(fold.get(ch, ch) for ch in w)
+
+    return _WORD.sub(word, text)
+
+
+def despaced(text: str) -> str:
+    """Runs of spaced-out letters joined, and split back into the words instructions use."""
+    def join(m: re.Match[str]) -> str:
+        letters = re.sub(r"[ .\-_*·/|]", "", m.group(0))
+        return " " + _VOCABULARY.sub(lambda w: f" {w.group(0)} ", letters) + " "
+
+    return _SPACED.sub(join, text)
+
+
+def leet(text: str) -> list[str]:
+    """The text with leetspeak words read as letters (1 as i, then 1 as l)."""
+    return [_LEET_WORD.sub(lambda m, t=table: m.group(0).translate(t), text)  # type: ignore[misc]
+            for table in _LEET]
+
+
+def name_words(text: str) -> str:
+    """Names read as words: snake_case, kebab-case and camelCase split."""
+    return _CAMEL.sub(r"\1 \2", text).replace("_", " ").replace("-", " ")
+
+
+def base64_texts(text: str) -> list[str]:
+    """The text of every base64 (or base64url) run that decodes to readable UTF-8 words."""
+    out = []
+    for m in _BASE64.finditer(text):
+        token = m.group(0).rstrip("=")
+        token += "=" * (-len(token) % 4)
+        try:
+            raw = base64.b64decode(token.replace("-", "+").replace("_", "/"), validate=True)
+            decoded = raw.decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            continue
+        printable = sum(ch.isprintable() or ch.isspace() for ch in decoded)
+        if " " in decoded and printable >= 0.95 * len(decoded):
+            out.append(decoded)
+    return out
+
+
+@lru_cache(maxsize=4096)
+def decoded(text: str) -> tuple[tuple[str, str], ...]:
+    """(how, normalised text) of each reading of the text that differs from it as written."""
+    plain = normal(text)
+    found: dict[str, str] = {}
+
+    def add(how: str, reading: str) -> None:
+        reading = normal(reading)
+        if reading and reading != plain and reading not in found.values():
+            found[how] = reading
+
+    if not text.isascii():
+        add("homoglyphs", homoglyphs(normal(text, " ")))
+    folded = found.get("homoglyphs", plain)
+    add("spaced-out letters", despaced(folded))
+    for i, reading in enumerate(leet(folded)):
+        add("leetspeak" + ("" if i == 0 else " (1 as l)"), reading)
+    add("name words", name_words(text))
+    for i, reading in enumerate(base64_texts(text)):
+        add("base64" + (f" #{i + 1}" if i else ""), reading)
+    if re.search(r"[a-zA-Z]{3}", text):
+        add("rot13", codecs.encode(text, "rot13"))
+    return tuple((how, reading) for how, reading in found.items())
