@@ -1,12 +1,16 @@
 """Build tests/clean_corpus.json: the tools real MCP servers list, as the servers list them.
 
 Each server is installed from its registry into a folder outside the repository (PyPI
-packages into a virtualenv, npm packages with ``npm install``), started over stdio and
-asked for its tools and instructions with the mcp client; the file keeps, per server, the
-package, its registry and version, its instructions and its tools. The lint's tests read
+packages into a virtualenv, those written for the mcp SDK's 1.x into one with ``mcp<2``,
+npm packages with ``npm install``), started over stdio and asked for its tools and
+instructions with the mcp client; the file keeps, per server, the package, its registry and
+version, its instructions and its tools. The lint's tests read
 it as the ordinary corpus that must stay clean (tests/test_lint_corpora.py).
 
-    python benchmarks/clean_corpus.py /tmp/corpus   # installs there, then writes the file
+    python -m venv /tmp/corpus/venv && /tmp/corpus/venv/bin/pip install <PYPI's packages>
+    python -m venv /tmp/corpus/venv1 && /tmp/corpus/venv1/bin/pip install "mcp<2" <PYPI_MCP1's>
+    (cd /tmp/corpus/npm && npm install --ignore-scripts <NPM's packages>)
+    python benchmarks/clean_corpus.py /tmp/corpus   # lists their tools, writes the file
 
 Servers that need a key to start are given a placeholder value: listing tools calls no API.
 """
@@ -27,12 +31,19 @@ PYPI = [
     ("mcp-server-git", "mcp-server-git", [], {}),
     ("mcp-server-time", "mcp-server-time", [], {}),
     ("mcp-server-fetch", "mcp-server-fetch", [], {}),
+    ("duckduckgo-mcp-server", "duckduckgo-mcp-server", [], {}),
+    ("wikipedia-mcp", "wikipedia-mcp", [], {}),
+]
+#: servers written for the mcp SDK's 1.x, installed beside it in a virtualenv of their own
+PYPI_MCP1 = [
     ("mcp-server-sqlite", "mcp-server-sqlite", ["--db-path", "{tmp}/x.db"], {}),
     ("mcp-server-calculator", "mcp-server-calculator", [], {}),
     ("arxiv-mcp-server", "arxiv-mcp-server", ["--storage-path", "{tmp}/papers"], {}),
-    ("duckduckgo-mcp-server", "duckduckgo-mcp-server", [], {}),
-    ("wikipedia-mcp", "wikipedia-mcp", [], {}),
     ("mcp-text-editor", "mcp-text-editor", [], {}),
+    ("blender-mcp", "blender-mcp", [], {}),
+    ("mcp-obsidian", "mcp-obsidian", [], {"OBSIDIAN_API_KEY": "placeholder"}),
+    ("excel-mcp-server", "excel-mcp-server", ["stdio"], {}),
+    ("mcp-youtube-transcript", "mcp-youtube-transcript", [], {}),
 ]
 NPM = [
     ("@modelcontextprotocol/server-filesystem", "mcp-server-filesystem", ["{tmp}"], {}),
@@ -54,6 +65,13 @@ NPM = [
     ("@modelcontextprotocol/server-aws-kb-retrieval", "mcp-server-aws-kb-retrieval", [],
      {"AWS_ACCESS_KEY_ID": "placeholder", "AWS_SECRET_ACCESS_KEY": "placeholder", "AWS_REGION": "us-east-1"}),
     ("@modelcontextprotocol/server-puppeteer", "mcp-server-puppeteer", [], {}),
+    ("@playwright/mcp", "playwright-mcp", [], {}),
+    ("@notionhq/notion-mcp-server", "notion-mcp-server", [], {"NOTION_TOKEN": "placeholder"}),
+    ("@upstash/context7-mcp", "context7-mcp", [], {}),
+    ("chrome-devtools-mcp", "chrome-devtools-mcp", [], {}),
+    ("mcp-server-kubernetes", "mcp-server-kubernetes", [], {}),
+    ("tavily-mcp", "tavily-mcp", [], {"TAVILY_API_KEY": "placeholder"}),
+    ("firecrawl-mcp", "firecrawl-mcp", [], {"FIRECRAWL_API_KEY": "placeholder"}),
 ]
 
 
@@ -82,14 +100,15 @@ def version_npm(npm: Path, package: str) -> str:
 
 def main(folder: str) -> int:
     base = Path(folder).resolve()
-    venv, npm, tmp = base / "venv", base / "npm", base / "tmp"
+    venv, venv1, npm, tmp = base / "venv", base / "venv1", base / "npm", base / "tmp"
     tmp.mkdir(parents=True, exist_ok=True)
     servers = []
-    plan = [("pypi", p, str(venv / "bin" / c), a, e) for p, c, a, e in PYPI] + \
-           [("npm", p, str(npm / "node_modules" / ".bin" / c), a, e) for p, c, a, e in NPM]
-    for registry, package, command, args, env in plan:
+    plan = [("pypi", venv, p, str(venv / "bin" / c), a, e) for p, c, a, e in PYPI] + \
+           [("pypi", venv1, p, str(venv1 / "bin" / c), a, e) for p, c, a, e in PYPI_MCP1] + \
+           [("npm", npm, p, str(npm / "node_modules" / ".bin" / c), a, e) for p, c, a, e in NPM]
+    for registry, where, package, command, args, env in plan:
         try:
-            version = version_pypi(venv, package) if registry == "pypi" else version_npm(npm, package)
+            version = version_pypi(where, package) if registry == "pypi" else version_npm(where, package)
             instructions, tools = asyncio.run(listed(command, [a.format(tmp=tmp) for a in args], env))
         except Exception as e:  # a server that does not start is left out, and said
             print(f"{package}: skipped ({type(e).__name__}: {e})", file=sys.stderr)

@@ -13,10 +13,11 @@ import binascii
 import codecs
 import json
 import re
+import unicodedata
 from functools import lru_cache
 from importlib import resources
 
-from .text import normal
+from .text import hidden, normal
 
 #: a run of single letters or digits with one separator between each ("i g n o r e", "i.g.n")
 _SPACED = re.compile(r"(?<![^\W_])(?:[^\W_][ .\-_*·/|]){3,}[^\W_](?![^\W_])")
@@ -26,12 +27,13 @@ _VOCABULARY = re.compile(
     r"|rules|system|everything|all|any|do|not|never|tell|inform|mention|reveal|the|users?|read|send"
     r"|secret|password|keys?|ssh|credentials?|you|are|now|must|important")
 #: a word that mixes letters with the digits and signs leetspeak writes for letters
-_LEET_WORD = re.compile(r"\b(?=[\w@$!|]*[a-z])(?=[\w@$!|]*[0-9@$!|])[\w@$!|]{3,}")
+_LEET_WORD = re.compile(r"\b(?=[\w@$!|]*[a-z])(?=[\w@$!|]*[0-9@$!|])[\w@$!|]{2,}")
 _LEET = (str.maketrans("013457@$!|8", "oieastasiib"), str.maketrans("013457@$!|8", "oleastasllb"))
 #: text long enough to be base64 (or base64url) of a phrase
-_BASE64 = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_BASE64 = re.compile(r"(?<![\w+/-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
+#: a name-like token: letters, digits, _ and - only, with no path or dot around it
+_NAME = re.compile(r"(?<![\w./~-])[A-Za-z0-9_-]+(?![\w./~-])")
 
 
 @lru_cache(maxsize=1)
@@ -52,16 +54,18 @@ def _confusables() -> dict[str, str]:
 
 def homoglyphs(text: str) -> str:
     """The text with every word whose non-ASCII letters all have an ASCII look-alike written
-    in ASCII: a word of another script that has a letter of its own stays as it is."""
+    in ASCII (a look-alike may be a symbol: U+02DB for 'i'); a word of another script, with
+    a letter of its own, stays as it is."""
     fold = _confusables()
 
     def word(m: re.Match[str]) -> str:
         w = m.group(0)
-        if w.isascii() or not all(ch.isascii() or ch in fold for ch in w):
+        if w.isascii() or not all(ch.isascii() or ch in fold or unicodedata.category(ch)[0] not in "LM"
+                                  for ch in w):
             return w
         return "".join(fold.get(ch, ch) for ch in w)
 
-    return _WORD.sub(word, text)
+    return re.sub(r"\S+", word, text)
 
 
 def despaced(text: str) -> str:
@@ -80,8 +84,12 @@ def leet(text: str) -> list[str]:
 
 
 def name_words(text: str) -> str:
-    """Names read as words: snake_case, kebab-case and camelCase split."""
-    return _CAMEL.sub(r"\1 \2", text).replace("_", " ").replace("-", " ")
+    """Names read as words: snake_case, kebab-case and camelCase split (a path, with its
+    slashes and dots, stays as it is)."""
+    def split(m: re.Match[str]) -> str:
+        return _CAMEL.sub(r"\1 \2", m.group(0)).replace("_", " ").replace("-", " ")
+
+    return _NAME.sub(split, text)
 
 
 def base64_texts(text: str) -> list[str]:
@@ -113,7 +121,8 @@ def decoded(text: str) -> tuple[tuple[str, str], ...]:
             found[how] = reading
 
     if not text.isascii():
-        add("homoglyphs", homoglyphs(normal(text, " ")))
+        # before NFKC, which makes some look-alikes spaces and marks (U+02DB: " " and U+0328)
+        add("homoglyphs", homoglyphs("".join(" " if hidden(ch) else ch for ch in text)))
     folded = found.get("homoglyphs", plain)
     add("spaced-out letters", despaced(folded))
     for i, reading in enumerate(leet(folded)):

@@ -1,12 +1,14 @@
 """The phrases of a poisoned description: instructions to the model, secrets it is asked for.
 
 Each pattern is matched on the normalised text (lint/text.py: NFKC, casefolded, hidden
-characters removed) and weighs what it says of intent; a description is addressed to the
-model when the weights of the distinct patterns it matches reach SCORE. One strong pattern
-suffices ("ignore previous instructions", "do not tell the user", an ``<IMPORTANT>`` tag,
-a credential file); the weaker ones ("you must", "silently", "pass it in the ... parameter",
-"before using this tool") only count together, so "Do NOT use this tool for editing" or
-"Reads the file at path" stay clean.
+characters removed) and on the readings decoded from it (lint/decode.py), and weighs what it
+says of intent; a description is addressed to the model when the weights of the distinct
+patterns it matches reach SCORE. One strong pattern suffices ("ignore previous
+instructions", "do not tell the user", an ``<IMPORTANT>`` tag, a chat template's turn
+marker); the weaker ones (a credential file's name, "silently", "pass it in the ...
+parameter") only count together, and those that merely address the model ("you must",
+"before using this tool") only beside a sign of intent, so "Do NOT use this tool for
+editing", "Reads the file at path" or "the .env file beside the compose file" stay clean.
 """
 
 from __future__ import annotations
@@ -46,8 +48,10 @@ SECRETS = (SECRET_FILES + r"|api[ _-]?keys?|secret[ _-]?keys?|access[ _-]?tokens
            r"|chat history|previous messages|the (?:whole|full|entire) conversation|seed phrase|mnemonic"
            r"|contraseñas?|clave(?:s)? (?:api|privada)|mot de passe|clé (?:api|privée)|passwort|kennwort"
            r"|schlüssel|senhas?|密码|密钥|私钥|пароль|ключ|パスワード|秘密鍵")
-_READ = (r"\b(?:read|cat|open|load|include|send|pass|attach|provide|copy|paste|upload|dump|print|put"
-         r"|append|insert|add|give|share|forward|collect|extract|leak|exfiltrate|retrieve|fetch)\w*"
+#: the verbs as verbs: "add" and "adds", not "address"; "cat", not "category"
+_READ = (r"\b(?:(?:read|cat|open|load|send|pass|attach|copy|upload|dump|print|put|append|insert|add"
+         r"|give|forward|collect|extract|leak|fetch)(?:s|es|ed|ied|ies|ing|ting|ding)?"
+         r"|(?:includ|provid|past|shar|exfiltrat|retriev)(?:e|es|ed|ing))\b"
          r"|\b(?:lee|lea|leer|incluye|envía|envia|lis|lisez|lire|inclu\w*|envo\w*|lies|lese|lesen"
          r"|sende|füge|leia|ler|inclua|envie|leggi|leggere|invia|includi)\b|读取|读|发送|прочит\w*"
          r"|отправ\w*|読み|送信")
@@ -96,8 +100,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("role-play", 1.0, "a role-play jailbreak: the model is told to be another, unbound assistant",
        r"\bdo anything now\b", r"\b(?:dan|developer|god|jailbreak|unrestricted|unfiltered)\s+mode\b",
        r"\b(?:act|acting|behave|respond|answer|pretend|roleplay|role-play)\w*\s+(?:as|like|to be)\s+"
-       r"(?:if you (?:were|are)\s+)?(?:an?\s+)?(?:dan|stan|dude|(?:un(?:restricted|filtered|censored|"
-       r"aligned)|jailbroken|evil|rogue)\b)",
+       r"(?:if you (?:were|are)\s+)?(?:an?\s+)?(?:dan|stan|dude|un(?:restricted|filtered|censored|"
+       r"aligned)|jailbroken|evil|rogue)\b",
        r"\byou are (?:now )?(?:dan|free of|freed from|no longer bound|not bound)\b"),
     _p("secret-file", 0.5, "names a credential file", SECRET_FILES),
     # "loads a kubeconfig without their credentials" asks for none
@@ -125,8 +129,9 @@ PATTERNS: tuple[Pattern, ...] = (
 )
 
 
-#: what a server's instructions say by nature: they are addressed to the model, so a
-#: command or a task before using a tool is no sign there on its own (beside another, it is)
+#: patterns that only say a text addresses the model: a server's instructions do by nature,
+#: and a tool's description may ("before using this tool, call get_hash first"); they count
+#: beside a sign of intent only (a secret asked for, a destination, concealment, ...)
 ADDRESSING = frozenset({"command", "before-use"})
 
 
@@ -156,14 +161,13 @@ def matches(readings: tuple[str, ...],
     return found
 
 
-def counts(found: list[Match], system: bool = False) -> list[Match]:
-    """The matches that count: all of a tool's; of a server's instructions, those that only
-    say the text addresses the model count beside another sign only."""
-    if system and all(m.pattern.name in ADDRESSING for m in found):
+def counts(found: list[Match]) -> list[Match]:
+    """The matches that count: none when all of them only address the model."""
+    if all(m.pattern.name in ADDRESSING for m in found):
         return []
     return found
 
 
-def score(found: list[Match], system: bool = False) -> float:
+def score(found: list[Match]) -> float:
     """The weight of the distinct patterns found that count (see counts())."""
-    return round(sum(m.pattern.weight for m in counts(found, system)), 2)
+    return round(sum(m.pattern.weight for m in counts(found)), 2)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import patterns
 from .decode import decoded
@@ -98,10 +98,10 @@ def model_instructions(toolset: ToolSet) -> list[Finding]:
     for item in readables(toolset):
         text = item.read()
         hits = patterns.matches(readings(text), decoded(text))
-        total = patterns.score(hits, system=item.system)
+        total = patterns.score(hits)
         if total < patterns.SCORE:
             continue
-        counted = patterns.counts(hits, item.system)
+        counted = patterns.counts(hits)
         said = "; ".join(f"{m.pattern.says} ({m.text[:80]!r}{m.how}, {m.pattern.weight:g})"
                          for m in counted)
         speaks = ("holds instructions no server's system prompt has cause to give" if item.system
@@ -124,8 +124,10 @@ def model_instructions(toolset: ToolSet) -> list[Finding]:
 _ASKS = (
     ("credentials", r"password|passwd|pwd|secret|apikey|api key|token|credentials?|private key|"
      r"privatekey|ssh key|access key|cookie|mnemonic|seed phrase|bearer",
-     r"\b(?:password|passwd|secret|api[ _-]?key|access[ _-]?token|auth\w* token|bearer|credentials?|"
-     r"private[ _-]?key|ssh key|mnemonic|seed phrase|cookie)s?\b",
+     # "secret" alone is often a kind of thing (a Kubernetes Secret, a CI secret's name)
+     r"\b(?:password|passwd|(?:your|client|app) secret|secret (?:key|value|token)|api[ _-]?key|"
+     r"access[ _-]?token|auth\w* token|bearer|credentials?|private[ _-]?key|ssh key|mnemonic|"
+     r"seed phrase|cookie)s?\b",
      r"\b(?:password|credential|log ?in|sign ?in|auth\w*|token|api key|secret|keys?|session)"),
     ("file contents", r"file contents?|contents of", patterns.SECRET_FILES
      + r"|\bcontents? of (?:the |any |a |your |every )?(?:files?\b|~|/|\.)|\b(?:read|cat) (?:the )?files?\b",
@@ -134,9 +136,45 @@ _ASKS = (
      r"\bconversation\b|\bchat history\b|\btranscript\b|\b(?:previous|prior|earlier|all) messages\b|"
      r"\beverything the user (?:said|wrote|typed)\b",
      r"\b(?:conversation|chat|history|transcript|messages?|summar\w*)\b"),
-    ("system prompt", r"system prompt|instructions", r"\bsystem prompt\b|\byour instructions\b|"
+    # a parameter named "instructions" is how many tools take their task: its name alone is no ask
+    ("system prompt", r"system prompt", r"\bsystem prompt\b|\byour instructions\b|"
      r"\binstructions you (?:were|have been) given\b", r"\bprompts?\b"),
 )
+
+
+#: a value of these types cannot carry a secret
+_NOT_TEXT = frozenset({"boolean", "integer", "number", "null"})
+#: a phrase after one of these in its sentence is one the parameter must not hold
+_NEGATION = re.compile(r"\b(?:not|never|no|without|avoid|excluding|except|don't|dont|nor)\b")
+#: past a description's first sentence, a phrase asks for a secret only after such a word
+_ASKING = re.compile(r"\b(?:your|the user's|paste|put|enter|provide|give|include|attach|send|insert|"
+                     r"add|pass)\b")
+_CLAUSE = re.compile(r"(?<=[.!?;])\s+")
+#: a parameter named for HTTP headers is where a request's credentials go by nature
+_HEADERS = re.compile(r"\bheaders?\b")
+
+
+def _holds_text(schema: dict[str, Any]) -> bool:
+    """Can the parameter hold free text (and so a secret)? Not a boolean, a number, or one of
+    a fixed set of values."""
+    if "enum" in schema or "const" in schema:
+        return False
+    kind = schema.get("type")
+    kinds = set(kind) if isinstance(kind, list) else {kind} if isinstance(kind, str) else set()
+    return not kinds or not kinds <= _NOT_TEXT
+
+
+def _asked(by_text: str, described: str) -> re.Match[str] | None:
+    """The phrase a description asks for: in its first sentence, or after an asking word in
+    a later one; never one it says not to give ("do not include API keys")."""
+    for i, sentence in enumerate(_CLAUSE.split(described)):
+        for m in re.finditer(by_text, sentence):
+            before = sentence[:m.start()]
+            if _NEGATION.search(before):
+                continue
+            if i == 0 or _ASKING.search(before[-60:]):
+                return m
+    return None
 
 
 def _words(name: str) -> str:
@@ -150,16 +188,20 @@ def secret_seeking_parameters(toolset: ToolSet) -> list[Finding]:
     for server, tool in toolset.all_tools():
         purpose = _words(tool.name) + " " + normal(tool.description)
         for path, schema in _properties(tool.input_schema):
+            if not _holds_text(schema):
+                continue
             name = _words(path.rsplit(".", 1)[-1])
-            described = normal(" ".join(str(schema.get(k) or "") for k in ("title", "description")))
+            described = normal(". ".join(str(schema.get(k) or "") for k in ("title", "description")
+                                         if schema.get(k)))
             for what, by_name, by_text, needs in _ASKS:
                 named = re.search(rf"\b(?:{by_name})\b", name)
-                said = re.search(by_text, described)
+                said = _asked(by_text, described)
                 if not (named or said):
                     continue
                 always = what == "file contents" and said and re.search(patterns.SECRET_FILES, described)
-                if not always and re.search(needs, purpose):
-                    continue  # what the tool is for asks for it
+                if not always and (re.search(needs, purpose)
+                                   or (what == "credentials" and _HEADERS.search(name))):
+                    continue  # what the tool (or the parameter) is for asks for it
                 evidence = (f"its name {path!r}" if named else "") + (" and " if named and said else "") \
                     + (f"its description ({escaped(said.group(0))!r})" if said else "")
                 found.append(Finding(
