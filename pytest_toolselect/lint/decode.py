@@ -26,14 +26,20 @@ _VOCABULARY = re.compile(
     r"instructions?|previous|disregard|ignore|forget|override|bypass|prior|above|earlier|prompts?"
     r"|rules|system|everything|all|any|do|not|never|tell|inform|mention|reveal|the|users?|read|send"
     r"|secret|password|keys?|ssh|credentials?|you|are|now|must|important")
+#: words an instruction to the model is seldom without, in English
+_INSTRUCTION_WORDS = re.compile(
+    r"\b(?:ignore|disregard|forget|instructions?|rules|tell|users?|secret|password|keys?|system|"
+    r"assistant|model|send|read|important|never|must|silently|previous|prior|above|anything|"
+    r"pretend|act|all|do|not|the|you|your|file|contents)\b")
 #: a word that mixes letters with the digits and signs leetspeak writes for letters
-_LEET_WORD = re.compile(r"\b(?=[\w@$!|]*[a-z])(?=[\w@$!|]*[0-9@$!|])[\w@$!|]{2,}")
+_LEET_WORD = re.compile(r"(?<![a-z0-9@$!|])(?=[a-z0-9@$!|]*[a-z])(?=[a-z0-9@$!|]*[0-9@$!|])"
+                        r"[a-z0-9@$!|]{2,}(?![a-z0-9@$!|])")
 _LEET = (str.maketrans("013457@$!|8", "oieastasiib"), str.maketrans("013457@$!|8", "oleastasllb"))
 #: text long enough to be base64 (or base64url) of a phrase
 _BASE64 = re.compile(r"(?<![\w+/-])[A-Za-z0-9+/_-]{16,}={0,2}(?![\w+/=-])")
 _CAMEL = re.compile(r"([a-z])([A-Z])")
 #: a name-like token: letters, digits, _ and - only, with no path or dot around it
-_NAME = re.compile(r"(?<![\w./~-])[A-Za-z0-9_-]+(?![\w./~-])")
+_NAME = re.compile(r"(?<![\w./~-])[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+|(?<=[a-z])[A-Z][a-z0-9]*)+(?![\w./~-])")
 
 
 @lru_cache(maxsize=1)
@@ -78,18 +84,23 @@ def despaced(text: str) -> str:
 
 
 def leet(text: str) -> list[str]:
-    """The text with leetspeak words read as letters (1 as i, then 1 as l)."""
-    return [_LEET_WORD.sub(lambda m, t=table: m.group(0).translate(t), text)  # type: ignore[misc]
+    """The text with leetspeak words read as letters (1 as i, then 1 as l); a word that keeps
+    a digit when read so ("sha256", "x86") is a name or a number, not leetspeak."""
+    def fold(m: re.Match[str], table: dict[int, str]) -> str:
+        word = m.group(0)
+        read = word.translate(table)
+        return read if read.isalpha() else word
+
+    return [_LEET_WORD.sub(lambda m, t=table: fold(m, t), text)  # type: ignore[misc]
             for table in _LEET]
 
 
 def name_words(text: str) -> str:
-    """Names read as words: snake_case, kebab-case and camelCase split (a path, with its
-    slashes and dots, stays as it is)."""
-    def split(m: re.Match[str]) -> str:
-        return _CAMEL.sub(r"\1 \2", m.group(0)).replace("_", " ").replace("-", " ")
-
-    return _NAME.sub(split, text)
+    """The names of a text read as words: snake_case, kebab-case and camelCase split (a path,
+    with its slashes and dots, is no name); the rest of the text is read as written."""
+    split = (_CAMEL.sub(r"\1 \2", m.group(0)).replace("_", " ").replace("-", " ")
+             for m in _NAME.finditer(text))
+    return " . ".join(w for w in split if " " in w.strip())
 
 
 def base64_texts(text: str) -> list[str]:
@@ -131,5 +142,9 @@ def decoded(text: str) -> tuple[tuple[str, str], ...]:
     for i, reading in enumerate(base64_texts(text)):
         add("base64" + (f" #{i + 1}" if i else ""), reading)
     if re.search(r"[a-zA-Z]{3}", text):
-        add("rot13", codecs.encode(text, "rot13"))
+        # ordinary text is gibberish in rot13: only one that reads as words of an instruction
+        # is matched (a rot13 reading of every description would double the rules' work)
+        rot = codecs.encode(text, "rot13")
+        if len(set(_INSTRUCTION_WORDS.findall(rot.lower()))) >= 2:
+            add("rot13", rot)
     return tuple((how, reading) for how, reading in found.items())

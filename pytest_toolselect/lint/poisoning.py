@@ -230,6 +230,7 @@ _OTHERS = re.compile(
     r"should|always|never)\b"
     r"|\bal enviar (?:un )?correo\b|\blors de l'envoi d'un (?:e-?mail|courriel)\b"
     r"|\bbeim (?:senden|versenden) (?:einer|von) e-?mails?\b|\bao enviar (?:um )?e-?mail\b")
+_TOKEN = re.compile(r"[\w-]+")
 #: a name a description may use as a word: only names with _, -, a digit or capitals inside
 _DISTINCT = re.compile(r"[_\-0-9]|[a-z][A-Z]")
 
@@ -246,9 +247,15 @@ def _names(toolset: ToolSet) -> dict[str, set[str]]:
 
 def cross_server_shadowing(toolset: ToolSet) -> list[Finding]:
     owners = _names(toolset)
-    # one scan of a sentence finds every name it holds
-    mention = re.compile("(?<![\\w-])(" + "|".join(
-        re.escape(n) for n in sorted(owners, key=len, reverse=True)) + ")(?![\\w-])") if owners else None
+    # a name of letters, digits, _ and - is a whole token of a sentence: looked up, not
+    # scanned for (a scan for thousands of names costs as much as the names); the few
+    # other names are scanned for
+    odd = sorted((n for n in owners if not _TOKEN.fullmatch(n)), key=len, reverse=True)
+    scan = re.compile("(?<![\\w-])(" + "|".join(map(re.escape, odd)) + ")(?![\\w-])") if odd else None
+
+    def mentioned(sentence: str) -> list[str]:
+        names = [tok for tok in _TOKEN.findall(sentence) if tok in owners]
+        return names + (scan.findall(sentence) if scan is not None else [])
     found = []
     for item in readables(toolset):
         server = item.server
@@ -256,8 +263,8 @@ def cross_server_shadowing(toolset: ToolSet) -> list[Finding]:
                                      for t in toolset.servers.get(server, ()) if t.name == item.name}
         sentences = [s for r in readings(item.read()) for s in _SENTENCE.split(r)]
         named: dict[str, str] = {}
-        for sentence in sentences if mention is not None else ():
-            for name in dict.fromkeys(mention.findall(sentence)):
+        for sentence in sentences if owners else ():
+            for name in dict.fromkeys(mentioned(sentence)):
                 if name in own or name in named:
                     continue
                 # a server's instructions are where it says how to use its own tools
