@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from . import poisoning
 from . import tool_rules as rules
 from .document import Heatmap
-from .findings import Finding, ordered, unsilenced
+from .findings import Finding, grouped, ordered, unsilenced
 from .similarity import THRESHOLD, Similarity, similarity
 
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def lint(toolset: rules.ToolSet, settings: IdentifierSettings, threshold: float 
     findings += [*poisoning.hidden_text(toolset), *poisoning.model_instructions(toolset),
                  *poisoning.secret_seeking_parameters(toolset),
                  *poisoning.cross_server_shadowing(toolset)]
-    return LintReport(tuple(ordered(unsilenced(findings, allow or {}))),
+    return LintReport(tuple(ordered(grouped(unsilenced(findings, allow or {})))),
                       {s: tuple(t.name for t in tools) for s, tools in toolset.servers.items()},
                       sim, threshold, coverage, size, toolset.case_count)
 
