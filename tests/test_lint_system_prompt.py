@@ -58,12 +58,11 @@ def test_poisoned_instructions_are_an_error_on_the_system_prompt() -> None:
 
 @pytest.mark.parametrize(("rule", "label", "tools"),
                          [(r, lab, t) for r, lab, t, others in POISONED
-                          if r in ("model-instructions", "hidden-text") and not others
-                          and poisoning.find_hidden(t[0]["name"]) is None])
+                          if r in ("model-instructions", "hidden-text") and not others])
 def test_each_poisoned_description_is_caught_as_instructions_too(rule: str, label: str,
                                                                  tools: list[dict[str, Any]]) -> None:
     # the text a poisoned tool's description holds, given as the server's instructions instead
-    text = " ".join([tools[0]["description"], *(p.get("description", "") for p in
+    text = " ".join([tools[0]["name"], tools[0]["description"], *(p.get("description", "") for p in
                                                 tools[0]["inputSchema"]["properties"].values())])
     found = lint_set(DISTINCT[:2], {"s": text})
     assert rule in {f.rule for f in found if f.tools == ("(system prompt)",)}, label
