@@ -36,21 +36,27 @@ def _p(name: str, weight: float, says: str, *alternatives: str) -> Pattern:
 #: a public key or a file's template is no secret: "~/.ssh/id_ed25519.pub", ".env.example"
 _TEMPLATE = r"(?![.-](?:example|sample|template|dist|defaults?|tmpl|tpl|schema)\b)"
 #: credential files and stores: a tool has no business asking the model for them
-SECRET_FILES = (rf"\.ssh\b(?!/[\w.-]*\.pub\b)(?!/(?:known_hosts|authorized_keys)\b)"
-                rf"|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub\b)|\.aws/credentials|/etc/(?:passwd|shadow)"
-                r"|\.git-credentials|\.netrc\b|\.npmrc\b|\.pypirc\b|\.kube/config|\.docker/config"
-                rf"|\bmcp\.json\b|claude_desktop_config|\.cursor/|wallet\.dat|\.gnupg|\.env\b{_TEMPLATE}")
+KEY_FILES = (r"\.ssh\b(?!/[\w.-]*\.pub\b)(?!/(?:known_hosts|authorized_keys|config)\b)"
+             r"|\bid_(?:rsa|dsa|ecdsa|ed25519)\b(?!\.pub\b)|\.aws/credentials|/etc/(?:passwd|shadow)"
+             r"|\.git-credentials|\.netrc\b|\bmcp\.json\b|claude_desktop_config|\.cursor/|wallet\.dat"
+             r"|\.gnupg")
+#: a project's or a tool's configuration, which may hold a token: developer tools load them
+#: as a matter of course ("loads the variables of the .env file")
+CONFIG_FILES = rf"\.npmrc\b|\.pypirc\b|\.kube/config|\.docker/config|\.env\b{_TEMPLATE}"
+SECRET_FILES = f"{KEY_FILES}|{CONFIG_FILES}"
 #: secrets a tool may ask a model to hand over, in a few languages
 SECRETS = (SECRET_FILES + r"|api[ _-]?keys?|secret[ _-]?keys?|access[ _-]?tokens?"
            r"|auth(?:entication)?[ _-]?tokens?|private[ _-]?keys?|keychain|bearer|passwords?|passwd"
            r"|credentials?|env(?:ironment)? var(?:iable)?s?|os\.environ"
            r"|process\.env|\$[a-z_]*(?:key|token|secret|password)\b|system prompt|conversation history"
+           r"|your (?:hidden |secret |system |original |initial )?(?:instructions|prompt)"
            r"|chat history|previous messages|the (?:whole|full|entire) conversation|seed phrase|mnemonic"
            r"|contraseñas?|clave(?:s)? (?:api|privada)|mot de passe|clé (?:api|privée)|passwort|kennwort"
            r"|schlüssel|senhas?|密码|密钥|私钥|пароль|ключ|パスワード|秘密鍵")
 #: the verbs as verbs: "add" and "adds", not "address"; "cat", not "category"
 _READ = (r"\b(?:(?:read|cat|open|load|send|pass|attach|copy|upload|dump|print|put|append|insert|add"
-         r"|give|forward|collect|extract|leak|fetch)(?:s|es|ed|ied|ies|ing|ting|ding)?"
+         r"|give|forward|collect|extract|leak|fetch|reveal|disclose|repeat|output|show)"
+         r"(?:s|es|ed|ied|ies|ing|ting|ding|n)?"
          r"|(?:includ|provid|past|shar|exfiltrat|retriev)(?:e|es|ed|ing))\b"
          r"|\b(?:lee|lea|leer|incluye|envía|envia|lis|lisez|lire|inclu\w*|envo\w*|lies|lese|lesen"
          r"|sende|füge|leia|ler|inclua|envie|leggi|leggere|invia|includi)\b|读取|读|发送|прочит\w*"
@@ -61,6 +67,8 @@ PATTERNS: tuple[Pattern, ...] = (
        r"\b(?:ignore|disregard|forget|override|bypass)\b.{0,20}\b(?:previous|prior|above|earlier|"
        r"preceding|other|system|all)\b.{0,12}\b(?:instructions?|prompts?|rules|directions|guidelines)",
        r"\b(?:forget|ignore|disregard)\s+(?:everything|anything|all)\s+(?:above|before|else|you were told)",
+       r"\b(?:forget|ignore|disregard)\s+(?:all\s+)?(?:of\s+)?(?:the|what is|what's)\s+"
+       r"(?:above|said above)\b",
        r"\bignor\w*\b.{0,30}\b(?:instrucciones|instructions|anweisungen|instruções|istruzioni)",
        r"\b(?:vorherigen|bisherigen|vorigen)\s+anweisungen\b.{0,20}\bignor",
        r"忽略.{0,6}(?:指令|指示|说明)", r"игнориру\w*.{0,20}(?:инструкц|указани)",
@@ -94,16 +102,22 @@ PATTERNS: tuple[Pattern, ...] = (
        r"<!--(?:(?!-->).){0,300}?\b(?:ai|assistant|model|llm|agent|claude|gpt|chatgpt|system|"
        r"instructions?|ignore|important|must|you)\b"),
     _p("chat-template", 1.0, "a chat template's turn markers, which forge a system or user turn",
-       r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|endoftext|start_header_id|end_header_id|"
-       r"eot_id|begin_of_text|start|end|message|channel)\s*\|>", r"\[/?inst\]", r"<</?sys>>",
+       # an opener with the role it forges (a closer alone is how a renderer names them)
+       r"<\|\s*(?:im_start|start_header_id|start)\s*\|>\s*(?:system|user|assistant|developer|tool)\b",
+       r"<\|\s*(?:system|user|assistant|developer)\s*\|>", r"\[/?inst\]", r"<</?sys>>",
        r"<\s*/?\s*(?:start_of_turn|end_of_turn)\s*>"),
     _p("role-play", 1.0, "a role-play jailbreak: the model is told to be another, unbound assistant",
        r"\bdo anything now\b", r"\b(?:dan|developer|god|jailbreak|unrestricted|unfiltered)\s+mode\b",
        r"\b(?:act|acting|behave|respond|answer|pretend|roleplay|role-play)\w*\s+(?:as|like|to be)\s+"
        r"(?:if you (?:were|are)\s+)?(?:an?\s+)?(?:dan|stan|dude|un(?:restricted|filtered|censored|"
        r"aligned)|jailbroken|evil|rogue)\b",
-       r"\byou are (?:now )?(?:dan|free of|freed from|no longer bound|not bound)\b"),
-    _p("secret-file", 0.5, "names a credential file", SECRET_FILES),
+       r"\byou are (?:now )?(?:dan|free of|freed from|no longer bound|not bound)\b",
+       r"\byou are no longer (?:an? )?(?:claude|chatgpt|gpt|gemini|llama|assistant|ai|model|bound|"
+       r"restricted)\b",
+       r"\b(?:pretend|imagine|roleplay|role-play)\w*\b.{0,40}\b(?:without (?:any )?(?:restrictions|limits|"
+       r"filters|rules|guidelines|censorship)|no (?:restrictions|limits|filters|rules|guidelines))\b"),
+    _p("secret-file", 0.5, "names a credential file", KEY_FILES),
+    _p("config-file", 0.3, "names a configuration file that may hold a token", CONFIG_FILES),
     # "loads a kubeconfig without their credentials" asks for none
     _p("read-secret", 0.6, "asks for a secret, a file's contents or the conversation",
        rf"(?:{_READ})(?:(?!\b(?:without|no|not|never|except|excluding|masked|redacted|omit\w*)\b)"
@@ -111,7 +125,8 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("exfiltrate", 0.6, "tells the model to put data in a parameter or send it somewhere",
        r"\b(?:pass|put|include|send|add|place|insert|append)\w*\s+(?:it|them|this|that|its|their|the"
        r"\s+\w+)\b.{0,40}\b(?:as|in|into|to)\s+(?:the\s+)?['\"`]?\w+['\"`]?\s+(?:parameter|argument|field)",
-       r"\b(?:send|post|upload|forward)\w*\b.{0,40}\bhttps?://", r"\b(?:bcc|cc)\b.{0,30}@"),
+       r"\b(?:send|post|upload|forward)\w*\b.{0,40}\bhttps?://", r"\b(?:bcc|cc)\b.{0,30}@",
+       r"\b(?:send|forward|copy|cc|bcc|mail)\w*\b.{0,40}\b(?:to|copy)\s+[\w.+-]+@[\w-]+\.\w"),
     _p("before-use", 0.5, "sets the model a task before it uses the tool",
        r"\b(?:before|prior to)\s+(?:using|calling|invoking|running)\s+(?:this|any)\s+(?:tool|function)",
        r"\bantes de (?:usar|utilizar|llamar)\b", r"\bavant d'(?:utiliser|appeler)\b",
@@ -122,10 +137,13 @@ PATTERNS: tuple[Pattern, ...] = (
        r"\b(?:the\s+)?(?:assistant|model|ai|llm|agent)\s+(?:must|should|has to)\b",
        r"\bnote to (?:the )?(?:ai|assistant|model|llm|agent)\b", r"\bfrom now on\b",
        r"\bthis is (?:very |extremely )?important\b", r"\bvery very important\b",
-       r"\b(?:otherwise|or else) the (?:tool|system|application) will (?:crash|fail|break)"),
+       r"\b(?:otherwise|or else) the (?:tool|system|application) will (?:crash|fail|break)",
+       r"(?:^|\s)#{2,}\s*(?:instruction|system|response)s?\s*:"),
     _p("concealment", 0.5, "asks for something to be done quietly",
        r"\b(?:silently|secretly|quietly|covertly|discreetly)\b", r"\bwithout (?:asking|confirmation|"
-       r"mentioning|saying)\b", r"\ben secreto\b|\bsecrètement\b|\bheimlich\b|\bsecretamente\b|悄悄|тайно"),
+       r"mentioning|saying)\b",
+       r"\b(?:do not|don't|dont|never)\s+(?:mention|reveal|disclose)\s+(?:it|this|that)\b",
+       r"\ben secreto\b|\bsecrètement\b|\bheimlich\b|\bsecretamente\b|悄悄|тайно"),
 )
 
 
