@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+import sys
+import threading
+import time
+from typing import Any, TextIO
 
 from pytest_toolselect.lint.findings import ERROR, WARNING
 
@@ -12,6 +15,8 @@ from .tools import add_config
 
 #: exit statuses: clean, findings at the --fail-on level (bad input is the CLI's own 2)
 CLEAN, FINDINGS = 0, 1
+#: a lint that has run this long says its steps on stderr
+PROGRESS_AFTER_S = 3.0
 
 EPILOG = """\
 examples:
@@ -47,16 +52,64 @@ def build_report(config_path: str | None, model: str | None = None) -> dict[str,
     """Discover, lint and return the report as plain data (the JSON document)."""
     from pytest_toolselect.inputs.option_table import DEFAULT_MODEL
     from pytest_toolselect.lint.decorated import find_decorated
-    from pytest_toolselect.lint.run import CASE_SUFFIXES, lint, load_cases, project_files, toolset_of
+    from pytest_toolselect.lint.run import (
+        CASE_SUFFIXES,
+        instructions_of,
+        lint,
+        load_cases,
+        project_files,
+        toolset_of,
+    )
 
-    from .tools import discovered
+    from .tools import discovered, discovery_timeout
 
     config, tools = discovered(config_path, None)
+    # the servers are discovered once: their instructions come from the same cache
+    instructions = instructions_of(config, discovery_timeout(config))
     files = project_files(config.root)
     cases = load_cases([p for p in files if p.name.endswith(CASE_SUFFIXES)], config)
     chosen = model or str(config.options.get("model") or DEFAULT_MODEL)
-    toolset = toolset_of(config, tools, cases, chosen, find_decorated(files))
-    return lint(toolset, config.identifiers, allow=config.lint_allow).to_dict()
+    toolset = toolset_of(config, tools, cases, chosen, find_decorated(files), instructions)
+    progress = Progress(sys.stderr)
+    try:
+        return lint(toolset, config.identifiers, allow=config.lint_allow, progress=progress).to_dict()
+    finally:
+        progress.done()
+
+
+class Progress:
+    """Says a lint's steps on a stream once it has run ``after`` seconds (a quick lint says
+    nothing): then the step under way, and each step after it as it starts, with the
+    seconds so far. A timer says the first, so a long step is said while it runs."""
+
+    def __init__(self, stream: TextIO, after: float = PROGRESS_AFTER_S) -> None:
+        self.stream = stream
+        self.start = time.monotonic()
+        self.step = ""
+        self.speaking = False
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(after, self._begin)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _say(self, step: str) -> None:
+        self.stream.write(f"toolselect lint: {step} ({time.monotonic() - self.start:.0f} s)\n")
+        self.stream.flush()
+
+    def _begin(self) -> None:
+        with self.lock:
+            self.speaking = True
+            if self.step:
+                self._say(self.step)
+
+    def __call__(self, step: str) -> None:
+        with self.lock:
+            self.step = step
+            if self.speaking:
+                self._say(step)
+
+    def done(self) -> None:
+        self.timer.cancel()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -51,7 +51,6 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 def discovered(config_path: str | None, only: list[str] | None) -> tuple[Any, dict[str, tuple[Tool, ...]]]:
     """The config and its servers' tools, by server in config order."""
     from pytest_toolselect.inputs.config import load_config
-    from pytest_toolselect.inputs.option_table import DEFAULT_DISCOVERY_TIMEOUT
     from pytest_toolselect.lint.run import discover_all
     from pytest_toolselect.messages.errors import nearest
 
@@ -63,8 +62,14 @@ def discovered(config_path: str | None, only: list[str] | None) -> tuple[Any, di
             raise ToolselectError(f"no server named {name!r} in {config.path}",
                                   fix=(f"did you mean {guess}?" if (guess := nearest(name, config.servers))
                                        else f"the servers are: {', '.join(config.servers)}"))
-    timeout = float(config.options.get("discovery_timeout") or DEFAULT_DISCOVERY_TIMEOUT)
-    return config, discover_all(config, timeout, only)
+    return config, discover_all(config, discovery_timeout(config), only)
+
+
+def discovery_timeout(config: Any) -> float:
+    """The config's discovery timeout (or the default), as every command discovers with."""
+    from pytest_toolselect.inputs.option_table import DEFAULT_DISCOVERY_TIMEOUT
+
+    return float(config.options.get("discovery_timeout") or DEFAULT_DISCOVERY_TIMEOUT)
 
 
 def no_servers(config: Any) -> ToolselectError:

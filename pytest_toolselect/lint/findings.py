@@ -67,6 +67,42 @@ def unsilenced(findings: Iterable[Finding],
             if not any(f.rule in allow.get(s, {}).get(t, ()) for s in f.servers for t in f.tools)]
 
 
+#: rules whose findings name one parameter of one tool: the same parameter across a server's
+#: tools (``repo_path`` in every tool of a git server) is one finding naming them all
+BY_PARAMETER = frozenset({"parameter-without-description", "identifier-without-format"})
+
+
+def grouped(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings with those of one rule on one parameter of several tools of the same
+    servers made one, naming every tool (in the order first found); the others as they are.
+    Only warnings are grouped: an error's id is what a baseline holds, tool by tool."""
+    groups: dict[tuple[str, Severity, tuple[str, ...], str], list[Finding]] = {}
+    out: list[Finding | tuple[str, Severity, tuple[str, ...], str]] = []
+    for f in findings:
+        if f.rule not in BY_PARAMETER or f.severity == ERROR or not f.subject:
+            out.append(f)
+            continue
+        key = (f.rule, f.severity, f.servers, f.subject)
+        if key not in groups:
+            groups[key] = []
+            out.append(key)
+        groups[key].append(f)
+    return [item if isinstance(item, Finding) else _one(groups[item]) for item in out]
+
+
+def _one(same: list[Finding]) -> Finding:
+    if len(same) == 1:
+        return same[0]
+    first = same[0]
+    tools = tuple(dict.fromkeys(t for f in same for t in f.tools))
+    said = first.message.split(": ", 1)[-1]  # "<tool>: parameter 'x' has no description"
+    shown = ", ".join(tools[:8]) + (f" and {len(tools) - 8} more" if len(tools) > 8 else "")
+    return Finding(first.rule, first.severity, first.servers, tools,
+                   f"{len(tools)} tools: {said} in each ({shown})", first.fix,
+                   {**first.data, "parameter": first.subject, "tool_count": len(tools)},
+                   subject=first.subject)
+
+
 def blocking(findings: Iterable[Finding], fail_on: str) -> list[Finding]:
     return [f for f in findings if f.at_least(fail_on)]
 

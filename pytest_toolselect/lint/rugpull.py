@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from .findings import ERROR, Finding
+from .poisoning import SYSTEM
 from .text import escaped
 
 if TYPE_CHECKING:
@@ -32,12 +33,17 @@ def _fingerprint(value: Any) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def snapshot(tools: tuple[Tool, ...]) -> dict[str, dict[str, str]]:
+def snapshot(tools: tuple[Tool, ...], instructions: str | None = None) -> dict[str, dict[str, str]]:
     """What the baseline keeps of a server's tools: by name, its description and the
-    fingerprints of its schema and of both."""
-    return {t.name: {"description": t.description[:MAX_TEXT], "schema": _fingerprint(t.input_schema),
+    fingerprints of its schema and of both; and its instructions (the system prompt) under
+    SYSTEM, kept even when there are none, so that instructions a server adds later show."""
+    kept = {t.name: {"description": t.description[:MAX_TEXT], "schema": _fingerprint(t.input_schema),
                      "text": _fingerprint([t.description, t.input_schema])}
             for t in tools}
+    said = instructions or ""
+    kept[SYSTEM] = {"description": said[:MAX_TEXT], "schema": _fingerprint(None),
+                    "text": _fingerprint(said)}
+    return kept
 
 
 def word_diff(old: str, new: str) -> str:
@@ -63,28 +69,32 @@ def word_diff(old: str, new: str) -> str:
 
 
 def rug_pulls(server: str, tools: tuple[Tool, ...],
-              accepted: Mapping[str, Mapping[str, str]] | None) -> list[Finding]:
-    """The server's tools that changed since their accepted snapshot (snapshot()'s, as the
-    baseline keeps it; None: none kept yet)."""
+              accepted: Mapping[str, Mapping[str, str]] | None,
+              instructions: str | None = None) -> list[Finding]:
+    """The server's tools, and its instructions, that changed since their accepted snapshot
+    (snapshot()'s, as the baseline keeps it; None: none kept yet). A snapshot that holds no
+    instructions entry was accepted before they were kept: they are not compared."""
     if not accepted:
         return []
     found = []
-    now = snapshot(tools)
+    now = snapshot(tools, instructions)
     for name, entry in now.items():
         before = accepted.get(name)
         if not isinstance(before, Mapping) or before.get("text") == entry["text"]:
             continue
         old = str(before.get("description", ""))
         changed, diff = [], ""
+        system = name == SYSTEM
         if old != entry["description"]:
-            changed.append("description")
+            changed.append("instructions" if system else "description")
             diff = word_diff(old, entry["description"])
-        if before.get("schema") != entry["schema"]:
+        if before.get("schema") != entry["schema"] and not system:
             changed.append("input schema")
         what = " and ".join(changed) or "text"
+        called = f"server {server}'s instructions (its system prompt)" if system else f"{name}'s {what}"
         found.append(Finding(
             RULE, ERROR, (server,), (name,),
-            f"{name}'s {what} changed since the baseline was accepted"
+            f"{called} changed since the baseline was accepted"
             + (f": {diff}" if diff else "")
             + (f" (schema fingerprint {before.get('schema')} -> {entry['schema']})"
                if "input schema" in changed else ""),

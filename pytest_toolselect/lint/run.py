@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -10,17 +10,20 @@ from typing import TYPE_CHECKING, Any
 from . import poisoning
 from . import tool_rules as rules
 from .document import Heatmap
-from .findings import Finding, ordered, unsilenced
-from .similarity import THRESHOLD, similarity
+from .findings import Finding, grouped, ordered, unsilenced
+from .similarity import THRESHOLD, Similarity, similarity
 from .unsatisfiable import unsatisfiable
 
 if TYPE_CHECKING:
+    from pytest_toolselect.discovery.found import ServerTools
     from pytest_toolselect.inputs.cases import Case, IdentifierSettings
     from pytest_toolselect.inputs.config import Config
 
     from .decorated import DecoratedCase
 
 CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
+#: a document holds every pair's similarity up to this many tools
+MATRIX_TOOLS = 300
 #: folders a case-file search never enters
 SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox"})
 
@@ -28,9 +31,9 @@ SKIP_DIRS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", "
 @dataclass(frozen=True)
 class LintReport:
     findings: tuple[Finding, ...]
-    #: server -> tool names (as the server gives them), the similarity matrix's order
+    #: server -> tool names (as the server gives them), the similarities' order
     servers: dict[str, tuple[str, ...]]
-    similarity: tuple[tuple[float, ...], ...]
+    sim: Similarity
     threshold: float
     coverage: dict[str, dict[str, Any]]
     size: dict[str, Any]
@@ -46,42 +49,60 @@ class LintReport:
                   for s in f.servers for t in f.tools}
         index = [i for i, st in enumerate(flat) if st in wanted]
         return Heatmap(tuple(flat[i][1] for i in index), tuple(flat[i][0] for i in index),
-                       tuple(tuple(self.similarity[i][j] for j in index) for i in index),
+                       tuple(tuple(self.sim.score(i, j) for j in index) for i in index),
                        self.threshold)
 
+    @property
+    def similarity(self) -> tuple[tuple[float, ...], ...]:
+        """Every pair's similarity, in the servers' order (quadratic: for small sets)."""
+        return self.sim.matrix
+
     def to_dict(self) -> dict[str, Any]:
+        tools = sum(len(t) for t in self.servers.values())
+        # every pair of a large set is a large document: past MATRIX_TOOLS it holds the
+        # confusable pairs' (the heatmap) only
+        matrix = [list(r) for r in self.similarity] if tools <= MATRIX_TOOLS else None
         return {"schema_version": "toolselect_lint.v1", "threshold": self.threshold,
                 "heatmap": self.heatmap().to_json(),
                 "servers": {s: list(t) for s, t in self.servers.items()},
-                "similarity": [list(r) for r in self.similarity],
+                "similarity": matrix,
                 "coverage": self.coverage, "size": self.size, "cases": self.cases,
                 "findings": [f.to_dict() for f in self.findings]}
 
 
 def lint(toolset: rules.ToolSet, settings: IdentifierSettings, threshold: float = THRESHOLD,
-         allow: Mapping[str, Mapping[str, Iterable[str]]] | None = None) -> LintReport:
+         allow: Mapping[str, Mapping[str, Iterable[str]]] | None = None,
+         progress: Callable[[str], None] | None = None) -> LintReport:
     """Every rule over one tool set (pure: discovery is done), but what ``allow`` (the
-    config's lint_allow) silences."""
+    config's lint_allow) silences. ``progress`` is told each step as it starts (the command
+    shows them on stderr when a lint takes a while)."""
+    say = progress or (lambda _step: None)
     everything = [tool for _, tool in toolset.all_tools()]
-    sim = similarity(everything)
+    say(f"indexing {len(everything)} tools for confusable pairs")
+    sim = similarity(everything, threshold)
+    say(f"scoring {len(sim.candidates)} candidate pairs")
+    pairs = rules.confusable_pairs(toolset, sim, threshold)
+    say("checking names, descriptions, parameters and cases")
     size_findings, size = rules.size(toolset)
     coverage_findings, coverage = rules.coverage(toolset)
-    findings = [*rules.confusable_pairs(toolset, sim, threshold), *rules.names(toolset),
+    findings = [*pairs, *rules.names(toolset),
                 *rules.descriptions(toolset), *rules.parameters(toolset, settings),
                 *(f for server, tool in toolset.all_tools()
                   for f in unsatisfiable(server, tool.name, tool.input_schema)),
-                *rules.ranking_collisions(toolset), *coverage_findings, *size_findings,
-                *poisoning.hidden_text(toolset), *poisoning.model_instructions(toolset),
-                *poisoning.secret_seeking_parameters(toolset),
-                *poisoning.cross_server_shadowing(toolset)]
-    return LintReport(tuple(ordered(unsilenced(findings, allow or {}))),
+                *rules.ranking_collisions(toolset), *coverage_findings, *size_findings]
+    say("reading every text for hidden characters and instructions to the model")
+    findings += [*poisoning.hidden_text(toolset), *poisoning.model_instructions(toolset),
+                 *poisoning.secret_seeking_parameters(toolset),
+                 *poisoning.cross_server_shadowing(toolset)]
+    return LintReport(tuple(ordered(grouped(unsilenced(findings, allow or {})))),
                       {s: tuple(t.name for t in tools) for s, tools in toolset.servers.items()},
-                      sim.matrix, threshold, coverage, size, toolset.case_count)
+                      sim, threshold, coverage, size, toolset.case_count)
 
 
-def discover_all(config: Config, timeout: float | None = None,
-                 only: Sequence[str] | None = None) -> dict[str, tuple[Any, ...]]:
-    """Every server of the config (or those named), discovered as the gate does (cached)."""
+def discover_servers(config: Config, timeout: float | None = None,
+                     only: Sequence[str] | None = None) -> dict[str, ServerTools]:
+    """Every server of the config (or those named), discovered as the gate does (cached):
+    its tools and its instructions."""
     from pytest_toolselect.discovery.servers import discover
 
     found = {}
@@ -90,8 +111,21 @@ def discover_all(config: Config, timeout: float | None = None,
             continue
         if spec.timeout is None and timeout is not None:
             spec = replace(spec, timeout=timeout)
-        found[name] = discover(spec, config.root).tools
+        found[name] = discover(spec, config.root)
     return found
+
+
+def discover_all(config: Config, timeout: float | None = None,
+                 only: Sequence[str] | None = None) -> dict[str, tuple[Any, ...]]:
+    """Every server's tools (or those named), discovered as the gate does (cached)."""
+    return {name: found.tools for name, found in discover_servers(config, timeout, only).items()}
+
+
+def instructions_of(config: Config, timeout: float | None = None,
+                    only: Sequence[str] | None = None) -> dict[str, str]:
+    """The servers' instructions (their system prompt), of those that give any (cached)."""
+    return {name: found.instructions for name, found in discover_servers(config, timeout, only).items()
+            if found.instructions}
 
 
 def project_files(root: Path) -> list[Path]:
@@ -118,6 +152,7 @@ def load_cases(paths: Iterable[Path], config: Config) -> list[Case]:
 
 
 def toolset_of(config: Config, tools: dict[str, tuple[Any, ...]], cases: Sequence[Case],
-               model: str, decorated: Sequence[DecoratedCase] = ()) -> rules.ToolSet:
+               model: str, decorated: Sequence[DecoratedCase] = (),
+               instructions: Mapping[str, str] | None = None) -> rules.ToolSet:
     return rules.ToolSet(tools, config.tool_name_format, model, config.prices, tuple(cases),
-                         tuple(decorated))
+                         tuple(decorated), dict(instructions or {}))

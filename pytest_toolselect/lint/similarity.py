@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..providers.local import tokenize, words
 
@@ -58,9 +58,10 @@ def as_written(found: Sequence[str], text: str) -> list[str]:
     return [written.get(t, t) for t in found]
 
 
-def _names_other(sentence: str, others: frozenset[str]) -> bool:
+def _names_other(sentence: str, names: frozenset[str], own: frozenset[str] = frozenset()) -> bool:
+    """Does the sentence name a tool of names but those of own?"""
     words = set(re.findall(r"[A-Za-z0-9_.-]+", sentence))
-    return not words.isdisjoint(others)
+    return bool((words & names) - own)
 
 
 def param_names(tool: Tool) -> list[str]:
@@ -68,21 +69,37 @@ def param_names(tool: Tool) -> list[str]:
     return list(props) if isinstance(props, dict) else []
 
 
-def purpose(tool: Tool, others: frozenset[str]) -> str:
-    """The text the similarity reads (see the module's docstring)."""
-    kept = [s for s in sentences(tool.description) if not _names_other(s, others)]
+def purpose(tool: Tool, names: frozenset[str]) -> str:
+    """The text the similarity reads (see the module's docstring); names: the set's tool names."""
+    own = frozenset(n for n in (tool.name, tool.original_name) if n)
+    kept = [s for s in sentences(tool.description) if not _names_other(s, names, own)]
     return " ".join([tool.name, tool.name, *kept[:1], *param_names(tool)])
 
 
 @dataclass(frozen=True)
 class Similarity:
-    """Pairwise similarities of a tool set, and the weights behind them."""
+    """The similarities of a tool set: the weights behind them, and the pairs that may reach
+    the threshold (the candidates of an index: every pair that does is among them)."""
 
     names: tuple[str, ...]
-    matrix: tuple[tuple[float, ...], ...]
     #: per tool: term -> its TF-IDF weight (unit length)
     weights: tuple[dict[str, float], ...]
     idf: dict[str, float]
+    #: (i, j), i < j, of every pair whose similarity may reach the threshold it was built for
+    candidates: tuple[tuple[int, int], ...] = ()
+
+    def score(self, i: int, j: int) -> float:
+        """The cosine of tools i and j, rounded to 4 places (the same either way round)."""
+        if i == j:
+            return 1.0
+        a, b = (self.weights[i], self.weights[j]) if i < j else (self.weights[j], self.weights[i])
+        return round(sum(v * b[t] for t, v in a.items() if t in b), 4)
+
+    @property
+    def matrix(self) -> tuple[tuple[float, ...], ...]:
+        """Every pair's similarity: quadratic, for small sets (a document's matrix, the tests)."""
+        n = len(self.weights)
+        return tuple(tuple(self.score(i, j) for j in range(n)) for i in range(n))
 
     def shared_terms(self, i: int, j: int, limit: int = 6) -> list[str]:
         """The terms that make i and j alike, the heaviest first."""
@@ -97,10 +114,56 @@ class Similarity:
         return sorted(mine, key=lambda t: (-mine[t] * self.idf.get(t, 1.0), t))[:limit]
 
 
-def similarity(tools: Sequence[Tool]) -> Similarity:
-    """TF-IDF (sublinear tf, smoothed idf) cosine of every pair's purpose."""
+#: below the threshold by this much still counts as a candidate: rounding never loses a pair
+_SLACK = 1e-3
+#: a tool's terms outside the index weigh at most this share of the threshold
+_REST = 0.5
+
+
+def candidates(weights: Sequence[dict[str, float]], df: Counter[str],
+               threshold: float) -> tuple[tuple[int, int], ...]:
+    """Every pair whose cosine may reach the threshold (i < j), by prefix filtering over an
+    inverted index of the terms: a tool's rarest terms are looked up, until its other terms
+    weigh (as a norm) under half the threshold. Two unit vectors x, y have x.y at most what
+    the looked-up terms give plus that norm (Cauchy-Schwarz), so a pair whose looked-up part
+    falls short by more cannot reach the threshold and is never scored; the work grows with
+    the pairs that share rare terms, not with every pair."""
+    import numpy as np
+
+    n = len(weights)
+    t = max(threshold - _SLACK, 0.0)
+    ids: dict[str, list[int]] = {}
+    vals: dict[str, list[float]] = {}
+    for i, w in enumerate(weights):
+        for term, v in w.items():
+            ids.setdefault(term, []).append(i)
+            vals.setdefault(term, []).append(v)
+    postings = {term: (np.array(ids[term], dtype=np.int64), np.array(vals[term])) for term in ids}
+    found: list[tuple[int, int]] = []
+    for i, w in enumerate(weights):
+        rest = sum(v * v for v in w.values())
+        looked: list[Any] = []
+        weighed: list[Any] = []
+        for term in sorted(w, key=lambda term: (df[term], term)):
+            if rest < (_REST * t) ** 2:
+                break  # the rest weighs too little to matter on its own
+            rest -= w[term] * w[term]
+            js, vs = postings[term]
+            looked.append(js)
+            weighed.append(vs * w[term])
+        if not looked:
+            continue
+        part = np.bincount(np.concatenate(looked), np.concatenate(weighed), minlength=n)
+        part[: i + 1] = -1.0  # each pair once, from its first tool
+        found.extend((i, int(j)) for j in np.nonzero(part + math.sqrt(max(rest, 0.0)) >= t)[0])
+    return tuple(found)
+
+
+def similarity(tools: Sequence[Tool], threshold: float | None = None) -> Similarity:
+    """TF-IDF (sublinear tf, smoothed idf) weights of every tool's purpose, and the pairs that
+    may reach ``threshold`` (None: every pair)."""
     names = frozenset(t.name for t in tools) | frozenset(t.original_name for t in tools if t.original_name)
-    docs = [Counter(terms(purpose(t, names - {t.name, t.original_name}))) for t in tools]
+    docs = [Counter(terms(purpose(t, names))) for t in tools]
     n = len(docs)
     df: Counter[str] = Counter(term for doc in docs for term in doc)
     idf = {term: math.log((1 + n) / (1 + count)) + 1 for term, count in df.items()}
@@ -109,10 +172,6 @@ def similarity(tools: Sequence[Tool]) -> Similarity:
         w = {term: (1 + math.log(c)) * idf[term] for term, c in doc.items()}
         norm = math.sqrt(sum(v * v for v in w.values())) or 1.0
         weights.append({term: v / norm for term, v in w.items()})
-    matrix = [[1.0 if i == j else 0.0 for j in range(n)] for i in range(n)]
-    for i in range(n):
-        for j in range(i + 1, n):
-            a, b = weights[i], weights[j]
-            s = round(sum(v * b[t] for t, v in a.items() if t in b), 4)
-            matrix[i][j] = matrix[j][i] = s
-    return Similarity(tuple(t.name for t in tools), tuple(tuple(r) for r in matrix), tuple(weights), idf)
+    pairs = (tuple((i, j) for i in range(n) for j in range(i + 1, n)) if threshold is None
+             else candidates(weights, df, threshold))
+    return Similarity(tuple(t.name for t in tools), tuple(weights), idf, pairs)

@@ -52,6 +52,8 @@ class ToolSet:
     cases: Sequence[Case] = ()
     #: decorated cases the `toolselect lint` command read from test files (not collected)
     decorated: Sequence[DecoratedCase] = ()
+    #: server -> its MCP ``instructions`` (sent as the system prompt), for those that give any
+    instructions: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def case_count(self) -> int:
@@ -78,40 +80,49 @@ class ToolSet:
 # --- confusable pairs ----------------------------------------------------------------
 
 
-def _same_words(a: str, b: str) -> bool:
-    """One description under two names: the same terms, or (all stopwords, so no terms) the
-    same words; an empty one is a thin description, not a likeness."""
-    own = terms(a)
+def _wording(description: str) -> tuple[str, ...] | None:
+    """What makes two descriptions one under two names: the same terms, or (all stopwords,
+    so no terms) the same words; None for an empty one (a thin description, not a likeness)."""
+    own = terms(description)
     if own:
-        return own == terms(b)
-    words = " ".join(a.lower().split())
-    return bool(words.strip(" .")) and words == " ".join(b.lower().split())
+        return ("terms", *own)
+    words = " ".join(description.lower().split())
+    return ("words", words) if words.strip(" .") else None
+
+
+def _same_wordings(tools: Sequence[Tool]) -> set[tuple[int, int]]:
+    """(i, j), i < j, of the tools that share a description's wording."""
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i, tool in enumerate(tools):
+        key = _wording(tool.description)
+        if key is not None:
+            groups.setdefault(key, []).append(i)
+    return {(a, b) for group in groups.values() for k, a in enumerate(group) for b in group[k + 1:]}
 
 
 def confusable_pairs(toolset: ToolSet, sim: Similarity, threshold: float) -> list[Finding]:
     pairs = toolset.all_tools()
+    # one description under two names is confusable however short it is
+    same = _same_wordings([t for _, t in pairs])
     found = []
-    for i, (si, a) in enumerate(pairs):
-        for j in range(i + 1, len(pairs)):
-            sj, b = pairs[j]
-            score = sim.matrix[i][j]
-            # one description under two names is confusable however short it is
-            same = _same_words(a.description, b.description)
-            if score < threshold and not same:
-                continue
-            # the words as the descriptions write them, not their stems
-            text = {t.name: f"{t.name} {t.description} {' '.join(param_names(t))}" for t in (a, b)}
-            shared = as_written(sim.shared_terms(i, j), text[a.name])
-            apart = {a.name: as_written(sim.own_terms(a, b), text[a.name]),
-                     b.name: as_written(sim.own_terms(b, a), text[b.name])}
-            tell = "; ".join(f"{name}: {', '.join(t) or 'nothing of its own'}" for name, t in apart.items())
-            found.append(Finding(
-                "confusable-pair", ERROR, tuple(dict.fromkeys((si, sj))), (a.name, b.name),
-                f"{a.name} ({si}) and {b.name} ({sj}) read alike: similarity {score:.2f} "
-                f"(threshold {threshold:.2f}), sharing {', '.join(shared)}",
-                f"open each description with what only it does ({tell}), and say in each "
-                f"when to use the other; or merge them if they do the same",
-                {"similarity": score, "threshold": threshold, "shared_terms": shared, "apart": apart}))
+    for i, j in sorted(same.union(sim.candidates)):
+        (si, a), (sj, b) = pairs[i], pairs[j]
+        score = sim.score(i, j)
+        if score < threshold and (i, j) not in same:
+            continue
+        # the words as the descriptions write them, not their stems
+        text = {t.name: f"{t.name} {t.description} {' '.join(param_names(t))}" for t in (a, b)}
+        shared = as_written(sim.shared_terms(i, j), text[a.name])
+        apart = {a.name: as_written(sim.own_terms(a, b), text[a.name]),
+                 b.name: as_written(sim.own_terms(b, a), text[b.name])}
+        tell = "; ".join(f"{name}: {', '.join(t) or 'nothing of its own'}" for name, t in apart.items())
+        found.append(Finding(
+            "confusable-pair", ERROR, tuple(dict.fromkeys((si, sj))), (a.name, b.name),
+            f"{a.name} ({si}) and {b.name} ({sj}) read alike: similarity {score:.2f} "
+            f"(threshold {threshold:.2f}), sharing {', '.join(shared)}",
+            f"open each description with what only it does ({tell}), and say in each "
+            f"when to use the other; or merge them if they do the same",
+            {"similarity": score, "threshold": threshold, "shared_terms": shared, "apart": apart}))
     return found
 
 

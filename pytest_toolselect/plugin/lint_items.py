@@ -68,8 +68,9 @@ class LintItem(pytest.Item):
         report = self.hooks.report()
         base = session.baselines.baseline
         tools = self.hooks.tools.get(self.server, ())
+        said = self.hooks.instructions.get(self.server)
         pulls = rug_pulls(self.server, tools,
-                          base.lint_tools.get(self.server) if base is not None else None)
+                          base.lint_tools.get(self.server) if base is not None else None, said)
         findings = ordered([*report.for_server(self.server),
                             *unsilenced(pulls, session.settings.config.lint_allow)])
         known = base.lint.get(self.server) if base is not None else None
@@ -83,7 +84,7 @@ class LintItem(pytest.Item):
             findings=[f.to_dict() for f in findings], new=[f.id for f in new] if blocks else [],
             tools=list(report.servers.get(self.server, ())),
             coverage=report.coverage.get(self.server), heatmap=report.heatmap().to_json(),
-            threshold=report.threshold, snapshot=snapshot(tools),
+            threshold=report.threshold, snapshot=snapshot(tools, said),
             accepted=[f.id for f in new] if updating else [])
         errors = [f for f in findings if f.severity == ERROR]
         if blocks:
@@ -152,6 +153,8 @@ class LintHooks:
         self._failed: dict[str, ToolselectError] = {}
         #: the tools each server gave, as it names them
         self.tools: dict[str, tuple[Any, ...]] = {}
+        #: the instructions (system prompt) of each server that gives any
+        self.instructions: dict[str, str] = {}
 
     def failed(self, server: str) -> ToolselectError | None:
         self.report()
@@ -164,18 +167,24 @@ class LintHooks:
         return self._report
 
     def _lint(self) -> LintReport:
-        from pytest_toolselect.lint.run import discover_all, lint, toolset_of
+        from pytest_toolselect.lint.run import discover_servers, lint, toolset_of
 
         config = self.session.settings.config
         timeout = self.session.settings.options.discovery_timeout
         tools: dict[str, tuple[Any, ...]] = {}
         for name in config.servers:
             try:
-                tools.update(discover_all(config, timeout, only=[name]))
+                found = discover_servers(config, timeout, only=[name])
             except ToolselectError as e:
                 self._failed[name] = e
+                continue
+            for server, got in found.items():
+                tools[server] = got.tools
+                if got.instructions:
+                    self.instructions[server] = got.instructions
         self.tools = tools
-        toolset = toolset_of(config, tools, self._cases, str(self.session.settings.model.value))
+        toolset = toolset_of(config, tools, self._cases, str(self.session.settings.model.value),
+                             instructions=self.instructions)
         return lint(toolset, config.identifiers, allow=config.lint_allow)
 
     @pytest.hookimpl(tryfirst=True)

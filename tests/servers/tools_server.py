@@ -1,8 +1,9 @@
 """A configurable MCP stdio server for the discovery tests.
 
 It serves the tools given as JSON (``--tools``) in pages of ``--page-size`` so that
-tools/list really paginates, with optional ``--instructions``; ``--tools-from PATH`` reads
-them from a file at each start instead (a server upgraded in place). ``--report-env`` adds a
+tools/list really paginates, with optional ``--instructions``; ``--tools-from PATH`` (and
+``--instructions-from PATH``) reads them from a file at each start instead (a server
+upgraded in place). ``--report-env`` adds a
 tool whose description is the JSON of the environment the server saw; each start is
 appended to the file named by the ``TOOLS_SERVER_START_LOG`` variable (if set), so
 tests can count starts. ``--http PORT`` serves over streamable HTTP instead of stdio;
@@ -30,6 +31,8 @@ def main() -> None:
     parser.add_argument("--tools-from", default=None, metavar="PATH",
                         help="read the tools' JSON from this file at each start instead")
     parser.add_argument("--instructions", default=None)
+    parser.add_argument("--instructions-from", default=None, metavar="PATH",
+                        help="read the instructions from this file at each start instead")
     parser.add_argument("--page-size", type=int, default=0, help="0: one page")
     parser.add_argument("--report-env", action="store_true")
     parser.add_argument("--bad-cursor", action="store_true", help="always answer the same cursor")
@@ -72,6 +75,8 @@ def main() -> None:
             f.write(json.dumps({"name": params.name, "arguments": params.arguments}) + "\n")
         return types.CallToolResult(content=[types.TextContent(type="text", text="done")])
 
+    if opts.instructions_from is not None:
+        opts.instructions = Path(opts.instructions_from).read_text(encoding="utf-8")
     server: Server[Any] = Server("tools-server", instructions=opts.instructions, on_list_tools=list_tools,
                                  **({"on_call_tool": call_tool} if opts.call_log else {}))
 
