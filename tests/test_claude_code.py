@@ -70,13 +70,44 @@ def test_mcp_tools_reach_the_harness_and_no_tool_is_run(harness: tuple[Project, 
     sent = _requests(fake_api)
     assert sent and MCP_FIND in offered(sent[0]) and "Bash" in offered(sent[0])
     assert FIND[1] in json.dumps(sent[0]["messages"])  # the question is the prompt
+    # Claude Code's own system prompt, as users run it (the SDK's default is one line)
+    system = " ".join(b.get("text", "") for b in sent[0]["system"])
+    assert len(system) > 4000 and "Claude Agent SDK" in system
     assert calls_of(log) == []  # denied: the server never got a tools/call
     doc = json.loads((project.path / "out.json").read_text())
     rec = doc["cases"][0]
     assert rec["first_tool"] == "find_company"  # mcp__registry__find_company mapped back
     assert rec["calls"][0][0]["arguments"] == {"name": "Acme Widgets"}
     assert doc["subject"]["harness"]["name"] == "claude-code"
+    assert doc["subject"]["settings"]["system_prompt"] == "claude_code preset"
     assert doc["subject"]["harness"]["version"] == claude_agent_sdk._cli_version.__cli_version__
+
+
+def test_one_request_scores_a_call_the_cli_rejects_as_the_models_choice(
+        harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    """Bash with no command, and a name the CLI does not know: the CLI answers each with an
+    error and would ask again; the first turn is the choice, scored, in one request."""
+    project, log = harness
+
+    def answer(body: Any) -> Reply:
+        if "register" in json.dumps(body.get("messages")):
+            return Reply(tool_calls=[("Bash", {})])
+        return Reply(tool_calls=[("lookup_everything", {"q": "Acme"})])
+
+    fake_api.handler = answer
+    project.cases([case(*FIND), case("unknown", "Who are the officers of Acme Widgets?",
+                                     ["list_officers"])])
+    # a short deadline: the loop ran until it, so the run would end in two errors
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off",
+                                        "--toolselect-timeout=30", "--toolselect-json=out.json")
+    result.assert_outcomes(failed=2)
+    assert len(_requests(fake_api)) == 2  # one request per case, no second turn
+    cases = {c["case_id"]: c for c in json.loads((project.path / "out.json").read_text())["cases"]}
+    assert cases["find"]["first_tool"] == "Bash"
+    assert cases["unknown"]["first_tool"] == "lookup_everything"
+    for rec in cases.values():
+        assert "tool_choice" in rec["failing_checks"] and rec["cost_usd"] is not None
+    assert calls_of(log) == []
 
 
 def test_a_case_expecting_the_mcp_tool_fails_when_the_model_picks_bash(

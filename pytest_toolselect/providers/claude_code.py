@@ -28,6 +28,7 @@ from . import ProviderCallError, Turn, TurnRequest
 from .api_keys import key_from_env
 from .harness import HarnessProvider, builtin_tools, mcp_config, secrets_of, version, wire_name_map
 from .preflight import placeholder_key
+from .pricing import cost_usd
 from .wire import as_int, make_usage
 
 #: the built-in tools the bundled CLI (2.1.x) offers, as its requests name them; tool
@@ -40,6 +41,10 @@ CLAUDE_CODE_TOOLS = (
     "Write", "ToolSearch",
 )
 SEARCH_TOOL = "ToolSearch"
+#: the system prompt sent: Claude Code's own, as the SDK's preset names it
+SYSTEM_PROMPT = "claude_code preset"
+#: the harness's own tool searches a call may make before its choice (each is a turn)
+SEARCH_TURNS = 3
 _DENIED = "toolselect scores the first tool call and runs no tool"
 
 
@@ -65,7 +70,8 @@ class ClaudeCodeProvider(HarnessProvider):
         return {"provider": self.provider, "model": self.model,
                 "harness": {"name": "claude-code", "version": cli_version(),
                             "sdk": version("claude-agent-sdk")},
-                "settings": {"tool_search": s.harness_tool_search,
+                "settings": {"system_prompt": SYSTEM_PROMPT, "max_turns": self.max_turns(),
+                             "tool_search": s.harness_tool_search,
                              "user_settings": s.harness_user_settings}}
 
     def harness_tools(self, tools: Any) -> tuple[Any, ...]:
@@ -97,7 +103,8 @@ class ClaudeCodeProvider(HarnessProvider):
         return turn
 
     async def _isolated(self, request: TurnRequest, env: dict[str, str]) -> Turn:
-        with tempfile.TemporaryDirectory(prefix="toolselect-claude-") as home:
+        # a CLI ended at the choice may still be writing its session files as they go
+        with tempfile.TemporaryDirectory(prefix="toolselect-claude-", ignore_cleanup_errors=True) as home:
             if not self.settings.harness_user_settings:
                 env = {**env, "HOME": home, "CLAUDE_CONFIG_DIR": str(Path(home) / ".claude")}
             return await self._ask(request, env, home)
@@ -106,6 +113,7 @@ class ClaudeCodeProvider(HarnessProvider):
         from claude_agent_sdk import (
             AssistantMessage,
             ClaudeAgentOptions,
+            ClaudeSDKError,
             HookMatcher,
             ResultMessage,
             TextBlock,
@@ -130,6 +138,11 @@ class ClaudeCodeProvider(HarnessProvider):
             strict_mcp_config=True, model=self.api_model, env=env,
             cwd=(request.root or os.getcwd()) if user else home,
             setting_sources=None if user else [],
+            # what Claude Code sends as users run it (the SDK's default is a one-line prompt)
+            system_prompt={"type": "preset", "preset": "claude_code"},  # SYSTEM_PROMPT
+            # the first turn and no more: a call the CLI rejects (invalid input, an unknown
+            # name) is answered with an error and asked again, turn after turn, otherwise
+            max_turns=self.max_turns(),
             hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[deny])]},  # type: ignore[list-item]
             stderr=stderr.append,
         )
@@ -139,37 +152,75 @@ class ClaudeCodeProvider(HarnessProvider):
         texts: list[str] = []
         stop: str | None = None
         result: Any = None
+        spent: dict[str, dict[str, int]] = {}  # message id -> its usage, when no result comes
         closed = False  # the choice's message is complete once a tool result follows it
-        async for message in query(prompt=request.question, options=options):
-            if isinstance(message, AssistantMessage) and not closed and message.parent_tool_use_id is None:
-                for block in message.content:
-                    if isinstance(block, TextBlock):
-                        texts.append(block.text)
-                    elif isinstance(block, ToolUseBlock):
-                        if block.name == SEARCH_TOOL and not choice:
-                            searched.append(str(block.input.get("query", "")))
-                        elif block.name != SEARCH_TOOL:
-                            choice.append(ToolCall(names.get(block.name, block.name),
-                                                   dict(block.input or {})))
-                stop = message.stop_reason or stop
-            elif isinstance(message, UserMessage) and choice:
-                closed = True
-            elif isinstance(message, ResultMessage):
-                result = message
-        if result is None:
+        stream: Any = query(prompt=request.question, options=options)
+        try:
+            async with contextlib.aclosing(stream):
+                async for message in stream:
+                    if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                        spent[message.message_id or str(len(spent))] = dict(message.usage or {})
+                        for block in message.content:
+                            if isinstance(block, TextBlock):
+                                texts.append(block.text)
+                            elif isinstance(block, ToolUseBlock):
+                                if block.name == SEARCH_TOOL and not choice:
+                                    searched.append(str(block.input.get("query", "")))
+                                elif block.name != SEARCH_TOOL:
+                                    choice.append(ToolCall(names.get(block.name, block.name),
+                                                           dict(block.input or {})))
+                        stop = message.stop_reason or stop
+                    elif isinstance(message, UserMessage) and choice and self.max_turns() > 1:
+                        # the choice is complete: under tool search, max_turns leaves room for
+                        # more turns, so closing the stream ends the CLI before it can answer
+                        # a rejected call with another request (with one turn, the CLI stops
+                        # by itself and reports its cost)
+                        closed = True
+                        break
+                    elif isinstance(message, ResultMessage):
+                        result = message  # the CLI exits right after it
+        except ClaudeSDKError as e:
+            # the CLI exits non-zero after a result that stopped at max_turns: that result
+            # (or the complete choice) is the answer; without either, the CLI failed
+            if result is None and not closed:
+                said = "; ".join(line.strip() for line in stderr[-5:] if line.strip()) or str(e)
+                raise ProviderCallError(f"{self.model}: Claude Code failed: {said[:500]}",
+                                        attempts=1) from None
+        if result is None and not closed:
             raise ProviderCallError(f"{self.model}: Claude Code ended without a result"
                                     + (f": {stderr[-1][:300]}" if stderr else ""), attempts=1)
-        if result.is_error and not choice:
+        if result is None:
+            return self._turn(choice, texts, stop, searched, _summed(spent.values()), None)
+        if result.is_error and not choice and result.subtype != "error_max_turns":
             said = "; ".join(result.errors or []) or str(result.result or result.subtype)
             raise ProviderCallError(f"{self.model}: Claude Code reported an error: {said[:300]}",
                                     attempts=1, status=result.api_error_status)
-        usage = result.usage or {}
+        return self._turn(choice, texts, stop or result.stop_reason, searched,
+                          dict(result.usage or {}), result.total_cost_usd)
+
+    def _turn(self, choice: list[ToolCall], texts: list[str], stop: str | None,
+              searched: list[str], usage: dict[str, Any], cost: float | None) -> Turn:
+        made = make_usage(as_int(usage.get("input_tokens")), as_int(usage.get("output_tokens")),
+                          as_int(usage.get("cache_read_input_tokens")),
+                          as_int(usage.get("cache_creation_input_tokens")))
+        if cost is None:
+            # no result came (the CLI was ended at the choice): priced as the bare route prices
+            cost = cost_usd(f"anthropic/{self.api_model}", made, self.settings.prices)
         return Turn(
             calls=tuple(choice), text="\n".join(t for t in texts if t),
-            stop_reason="tool_use" if choice else (stop or result.stop_reason),
-            usage=make_usage(as_int(usage.get("input_tokens")), as_int(usage.get("output_tokens")),
-                             as_int(usage.get("cache_read_input_tokens")),
-                             as_int(usage.get("cache_creation_input_tokens"))),
-            cost_usd=result.total_cost_usd,
+            stop_reason="tool_use" if choice else stop, usage=made, cost_usd=cost,
             found_by=f"{SEARCH_TOOL}: {'; '.join(searched)}" if searched and choice else None,
         )
+
+    def max_turns(self) -> int:
+        """One turn; under tool search, room for the harness's own searches before it."""
+        return 1 if self.settings.harness_tool_search == "off" else 1 + SEARCH_TURNS
+
+
+def _summed(usages: Any) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for usage in usages:
+        for key, value in usage.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    return total
