@@ -110,6 +110,51 @@ def test_one_request_scores_a_call_the_cli_rejects_as_the_models_choice(
     assert calls_of(log) == []
 
 
+#: a server that starts for discovery, then fails under the harness (after keeping its
+#: parent's command line, to show what the harness was started with)
+FLAKY_SERVER = """
+import os, pathlib, sys
+mark, seen, server, tools = sys.argv[1:5]
+if pathlib.Path(mark).exists():
+    pathlib.Path(seen).write_bytes(pathlib.Path(f"/proc/{os.getppid()}/cmdline").read_bytes())
+    sys.stderr.write("flaky: licence check failed for token " + os.environ["FLAKY_TOKEN"] + "\\n")
+    sys.exit(3)
+pathlib.Path(mark).write_text("started once")
+os.execv(sys.executable, [sys.executable, server, "--tools", tools])
+"""
+
+
+def test_a_server_that_fails_under_the_harness_is_an_error_naming_it_and_its_stderr(
+        harness: tuple[Project, Path], fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    """The CLI reports the server failed; its tools are missing, so a text reply is no
+    choice. The server's secrets reach the CLI in a file, not on its command line."""
+    from conftest import TOOLS_SERVER
+
+    project, log = harness
+    token = "flaky-" + "secret-" + "4" * 12
+    monkeypatch.setenv("FLAKY_TOKEN", token)
+    (tmp_path / "flaky.py").write_text(FLAKY_SERVER)
+    seen = tmp_path / "cmdline"
+    flaky = {"command": "python", "env": {"FLAKY_TOKEN": "${FLAKY_TOKEN}"},
+             "args": [str(tmp_path / "flaky.py"), str(tmp_path / "mark"), str(seen),
+                      str(TOOLS_SERVER), json.dumps(REGISTRY_TOOLS[1:2])]}
+    registry = project.stdio_server(REGISTRY_TOOLS[:1])
+    project.config(servers={"registry": registry, "flaky": flaky},
+                   model="claude-code/claude-test", api_base=fake_api.url, retry_backoff=0)
+    fake_api.handler = lambda body: Reply(text="no tool needed")
+    project.cases([case(*FIND)], servers=["registry", "flaky"])
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT,
+                                        "--toolselect-json=out.json")
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str() + result.stderr.str() + (project.path / "out.json").read_text()
+    result.stdout.fnmatch_lines(["*server 'flaky' did not connect under the harness (status failed)*"
+                                 "flaky: licence check failed for token*"])
+    assert token not in out  # its stderr said the token: masked
+    cmdline = seen.read_bytes()
+    assert b"claude" in cmdline and token.encode() not in cmdline  # the harness's own
+
+
 def test_a_case_expecting_the_mcp_tool_fails_when_the_model_picks_bash(
         harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
     project, log = harness

@@ -24,7 +24,10 @@ from pytest_toolselect.providers.harness import (
     builtin_tools,
     mcp_config,
     normalized,
+    not_connected,
+    stderr_file,
     wire_name_map,
+    write_private,
 )
 
 
@@ -90,6 +93,45 @@ def test_an_http_server_keeps_its_url_and_headers(monkeypatch: pytest.MonkeyPatc
 
 
 names = st.text(min_size=1, max_size=20)
+
+
+def test_a_stdio_servers_stderr_is_kept_in_its_file(tmp_path: Path) -> None:
+    spec = ServerSpec(name="s/1", command="python",
+                      args=("-c", "import sys; sys.stderr.write('refused: no licence'); print('up')"))
+    entry = mcp_config([spec], str(tmp_path), stderr_to=tmp_path)["s/1"]
+    run = subprocess.run([entry["command"], *entry["args"]], capture_output=True, text=True,
+                         timeout=120, check=True)
+    assert run.stdout == "up\n" and run.stderr == ""
+    assert stderr_file(tmp_path, "s/1").read_text() == "refused: no licence"
+    assert stderr_file(tmp_path, "s/1").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_private_file_is_its_owners_alone_and_never_overwritten(tmp_path: Path) -> None:
+    path = write_private(tmp_path / "mcp.json", '{"token": "t0k"}')
+    assert path.stat().st_mode & 0o777 == 0o600 and path.read_text() == '{"token": "t0k"}'
+    with pytest.raises(FileExistsError):
+        write_private(path, "{}")
+
+
+statuses = st.lists(st.fixed_dictionaries({
+    "name": st.text(min_size=1, max_size=12),
+    "status": st.sampled_from(["connected", "failed", "pending", "needs-auth", "disabled"])
+    | st.text(max_size=8)}), max_size=5)
+
+
+@given(entries=statuses, stderr=st.text(max_size=200))
+def test_every_server_not_connected_is_named_and_no_connected_one(
+        tmp_path_factory: pytest.TempPathFactory, entries: list[dict[str, str]], stderr: str) -> None:
+    folder = tmp_path_factory.mktemp("logs")
+    for entry in entries:
+        stderr_file(folder, entry["name"]).write_text(stderr + " secret-123")
+    said = not_connected(entries, folder, ("secret-123",))
+    down = [e for e in entries if e["status"] != "connected"]
+    assert (said is None) == (not down)
+    if said is not None:
+        assert said.count("did not connect under the harness") == len(down)
+        assert all(repr(e["name"]) in said for e in down)
+        assert "secret-123" not in said
 
 
 @given(server=names, tool=names)

@@ -16,6 +16,7 @@ so a developer's settings, plugins, skills and CLAUDE.md do not reach CI results
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -26,7 +27,16 @@ from pytest_toolselect.exchange.tool import ToolCall
 
 from . import ProviderCallError, Turn, TurnRequest
 from .api_keys import key_from_env
-from .harness import HarnessProvider, builtin_tools, mcp_config, secrets_of, version, wire_name_map
+from .harness import (
+    HarnessProvider,
+    builtin_tools,
+    mcp_config,
+    not_connected,
+    secrets_of,
+    version,
+    wire_name_map,
+    write_private,
+)
 from .preflight import placeholder_key
 from .pricing import cost_usd
 from .wire import as_int, make_usage
@@ -116,6 +126,7 @@ class ClaudeCodeProvider(HarnessProvider):
             ClaudeSDKError,
             HookMatcher,
             ResultMessage,
+            SystemMessage,
             TextBlock,
             ToolUseBlock,
             UserMessage,
@@ -133,8 +144,12 @@ class ClaudeCodeProvider(HarnessProvider):
                                            "permissionDecisionReason": _DENIED}}
 
         stderr: list[str] = []
+        # the config holds the servers' secrets: a 0600 file, not the CLI's command line
+        logs = Path(home) / "mcp-stderr"
+        logs.mkdir(mode=0o700)
+        config = {"mcpServers": mcp_config(request.servers, request.root, stderr_to=logs)}
         options = ClaudeAgentOptions(
-            mcp_servers=mcp_config(request.servers, request.root),  # type: ignore[arg-type]
+            mcp_servers=str(write_private(Path(home) / "mcp.json", json.dumps(config))),
             strict_mcp_config=True, model=self.api_model, env=env,
             cwd=(request.root or os.getcwd()) if user else home,
             setting_sources=None if user else [],
@@ -158,7 +173,16 @@ class ClaudeCodeProvider(HarnessProvider):
         try:
             async with contextlib.aclosing(stream):
                 async for message in stream:
-                    if isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                    if isinstance(message, SystemMessage) and message.subtype == "init":
+                        failed = not_connected(message.data.get("mcp_servers"), logs,
+                                               secrets_of(request.servers))
+                        if failed:
+                            # its tools are missing from the request: no choice to score
+                            raise ProviderCallError(
+                                f"{self.model}: {failed}", attempts=1,
+                                fix="the server started for discovery but not under Claude "
+                                    "Code: check its env:, cwd: and startup time")
+                    elif isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
                         spent[message.message_id or str(len(spent))] = dict(message.usage or {})
                         for block in message.content:
                             if isinstance(block, TextBlock):
