@@ -208,18 +208,42 @@ def test_keys_are_masked(harness: tuple[Project, Path], fake_api: FakeAPI) -> No
     assert "bad request for key" in out  # the error was reported, the key masked in it
 
 
-def test_the_builtin_list_is_the_installed_clis(harness: tuple[Project, Path],
-                                                fake_api: FakeAPI) -> None:
-    """CLAUDE_CODE_TOOLS names what the installed CLI offers: an upgrade that changes its
-    tools fails here, not silently in users' cases."""
-    from pytest_toolselect.providers.claude_code import CLAUDE_CODE_TOOLS
-
+def test_the_builtin_tools_are_read_from_the_harness_for_the_model_in_use(
+        harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    """A real model name is offered TaskCreate (claude-test is not): a case may expect it,
+    and the tools a case is offered are exactly those of the request the harness sent."""
     project, _ = harness
-    fake_api.handler = picks(MCP_FIND)
-    project.cases([case(*FIND)])
-    project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT).assert_outcomes(passed=1)
-    sent = {n for n in offered(_requests(fake_api)[0]) if not n.startswith("mcp__")}
-    assert sent == set(CLAUDE_CODE_TOOLS) - {"ToolSearch"}
+    fake_api.handler = picks("TaskCreate", {"subject": "Call Acme", "description": "Call them"})
+    project.cases([case("todo", "Add a task to call Acme Widgets tomorrow", ["TaskCreate"])])
+    result = project.pytester.runpytest("--toolselect-model=claude-code/claude-sonnet-4-5",
+                                        "--toolselect-harness-tool-search=off", TIMEOUT,
+                                        "--toolselect-json=out.json")
+    result.assert_outcomes(passed=1)
+    sent = offered(_requests(fake_api)[0])
+    assert "TaskCreate" in sent
+    rec = json.loads((project.path / "out.json").read_text())["cases"][0]
+    scored = set(rec["toolset"]) - {"(system prompt)"}
+    mapped = {n.replace("mcp__registry__", "") for n in sent}
+    assert scored == mapped
+
+
+def test_a_broken_cli_is_one_usage_error_with_its_stderr(harness: tuple[Project, Path],
+                                                        fake_api: FakeAPI) -> None:
+    project, _ = harness
+    cli = project.path / "broken-claude"
+    cli.write_text("#!/bin/sh\necho 'claude: /lib64/libc.so.6: version GLIBC_2.99 not found' >&2\n"
+                   "exit 127\n")
+    cli.chmod(0o755)
+    # the CLI the SDK finds, replaced by a broken one (a process of its own: no patch leaks)
+    (project.path / "conftest.py").write_text(
+        "from claude_agent_sdk._internal.transport import subprocess_cli\n"
+        f"subprocess_cli.SubprocessCLITransport._find_bundled_cli = lambda self: {str(cli)!r}\n")
+    project.cases([case(*FIND), case("two", "Find Acme Widgets Ltd", ["find_company"])])
+    result = project.pytester.runpytest_subprocess("--toolselect-harness-tool-search=off", TIMEOUT)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert err.count("GLIBC_2.99 not found") == 1 and "the Claude Code CLI did not start" in err
+    assert fake_api.requests == []
 
 
 def test_records_holds_and_regresses_from_the_parent_folder(harness: tuple[Project, Path],

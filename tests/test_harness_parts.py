@@ -177,3 +177,25 @@ def test_a_missing_extra_is_one_usage_error(project: Project, model: str, module
     err = result.stderr.str()
     assert err.count(f"the {extra} harness is not installed") == 1
     assert f"pip install 'pytest-toolselect[{extra}]'" in err
+
+
+tool_names = st.lists(st.text(min_size=1, max_size=12) | st.sampled_from(["Task", "Agent", "mcp__s__t"]),
+                      max_size=8, unique=True)
+
+
+@given(sent=tool_names, init=tool_names)
+def test_the_probe_reads_the_requests_tools_in_order_then_the_deferred_ones(
+        sent: list[str], init: list[str]) -> None:
+    from pytest_toolselect.providers.claude_code_probe import read_request
+
+    body = {"tools": [{"name": n} for n in sent], "system": [{"text": "ab"}, {"text": "cde"}],
+            "max_tokens": 32000, "thinking": {"type": "adaptive"}}
+    got = read_request(body, init)
+    mine = [n for n in sent if not n.startswith("mcp__")]
+    assert list(got.tools[:len(mine)]) == mine  # the request's order
+    assert not any(n.startswith("mcp__") for n in got.tools)
+    assert len(set(got.tools)) == len(got.tools)
+    renamed = {"Agent" if n == "Task" else n for n in init if not n.startswith("mcp__")}
+    assert set(got.tools) == set(mine) | renamed
+    assert (got.system_chars, got.max_tokens) == (5, 32000)
+    assert got.thinking == '{"type": "adaptive"}'

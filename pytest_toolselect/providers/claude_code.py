@@ -19,6 +19,7 @@ import contextlib
 import json
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from pytest_toolselect.exchange.tool import ToolCall
 
 from . import ProviderCallError, Turn, TurnRequest
 from .api_keys import key_from_env
+from .claude_code_probe import HarnessRequest, probe
 from .harness import (
     HarnessProvider,
     builtin_tools,
@@ -41,21 +43,27 @@ from .preflight import placeholder_key
 from .pricing import cost_usd
 from .wire import as_int, make_usage
 
-#: the built-in tools the bundled CLI (2.1.x) offers, as its requests name them; tool
-#: search adds ToolSearch and defers some of them (tests/test_claude_code.py checks the list
-#: against the CLI installed, so an upgrade that changes it is seen)
-CLAUDE_CODE_TOOLS = (
-    "Agent", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterWorktree",
-    "ExitWorktree", "ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings",
-    "ScheduleWakeup", "SendMessage", "Skill", "TaskStop", "WebFetch", "WebSearch", "Workflow",
-    "Write", "ToolSearch",
-)
 SEARCH_TOOL = "ToolSearch"
 #: the system prompt sent: Claude Code's own, as the SDK's preset names it
 SYSTEM_PROMPT = "claude_code preset"
 #: the harness's own tool searches a call may make before its choice (each is a turn)
 SEARCH_TURNS = 3
 _DENIED = "toolselect scores the first tool call and runs no tool"
+#: the probe's bound: the CLI sends its first request within seconds of starting
+PROBE_TIMEOUT = 120.0
+_PROBE_LOCK = threading.Lock()
+#: (model, tool search, user settings, api_base) -> what the harness sends, per process
+_PROBED: dict[tuple[str, str, bool, str | None], HarnessRequest] = {}
+
+
+async def _deny(data: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
+    """Every tool use denied, and the session ended at the first: no tool is run."""
+    if data.get("tool_name") == SEARCH_TOOL:
+        return {}  # the harness's own step: it loads definitions, runs nothing of yours
+    return {"continue_": False, "stopReason": _DENIED,
+            "hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                   "permissionDecision": "deny",
+                                   "permissionDecisionReason": _DENIED}}
 
 
 def cli_version() -> str | None:
@@ -85,9 +93,8 @@ class ClaudeCodeProvider(HarnessProvider):
                              "user_settings": s.harness_user_settings}}
 
     def harness_tools(self, tools: Any) -> tuple[Any, ...]:
-        names = [n for n in CLAUDE_CODE_TOOLS
-                 if n != SEARCH_TOOL or self.settings.harness_tool_search != "off"]
-        return builtin_tools(names, "Claude Code", tools)
+        """Its built-in tools as the harness offers them to this model (read from it)."""
+        return builtin_tools(self.offered().tools, "Claude Code", tools)
 
     def endpoint(self) -> str | None:
         return self.settings.api_base or os.environ.get("ANTHROPIC_BASE_URL") or None
@@ -115,16 +122,51 @@ class ClaudeCodeProvider(HarnessProvider):
     async def _isolated(self, request: TurnRequest, env: dict[str, str]) -> Turn:
         # a CLI ended at the choice may still be writing its session files as they go
         with tempfile.TemporaryDirectory(prefix="toolselect-claude-", ignore_cleanup_errors=True) as home:
-            if not self.settings.harness_user_settings:
-                env = {**env, "HOME": home, "CLAUDE_CONFIG_DIR": str(Path(home) / ".claude")}
-            return await self._ask(request, env, home)
+            return await self._ask(request, self._home_env(env, home), home)
+
+    def _home_env(self, env: dict[str, str], home: str) -> dict[str, str]:
+        if self.settings.harness_user_settings:
+            return env
+        return {**env, "HOME": home, "CLAUDE_CONFIG_DIR": str(Path(home) / ".claude")}
+
+    def options(self, env: dict[str, str], home: str, root: str | None, mcp_file: str | None,
+                stderr: list[str]) -> Any:
+        """The CLI's options for a call (and for the probe, with no MCP config file)."""
+        from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+
+        user = self.settings.harness_user_settings
+        return ClaudeAgentOptions(
+            mcp_servers=mcp_file or {}, strict_mcp_config=True, model=self.api_model, env=env,
+            cwd=(root or os.getcwd()) if user else home,
+            setting_sources=None if user else [],
+            # what Claude Code sends as users run it (the SDK's default is a one-line prompt)
+            system_prompt={"type": "preset", "preset": "claude_code"},  # SYSTEM_PROMPT
+            # the first turn and no more: a call the CLI rejects (invalid input, an unknown
+            # name) is answered with an error and asked again, turn after turn, otherwise
+            max_turns=self.max_turns(),
+            hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[_deny])]},  # type: ignore[list-item]
+            stderr=stderr.append,
+        )
+
+    def offered(self) -> HarnessRequest:
+        """What the harness sends for this model and these settings, read from the harness
+        once per process (claude_code_probe); ToolselectError when the CLI cannot start."""
+        s = self.settings
+        key = (self.model, s.harness_tool_search, s.harness_user_settings, s.api_base)
+        with _PROBE_LOCK:
+            if key not in _PROBED:
+                env, _ = self._env()
+                with tempfile.TemporaryDirectory(prefix="toolselect-claude-",
+                                                 ignore_cleanup_errors=True) as home:
+                    _PROBED[key] = probe(
+                        lambda e, err: self.options(e, home, None, None, err),
+                        self._home_env(env, home), min(s.timeout, PROBE_TIMEOUT), self.model)
+            return _PROBED[key]
 
     async def _ask(self, request: TurnRequest, env: dict[str, str], home: str) -> Turn:
         from claude_agent_sdk import (
             AssistantMessage,
-            ClaudeAgentOptions,
             ClaudeSDKError,
-            HookMatcher,
             ResultMessage,
             SystemMessage,
             TextBlock,
@@ -133,34 +175,13 @@ class ClaudeCodeProvider(HarnessProvider):
             query,
         )
 
-        user = self.settings.harness_user_settings
-
-        async def deny(data: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
-            if data.get("tool_name") == SEARCH_TOOL:
-                return {}  # the harness's own step: it loads definitions, runs nothing of yours
-            return {"continue_": False, "stopReason": _DENIED,
-                    "hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                           "permissionDecision": "deny",
-                                           "permissionDecisionReason": _DENIED}}
-
         stderr: list[str] = []
         # the config holds the servers' secrets: a 0600 file, not the CLI's command line
         logs = Path(home) / "mcp-stderr"
         logs.mkdir(mode=0o700)
         config = {"mcpServers": mcp_config(request.servers, request.root, stderr_to=logs)}
-        options = ClaudeAgentOptions(
-            mcp_servers=str(write_private(Path(home) / "mcp.json", json.dumps(config))),
-            strict_mcp_config=True, model=self.api_model, env=env,
-            cwd=(request.root or os.getcwd()) if user else home,
-            setting_sources=None if user else [],
-            # what Claude Code sends as users run it (the SDK's default is a one-line prompt)
-            system_prompt={"type": "preset", "preset": "claude_code"},  # SYSTEM_PROMPT
-            # the first turn and no more: a call the CLI rejects (invalid input, an unknown
-            # name) is answered with an error and asked again, turn after turn, otherwise
-            max_turns=self.max_turns(),
-            hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[deny])]},  # type: ignore[list-item]
-            stderr=stderr.append,
-        )
+        mcp_file = write_private(Path(home) / "mcp.json", json.dumps(config))
+        options = self.options(env, home, request.root, str(mcp_file), stderr)
         names = wire_name_map(request.tools)
         choice: list[ToolCall] = []
         searched: list[str] = []
