@@ -8,6 +8,7 @@ The harness is a process per call (seconds to start): each test runs few cases.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -244,6 +245,38 @@ def test_a_broken_cli_is_one_usage_error_with_its_stderr(harness: tuple[Project,
     err = result.stderr.str()
     assert err.count("GLIBC_2.99 not found") == 1 and "the Claude Code CLI did not start" in err
     assert fake_api.requests == []
+
+
+def test_the_cost_cap_holds_and_the_dry_run_counts_what_the_harness_sends(
+        harness: tuple[Project, Path], fake_api: FakeAPI) -> None:
+    """A call reserves what the harness's request can cost before it starts, so a cap below
+    one call lets one call run, however many may run at once; the dry run's estimate is the
+    size of the request the harness really sends."""
+    project, log = harness
+    project.config(servers={"registry": project.stdio_server(REGISTRY_TOOLS)},
+                   model="claude-code/claude-test", api_base=fake_api.url, retry_backoff=0,
+                   prices={"claude-test": {"input_per_mtok": 3, "output_per_mtok": 15}})
+    project.cases([case(f"c{n}", FIND[1], FIND[2]) for n in range(3)])
+    dry = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT,
+                                     "--toolselect-dry-run")
+    found = re.search(r"input: about ([\d,]+) tokens", dry.stdout.str())
+    assert found, dry.stdout.str()
+    estimate = int(found.group(1).replace(",", "")) / 3
+    assert fake_api.requests == []  # the dry run asked no model
+
+    def answer(body: Any) -> Reply:
+        return Reply(tool_calls=[(MCP_FIND, {"name": "Acme Widgets"})], input_tokens=100_000)
+
+    fake_api.handler = answer
+    result = project.pytester.runpytest("--toolselect-harness-tool-search=off", TIMEOUT,
+                                        "--toolselect-max-cost-usd=0.01",
+                                        "--toolselect-concurrency=4")
+    result.assert_outcomes(passed=1, skipped=2)
+    sent = _requests(fake_api)
+    assert len(sent) == 1
+    measured = len(json.dumps(sent[0])) / 4  # the dry run's 4 characters a token
+    assert 0.75 * measured <= estimate <= 1.25 * measured, (estimate, measured)
+    assert calls_of(log) == []
 
 
 def test_records_holds_and_regresses_from_the_parent_folder(harness: tuple[Project, Path],

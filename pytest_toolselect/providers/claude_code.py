@@ -40,7 +40,7 @@ from .harness import (
     write_private,
 )
 from .preflight import placeholder_key
-from .pricing import cost_usd
+from .pricing import cost_usd, request_bytes, reservation_usd
 from .wire import as_int, make_usage
 
 SEARCH_TOOL = "ToolSearch"
@@ -256,6 +256,18 @@ class ClaudeCodeProvider(HarnessProvider):
             stop_reason="tool_use" if choice else stop, usage=made, cost_usd=cost,
             found_by=f"{SEARCH_TOOL}: {'; '.join(searched)}" if searched and choice else None,
         )
+
+    def max_cost_usd(self, request: TurnRequest) -> float | None:
+        """The most a call can cost (None: no price known), what the cost cap reserves: the
+        harness's own request as measured, with the case's MCP tools and question in it, and
+        its max_tokens of output, for every turn it may take."""
+        sent = self.offered()
+        mine = [t for t in request.tools if t.server]
+        one = reservation_usd(self.model, self.settings.prices,
+                              max_tokens=sent.max_tokens or self.settings.max_tokens,
+                              size=sent.body_bytes + request_bytes(request.question,
+                                                                   request.system, mine))
+        return None if one is None else one * self.max_turns()
 
     def max_turns(self) -> int:
         """One turn; under tool search, room for the harness's own searches before it."""

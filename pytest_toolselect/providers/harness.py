@@ -211,8 +211,10 @@ class HarnessProvider:
             try:
                 turn = await asyncio.wait_for(ask(), timeout)
             except asyncio.TimeoutError:
-                raise ProviderCallError(f"{self.model}: {self.label} gave no tool choice in {timeout:g} s",
-                                        attempts=1, fix="raise --toolselect-timeout") from None
+                late = ProviderCallError(f"{self.model}: {self.label} gave no tool choice in {timeout:g} s",
+                                         attempts=1, fix="raise --toolselect-timeout")
+                late.unsettled = True  # the model may have been asked, and may bill it
+                raise late from None
             except ProviderCallError:
                 raise
             except Exception as e:

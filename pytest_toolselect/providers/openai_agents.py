@@ -21,7 +21,7 @@ from . import ProviderCallError, Turn, TurnRequest
 from .api_keys import key_from_env
 from .harness import HarnessProvider, mcp_config, secrets_of, version
 from .preflight import placeholder_key
-from .pricing import cost_usd
+from .pricing import cost_usd, request_bytes, reservation_usd
 from .wire import make_usage
 
 
@@ -45,6 +45,12 @@ class OpenAIAgentsProvider(HarnessProvider):
 
     def endpoint(self) -> str | None:
         return self.settings.api_base or os.environ.get("OPENAI_BASE_URL") or None
+
+    def max_cost_usd(self, request: TurnRequest) -> float | None:
+        """The most a call can cost (None: no price known), what the cost cap reserves: the
+        agent sends the case's system prompt, tools and question, and its max_tokens."""
+        return reservation_usd(self.model, self.settings.prices, max_tokens=self.settings.max_tokens,
+                               size=request_bytes(request.question, request.system, request.tools))
 
     async def first_turn(self, request: TurnRequest) -> Turn:
         s = self.settings
