@@ -49,7 +49,8 @@ SYSTEM_PROMPT = "claude_code preset"
 #: the harness's own tool searches a call may make before its choice (each is a turn)
 SEARCH_TURNS = 3
 _DENIED = "toolselect scores the first tool call and runs no tool"
-#: the probe's bound: the CLI sends its first request within seconds of starting
+#: the probe's bound, whatever the call timeout: the CLI sends its first request within
+#: seconds of starting, and a broken one exits at once
 PROBE_TIMEOUT = 120.0
 _PROBE_LOCK = threading.Lock()
 #: (model, tool search, user settings, api_base) -> what the harness sends, per process
@@ -160,7 +161,7 @@ class ClaudeCodeProvider(HarnessProvider):
                                                  ignore_cleanup_errors=True) as home:
                     _PROBED[key] = probe(
                         lambda e, err: self.options(e, home, None, None, err),
-                        self._home_env(env, home), min(s.timeout, PROBE_TIMEOUT), self.model)
+                        self._home_env(env, home), PROBE_TIMEOUT, self.model)
             return _PROBED[key]
 
     async def _ask(self, request: TurnRequest, env: dict[str, str], home: str) -> Turn:
