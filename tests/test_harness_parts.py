@@ -18,13 +18,16 @@ from conftest import FIND, Project, case
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.inputs.config import ServerSpec
 from pytest_toolselect.messages.errors import ToolselectError
-from pytest_toolselect.providers import ProviderCallError, ProviderSettings, TurnRequest, get_provider
+from pytest_toolselect.providers import TurnRequest
 from pytest_toolselect.providers.harness import (
+    SERVED,
     Slots,
     builtin_tools,
+    is_served,
     mcp_config,
     normalized,
     not_connected,
+    served,
     stderr_file,
     wire_name_map,
     write_private,
@@ -59,13 +62,22 @@ def test_slots_let_at_most_n_calls_run_at_once(n: int) -> None:
     assert asyncio.run(main()) == n
 
 
-@pytest.mark.parametrize("model", ["claude-code/claude-test", "openai-agents/gpt-test"])
-def test_a_request_without_servers_is_an_error_that_says_why(model: str) -> None:
-    provider = get_provider(model, ProviderSettings(api_base="http://127.0.0.1:9"))
-    request = TurnRequest(question="q", tools=(Tool("a_v1", "twin"), Tool("a_v2", "twin")))
-    with pytest.raises(ProviderCallError, match="preference probe") as caught:
-        asyncio.run(provider.first_turn(request))
-    assert caught.value.attempts == 0 and "bare model route" in str(caught.value.fix)
+@given(names=st.lists(st.text(min_size=1, max_size=16), min_size=1, max_size=5, unique=True))
+def test_a_request_without_servers_gets_its_tools_served_under_their_names(
+        tmp_path_factory: pytest.TempPathFactory, names: list[str]) -> None:
+    """The probe's cells name no server: a throwaway server serves their tools, and each
+    name the harness gives one maps back to the tool."""
+    folder = tmp_path_factory.mktemp("served")
+    request = TurnRequest(question="q", tools=tuple(Tool(n, f"twin {n}") for n in names))
+    asked = served(request, folder)
+    assert is_served(asked) and [t.name for t in asked.tools] == names
+    assert wire_name_map(asked.tools) == {f"mcp__{SERVED}__{normalized(n)}": n for n in names}
+    (spec,) = asked.servers
+    listed = json.loads(Path(spec.args[-1]).read_text())
+    assert [d["name"] for d in listed] == names
+    assert Path(spec.args[-1]).stat().st_mode & 0o777 == 0o600
+    own = TurnRequest(question="q", tools=request.tools, servers=(ServerSpec(name="s", command="x"),))
+    assert served(own, folder) is own  # a case's own servers are used as they are
 
 
 def test_a_tools_file_server_is_refused_by_name() -> None:

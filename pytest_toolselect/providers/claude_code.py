@@ -32,6 +32,7 @@ from .claude_code_probe import HarnessRequest, probe
 from .harness import (
     HarnessProvider,
     builtin_tools,
+    is_served,
     mcp_config,
     not_connected,
     secrets_of,
@@ -116,13 +117,16 @@ class ClaudeCodeProvider(HarnessProvider):
     async def first_turn(self, request: TurnRequest) -> Turn:
         env, key = self._env()
         # the harness's own cost report stands (it prices the model it ran)
-        turn: Turn = await self.call(request, lambda: self._isolated(request, env),
+        turn: Turn = await self.call(request, lambda asked: self._isolated(asked, env),
                                      (key, *secrets_of(request.servers)))
         return turn
 
     async def _isolated(self, request: TurnRequest, env: dict[str, str]) -> Turn:
         # a CLI ended at the choice may still be writing its session files as they go
         with tempfile.TemporaryDirectory(prefix="toolselect-claude-", ignore_cleanup_errors=True) as home:
+            if is_served(request):
+                # the probe's cells: every tool offered up front, the choice in one turn
+                env = {**env, "ENABLE_TOOL_SEARCH": "false"}
             return await self._ask(request, self._home_env(env, home), home)
 
     def _home_env(self, env: dict[str, str], home: str) -> dict[str, str]:
@@ -131,7 +135,7 @@ class ClaudeCodeProvider(HarnessProvider):
         return {**env, "HOME": home, "CLAUDE_CONFIG_DIR": str(Path(home) / ".claude")}
 
     def options(self, env: dict[str, str], home: str, root: str | None, mcp_file: str | None,
-                stderr: list[str]) -> Any:
+                stderr: list[str], turns: int | None = None) -> Any:
         """The CLI's options for a call (and for the probe, with no MCP config file)."""
         from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
 
@@ -144,7 +148,7 @@ class ClaudeCodeProvider(HarnessProvider):
             system_prompt={"type": "preset", "preset": "claude_code"},  # SYSTEM_PROMPT
             # the first turn and no more: a call the CLI rejects (invalid input, an unknown
             # name) is answered with an error and asked again, turn after turn, otherwise
-            max_turns=self.max_turns(),
+            max_turns=turns or self.max_turns(),
             hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[_deny])]},  # type: ignore[list-item]
             stderr=stderr.append,
         )
@@ -182,7 +186,8 @@ class ClaudeCodeProvider(HarnessProvider):
         logs.mkdir(mode=0o700)
         config = {"mcpServers": mcp_config(request.servers, request.root, stderr_to=logs)}
         mcp_file = write_private(Path(home) / "mcp.json", json.dumps(config))
-        options = self.options(env, home, request.root, str(mcp_file), stderr)
+        turns = 1 if env.get("ENABLE_TOOL_SEARCH") == "false" else self.max_turns()
+        options = self.options(env, home, request.root, str(mcp_file), stderr, turns)
         names = wire_name_map(request.tools)
         choice: list[ToolCall] = []
         searched: list[str] = []
@@ -216,7 +221,7 @@ class ClaudeCodeProvider(HarnessProvider):
                                     choice.append(ToolCall(names.get(block.name, block.name),
                                                            dict(block.input or {})))
                         stop = message.stop_reason or stop
-                    elif isinstance(message, UserMessage) and choice and self.max_turns() > 1:
+                    elif isinstance(message, UserMessage) and choice and turns > 1:
                         # the choice is complete: under tool search, max_turns leaves room for
                         # more turns, so closing the stream ends the CLI before it can answer
                         # a rejected call with another request (with one turn, the CLI stops
@@ -263,7 +268,7 @@ class ClaudeCodeProvider(HarnessProvider):
         harness's own request as measured, with the case's MCP tools and question in it, and
         its max_tokens of output, for every turn it may take."""
         sent = self.offered()
-        mine = [t for t in request.tools if t.server]
+        mine = [t for t in request.tools if t.server] or list(request.tools)  # served: all
         one = reservation_usd(self.model, self.settings.prices,
                               max_tokens=sent.max_tokens or self.settings.max_tokens,
                               size=sent.body_bytes + request_bytes(request.question,

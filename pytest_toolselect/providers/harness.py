@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import importlib.util
+import json
 import re
 import sys
 import weakref
@@ -125,17 +126,33 @@ def mcp_config(servers: Iterable[Any], root: str | None,
     return config
 
 
-def check_servers(request: Any, model: str) -> None:
-    """A harness starts the case's servers itself: a request without any (the preference
-    probe's cells, whose twins are no server's tools) cannot be asked of it."""
-    if not request.servers:
-        from . import ProviderCallError
+#: the throwaway server that serves a request's tools when it names no server
+SERVED = "toolselect"
 
-        raise ProviderCallError(
-            f"{model}: a harness route starts the case's MCP servers itself, and this request "
-            "has none (the preference probe's twins are no server's tools)",
-            attempts=0, fix="run the preference probe on the bare model route, e.g. "
-                            "anthropic/<model> (docs/harnesses.md)")
+
+def served(request: Any, folder: Path) -> Any:
+    """`request` with its tools served by a throwaway stdio server (served_tools.py) when it
+    names no server of its own (the preference probe's cells, whose twins are no server's
+    tools): a harness takes tools only from MCP servers. Each tool keeps its name."""
+    from dataclasses import replace
+
+    from pytest_toolselect.inputs.config import ServerSpec
+
+    if request.servers:
+        return request
+    path = write_private(folder / "served-tools.json",
+                         json.dumps([t.to_dict() for t in request.tools], default=str))
+    spec = ServerSpec(name=SERVED, command=sys.executable,
+                      args=("-m", "pytest_toolselect.providers.served_tools", str(path)))
+    tools = tuple(replace(t, server=SERVED, original_name=t.original_name or t.name)
+                  for t in request.tools)
+    return replace(request, tools=tools, servers=(spec,))
+
+
+def is_served(request: Any) -> bool:
+    """Whether the request's tools are served by the throwaway server (`served`)."""
+    return [s.name for s in request.servers] == [SERVED] and all(
+        t.server == SERVED for t in request.tools)
 
 
 def write_private(path: Path, text: str) -> Path:
@@ -197,30 +214,34 @@ class HarnessProvider:
         """The harness's own tools, offered beside the case's (none unless it has some)."""
         return ()
 
-    async def call(self, request: Any, ask: Callable[[], Awaitable[Any]],
+    async def call(self, request: Any, ask: Callable[[Any], Awaitable[Any]],
                    secrets: Iterable[str | None]) -> Any:
-        """`ask()` in a slot, under the per-call timeout; any failure a ProviderCallError."""
+        """`ask(request)` in a slot, under the per-call timeout, with the request's tools
+        served by a throwaway server when it names none; any failure a ProviderCallError."""
+        import tempfile
+
         from pytest_toolselect.exchange.replies import read_faults
 
         from . import ProviderCallError, UnreadableReplyError
         from .api_keys import redact
 
-        check_servers(request, self.model)
         timeout = self.settings.timeout
         async with self._slots.get():
-            try:
-                turn = await asyncio.wait_for(ask(), timeout)
-            except asyncio.TimeoutError:
-                late = ProviderCallError(f"{self.model}: {self.label} gave no tool choice in {timeout:g} s",
-                                         attempts=1, fix="raise --toolselect-timeout")
-                late.unsettled = True  # the model may have been asked, and may bill it
-                raise late from None
-            except ProviderCallError:
-                raise
-            except Exception as e:
-                said = redact(f"{type(e).__name__}: {e}", tuple(secrets))
-                raise ProviderCallError(f"{self.model}: {self.label} failed: {said}",
-                                        attempts=1) from None
+            with tempfile.TemporaryDirectory(prefix="toolselect-served-") as folder:
+                try:
+                    turn = await asyncio.wait_for(ask(served(request, Path(folder))), timeout)
+                except asyncio.TimeoutError:
+                    late = ProviderCallError(f"{self.model}: {self.label} gave no tool choice in "
+                                             f"{timeout:g} s", attempts=1,
+                                             fix="raise --toolselect-timeout")
+                    late.unsettled = True  # the model may have been asked, and may bill it
+                    raise late from None
+                except ProviderCallError:
+                    raise
+                except Exception as e:
+                    said = redact(f"{type(e).__name__}: {e}", tuple(secrets))
+                    raise ProviderCallError(f"{self.model}: {self.label} failed: {said}",
+                                            attempts=1) from None
         faults = read_faults(turn)
         if faults:
             raise UnreadableReplyError(self.model, turn, faults)

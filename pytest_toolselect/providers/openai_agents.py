@@ -56,7 +56,7 @@ class OpenAIAgentsProvider(HarnessProvider):
         s = self.settings
         key = (key_from_env(s.api_key_env, self.model) or os.environ.get("OPENAI_API_KEY")
                or placeholder_key(self.model, s) or "")
-        turn: Turn = await self.call(request, lambda: self._ask(request, key),
+        turn: Turn = await self.call(request, lambda asked: self._ask(asked, key),
                                      (key, *secrets_of(request.servers)))
         return turn
 

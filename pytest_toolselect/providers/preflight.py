@@ -145,8 +145,7 @@ def check_key(model: str, settings: ProviderSettings) -> None:
 
 
 def check(model: str, settings: ProviderSettings) -> None:
-    """The checks, the model string first, then a harness's extra, then the key, then (for
-    Claude Code) the harness itself: a CLI that cannot start is one error, with its stderr."""
+    """The checks, the model string first, then a harness's extra, then the key."""
     check_model(model)
     taken = route(model)
     if taken in HARNESS_ROUTES:
@@ -154,7 +153,3 @@ def check(model: str, settings: ProviderSettings) -> None:
 
         check_installed(taken, model)
     check_key(model, settings)
-    if taken == "claude-code":
-        from .claude_code import ClaudeCodeProvider
-
-        ClaudeCodeProvider(model, settings).offered()
