@@ -279,6 +279,46 @@ def test_the_cost_cap_holds_and_the_dry_run_counts_what_the_harness_sends(
     assert calls_of(log) == []
 
 
+def test_attribution_asks_the_harness_with_the_baselines_tools(
+        harness: tuple[Project, Path], fake_api: FakeAPI, tmp_path: Path) -> None:
+    """The paired check re-asks Claude Code itself, the baseline's tools served by a
+    throwaway server: every call it counts is a request the model got."""
+    project, log = harness
+    listed = tmp_path / "tools.json"
+    listed.write_text(json.dumps(REGISTRY_TOOLS))
+    server = project.stdio_server(REGISTRY_TOOLS, flags={"call-log": str(log), "tools-from": listed})
+    project.config(servers={"registry": server}, model="claude-code/claude-test",
+                   api_base=fake_api.url, retry_backoff=0)
+
+    def reads_descriptions(body: Any) -> Reply:
+        for tool in body.get("tools", []):
+            if tool["name"].endswith("__find_company") and "company register" in tool["description"]:
+                return Reply(tool_calls=[(tool["name"], {"name": "Acme Widgets"})])
+        return Reply(tool_calls=[("Bash", {"command": "grep -ri acme ."})])
+
+    fake_api.handler = reads_descriptions
+    project.cases([case(*FIND)])
+    args = ("--toolselect-harness-tool-search=off", TIMEOUT, "--toolselect-baseline=base.json",
+            "--toolselect-adaptive=off", "--toolselect-attribution=on",
+            "--toolselect-attribution-max-calls=4")
+    project.pytester.runpytest(*args).assert_outcomes(passed=1)
+    listed.write_text(json.dumps([{**REGISTRY_TOOLS[0], "description": "Look things up."},
+                                  *REGISTRY_TOOLS[1:]]))
+    fake_api.requests.clear()
+    result = project.pytester.runpytest(*args, "--toolselect-json=out.json")
+    result.assert_outcomes(failed=1)
+    found = json.loads((project.path / "out.json").read_text())["cases"][0]["attribution"]
+    sent = _requests(fake_api)
+    assert found["calls"] == 4 and len(sent) == 1 + found["calls"]  # counted = asked
+    assert found["baseline_tools"] == [2, 2] and found["head"] == [0, 2]
+    # the baseline's arm: its own description, served under the throwaway server's name
+    served = [t for b in sent for t in b["tools"] if t["name"] == "mcp__toolselect__find_company"]
+    assert {t["description"] for t in served} == {REGISTRY_TOOLS[0]["description"], "Look things up."}
+    # the built-ins are the CLI's own, never served again as MCP tools
+    assert not any(t["name"] == "mcp__toolselect__Bash" for b in sent for t in b["tools"])
+    assert calls_of(log) == []
+
+
 def test_records_holds_and_regresses_from_the_parent_folder(harness: tuple[Project, Path],
                                                             fake_api: FakeAPI) -> None:
     project, log = harness

@@ -130,29 +130,32 @@ def mcp_config(servers: Iterable[Any], root: str | None,
 SERVED = "toolselect"
 
 
-def served(request: Any, folder: Path) -> Any:
+def served(request: Any, folder: Path, builtins: Iterable[str] = ()) -> Any:
     """`request` with its tools served by a throwaway stdio server (served_tools.py) when it
     names no server of its own (the preference probe's cells, whose twins are no server's
-    tools): a harness takes tools only from MCP servers. Each tool keeps its name."""
+    tools; attribution's arms, the baseline's tools): a harness takes tools only from MCP
+    servers. Each tool keeps its name; the harness's own `builtins` it offers itself."""
     from dataclasses import replace
 
     from pytest_toolselect.inputs.config import ServerSpec
 
     if request.servers:
         return request
+    own = frozenset(builtins)
+    mine = [t for t in request.tools if t.name not in own]
     path = write_private(folder / "served-tools.json",
-                         json.dumps([t.to_dict() for t in request.tools], default=str))
+                         json.dumps([t.to_dict() for t in mine], default=str))
     spec = ServerSpec(name=SERVED, command=sys.executable,
                       args=("-m", "pytest_toolselect.providers.served_tools", str(path)))
-    tools = tuple(replace(t, server=SERVED, original_name=t.original_name or t.name)
+    tools = tuple(t if t.name in own else
+                  replace(t, server=SERVED, original_name=t.original_name or t.name)
                   for t in request.tools)
     return replace(request, tools=tools, servers=(spec,))
 
 
 def is_served(request: Any) -> bool:
     """Whether the request's tools are served by the throwaway server (`served`)."""
-    return [s.name for s in request.servers] == [SERVED] and all(
-        t.server == SERVED for t in request.tools)
+    return [s.name for s in request.servers] == [SERVED]
 
 
 def write_private(path: Path, text: str) -> Path:
@@ -229,7 +232,9 @@ class HarnessProvider:
         async with self._slots.get():
             with tempfile.TemporaryDirectory(prefix="toolselect-served-") as folder:
                 try:
-                    turn = await asyncio.wait_for(ask(served(request, Path(folder))), timeout)
+                    builtins = [t.name for t in self.harness_tools(())] if not request.servers else []
+                    turn = await asyncio.wait_for(ask(served(request, Path(folder), builtins)),
+                                                  timeout)
                 except asyncio.TimeoutError:
                     late = ProviderCallError(f"{self.model}: {self.label} gave no tool choice in "
                                              f"{timeout:g} s", attempts=1,
