@@ -13,6 +13,13 @@ from typing import Any
 
 import pytest
 
+#: one pair group whose twins have no factor fields: the cue factors only (2 + 4 x 2 cells)
+GROUPS = {"schema_version": "tool_preference_groups.v1", "groups": [{
+    "id": "G01", "query": "Find where the retry backoff is configured in our HTTP client docs.",
+    "twins": {"A": {"name": "search_docs", "description": "Search the project documentation."},
+              "B": {"name": "find_documentation", "description": "Look up passages in the guides."}},
+    "distractors": [{"name": "read_file", "description": "Read the contents of a file."}]}]}
+
 
 def require_harness(module: str, extra: str) -> Any:
     """The harness SDK, imported; its tests skip without the extra, unless

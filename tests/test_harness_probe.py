@@ -14,18 +14,13 @@ from typing import Any
 
 import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
-from harness_support import require_harness
+from harness_support import GROUPS, require_harness
 
 from conftest import Project
 
 claude_agent_sdk = require_harness("claude_agent_sdk", "claude-code")
 PRICES = {"input_per_mtok": 1, "output_per_mtok": 2}
-#: one pair group whose twins have no factor fields: the cue factors only (2 + 4 x 2 cells)
-GROUPS = {"schema_version": "tool_preference_groups.v1", "groups": [{
-    "id": "G01", "query": "Find where the retry backoff is configured in our HTTP client docs.",
-    "twins": {"A": {"name": "search_docs", "description": "Search the project documentation."},
-              "B": {"name": "find_documentation", "description": "Look up passages in the guides."}},
-    "distractors": [{"name": "read_file", "description": "Read the contents of a file."}]}]}
+
 
 
 def _assertive_else_first(body: dict[str, Any]) -> Reply:

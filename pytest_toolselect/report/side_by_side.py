@@ -190,7 +190,7 @@ def probe_table(all_runs: Sequence[Run]) -> tuple[list[str], list[list[str]]] | 
         summaries.append(summary if isinstance(summary, dict) else None)
     if not any(summaries):
         return None
-    harness = ("claude-code/", "openai-agents/")
+    harness = ("claude-code/",)  # the harness that sorts the tools it is given
     factors = sorted({f for s in summaries if s for f in (s.get("factor_effects") or {})})
     rows = []
     for name in ("first-listed twin share (baseline)", *factors):

@@ -148,12 +148,16 @@ def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, GroupEntr
     return out, summary, comparison
 
 
-def harness_name(model: str) -> str | None:
-    """The harness a model string runs on (its route), or None for a bare model route."""
-    from pytest_toolselect.providers.routes import HARNESS_ROUTES
+#: the harness routes that sort the tools they are given by name (the Agents SDK keeps the
+#: order its servers list them in)
+SORTING_HARNESSES = ("claude-code",)
 
+
+def harness_name(model: str) -> str | None:
+    """The harness a model string runs on when it sorts the tools (the listed order is not
+    the order sent), or None."""
     route = model.split("/", 1)[0]
-    return route if route in HARNESS_ROUTES else None
+    return route if route in SORTING_HARNESSES else None
 
 
 def unpositioned(summary: ProbeSummary) -> ProbeSummary:
