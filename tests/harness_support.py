@@ -21,6 +21,20 @@ GROUPS = {"schema_version": "tool_preference_groups.v1", "groups": [{
     "distractors": [{"name": "read_file", "description": "Read the contents of a file."}]}]}
 
 
+#: a server that starts for discovery, then fails under the harness (after keeping its
+#: parent's command line, to show what the harness was started with)
+FLAKY_SERVER = """
+import os, pathlib, sys
+mark, seen, server, tools = sys.argv[1:5]
+if pathlib.Path(mark).exists():
+    pathlib.Path(seen).write_bytes(pathlib.Path(f"/proc/{os.getppid()}/cmdline").read_bytes())
+    sys.stderr.write("flaky: licence check failed for token " + os.environ["FLAKY_TOKEN"] + "\\n")
+    sys.exit(3)
+pathlib.Path(mark).write_text("started once")
+os.execv(sys.executable, [sys.executable, server, "--tools", tools])
+"""
+
+
 def require_harness(module: str, extra: str) -> Any:
     """The harness SDK, imported; its tests skip without the extra, unless
     TOOLSELECT_REQUIRE_HARNESSES=1 (CI installs the extras), where they fail instead."""

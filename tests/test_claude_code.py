@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
-from harness_support import calls_of, require_harness, run_from_parent
+from harness_support import FLAKY_SERVER, calls_of, require_harness, run_from_parent
 
 from conftest import FIND, REGISTRY_TOOLS, Project, case
 
@@ -109,20 +109,6 @@ def test_one_request_scores_a_call_the_cli_rejects_as_the_models_choice(
     for rec in cases.values():
         assert "tool_choice" in rec["failing_checks"] and rec["cost_usd"] is not None
     assert calls_of(log) == []
-
-
-#: a server that starts for discovery, then fails under the harness (after keeping its
-#: parent's command line, to show what the harness was started with)
-FLAKY_SERVER = """
-import os, pathlib, sys
-mark, seen, server, tools = sys.argv[1:5]
-if pathlib.Path(mark).exists():
-    pathlib.Path(seen).write_bytes(pathlib.Path(f"/proc/{os.getppid()}/cmdline").read_bytes())
-    sys.stderr.write("flaky: licence check failed for token " + os.environ["FLAKY_TOKEN"] + "\\n")
-    sys.exit(3)
-pathlib.Path(mark).write_text("started once")
-os.execv(sys.executable, [sys.executable, server, "--tools", tools])
-"""
 
 
 def test_a_server_that_fails_under_the_harness_is_an_error_naming_it_and_its_stderr(

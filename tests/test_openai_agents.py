@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
-from harness_support import GROUPS, calls_of, require_harness, run_from_parent
+from harness_support import FLAKY_SERVER, GROUPS, calls_of, require_harness, run_from_parent
 
 from conftest import FIND, REGISTRY_TOOLS, Project, case
 
@@ -118,3 +118,26 @@ def test_the_probe_runs_on_the_agent_with_each_cells_tools_in_their_order(
     assert {o[0] for o in orders} == {"search_docs", "find_documentation"}  # both orders sent
     summary = json.loads((project.path / "out.json").read_text())["preference"]["summary"]
     assert summary["first_twin_share_baseline"]["mean"] == pytest.approx(1.0)
+
+
+def test_a_server_that_fails_under_the_agent_is_an_error_naming_it_and_its_stderr(
+        harness: tuple[Project, Path], fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    from conftest import TOOLS_SERVER
+
+    project, _ = harness
+    token = "flaky-" + "secret-" + "6" * 12
+    monkeypatch.setenv("FLAKY_TOKEN", token)
+    (tmp_path / "flaky.py").write_text(FLAKY_SERVER)
+    flaky = {"command": "python", "env": {"FLAKY_TOKEN": "${FLAKY_TOKEN}"},
+             "args": [str(tmp_path / "flaky.py"), str(tmp_path / "mark"), str(tmp_path / "seen"),
+                      str(TOOLS_SERVER), json.dumps(REGISTRY_TOOLS[1:2])]}
+    project.config(servers={"registry": project.stdio_server(REGISTRY_TOOLS[:1]), "flaky": flaky},
+                   model="openai-agents/gpt-test", api_base=fake_api.url + "/v1", retry_backoff=0)
+    project.cases([case(*FIND)], servers=["registry", "flaky"])
+    result = project.pytester.runpytest(TIMEOUT)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*server 'flaky' did not connect under the harness*"
+                                 "flaky: licence check failed for token*"])
+    assert token not in result.stdout.str() + result.stderr.str()
+    assert fake_api.requests == []  # no model was asked without the server's tools

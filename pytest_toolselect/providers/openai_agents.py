@@ -12,6 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.exchange.json_value import JSONDict
@@ -19,7 +22,7 @@ from pytest_toolselect.exchange.tool import ToolCall
 
 from . import ProviderCallError, Turn, TurnRequest
 from .api_keys import key_from_env
-from .harness import HarnessProvider, mcp_config, secrets_of, version
+from .harness import HarnessProvider, mcp_config, not_connected, secrets_of, version
 from .preflight import placeholder_key
 from .pricing import cost_usd, request_bytes, reservation_usd
 from .wire import make_usage
@@ -74,7 +77,8 @@ class OpenAIAgentsProvider(HarnessProvider):
 
         limits = {spec.name: spec.limit for spec in request.servers}
         servers: list[Any] = []
-        for name, entry in mcp_config(request.servers, request.root).items():
+        logs = Path(tempfile.mkdtemp(prefix="toolselect-agents-"))  # the servers' stderr
+        for name, entry in mcp_config(request.servers, request.root, stderr_to=logs).items():
             if entry["type"] == "stdio":
                 params = {k: entry[k] for k in ("command", "args", "env")}
                 servers.append(MCPServerStdio(params=params, name=name,  # type: ignore[arg-type]
@@ -88,7 +92,14 @@ class OpenAIAgentsProvider(HarnessProvider):
         try:
             async with contextlib.AsyncExitStack() as stack:
                 for server in servers:
-                    await stack.enter_async_context(server)
+                    try:
+                        await stack.enter_async_context(server)
+                    except Exception as e:
+                        # its tools would be missing: an error of the case, with its stderr
+                        failed = not_connected([{"name": server.name, "status": "failed"}],
+                                               logs, secrets_of(request.servers))
+                        raise ProviderCallError(f"{self.model}: {failed} ({type(e).__name__})",
+                                                attempts=1) from None
                 agent = Agent(name="toolselect", instructions=request.system or None,
                               mcp_servers=servers, model_settings=settings,
                               model=FirstResponse(model=self.api_model, openai_client=client))
@@ -98,6 +109,7 @@ class OpenAIAgentsProvider(HarnessProvider):
             response = captured.response
         finally:
             await client.close()
+            shutil.rmtree(logs, ignore_errors=True)
         if response is None:
             raise ProviderCallError(f"{self.model}: the agent ended without a model response",
                                     attempts=1)
