@@ -13,6 +13,27 @@ from typing import Any
 
 import pytest
 
+#: one pair group whose twins have no factor fields: the cue factors only (2 + 4 x 2 cells)
+GROUPS = {"schema_version": "tool_preference_groups.v1", "groups": [{
+    "id": "G01", "query": "Find where the retry backoff is configured in our HTTP client docs.",
+    "twins": {"A": {"name": "search_docs", "description": "Search the project documentation."},
+              "B": {"name": "find_documentation", "description": "Look up passages in the guides."}},
+    "distractors": [{"name": "read_file", "description": "Read the contents of a file."}]}]}
+
+
+#: a server that starts for discovery, then fails under the harness (after keeping its
+#: parent's command line, to show what the harness was started with)
+FLAKY_SERVER = """
+import os, pathlib, sys
+mark, seen, server, tools = sys.argv[1:5]
+if pathlib.Path(mark).exists():
+    pathlib.Path(seen).write_bytes(pathlib.Path(f"/proc/{os.getppid()}/cmdline").read_bytes())
+    sys.stderr.write("flaky: licence check failed for token " + os.environ["FLAKY_TOKEN"] + "\\n")
+    sys.exit(3)
+pathlib.Path(mark).write_text("started once")
+os.execv(sys.executable, [sys.executable, server, "--tools", tools])
+"""
+
 
 def require_harness(module: str, extra: str) -> Any:
     """The harness SDK, imported; its tests skip without the extra, unless

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
-from harness_support import calls_of, require_harness, run_from_parent
+from harness_support import FLAKY_SERVER, GROUPS, calls_of, require_harness, run_from_parent
 
 from conftest import FIND, REGISTRY_TOOLS, Project, case
 
@@ -100,3 +100,44 @@ def test_records_holds_and_regresses_from_the_parent_folder(harness: tuple[Proje
     assert (regressed := run("--toolselect-adaptive=off")).returncode == 1, regressed.stdout[-3000:]
     assert "regress" in regressed.stdout.lower()
     assert calls_of(log) == []
+
+
+def test_the_probe_runs_on_the_agent_with_each_cells_tools_in_their_order(
+        project: Project, fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probe cell names no server: its tools are served by a throwaway stdio server, which
+    the agent lists in the cell's order, so position is measured on this route."""
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    (project.path / "probe.groups.json").write_text(json.dumps(GROUPS))
+    project.config({}, model="openai-agents/gpt-test", api_base=fake_api.url + "/v1",
+                   retry_backoff=0)
+    fake_api.handler = lambda body: Reply(tool_calls=[(body["tools"][0]["function"]["name"], {})])
+    result = project.pytester.runpytest(TIMEOUT, "--toolselect-json=out.json")
+    result.assert_outcomes(passed=1)
+    orders = [[t["function"]["name"] for t in r.body["tools"]] for r in fake_api.requests]
+    assert len(orders) == 10
+    assert {o[0] for o in orders} == {"search_docs", "find_documentation"}  # both orders sent
+    summary = json.loads((project.path / "out.json").read_text())["preference"]["summary"]
+    assert summary["first_twin_share_baseline"]["mean"] == pytest.approx(1.0)
+
+
+def test_a_server_that_fails_under_the_agent_is_an_error_naming_it_and_its_stderr(
+        harness: tuple[Project, Path], fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path) -> None:
+    from conftest import TOOLS_SERVER
+
+    project, _ = harness
+    token = "flaky-" + "secret-" + "6" * 12
+    monkeypatch.setenv("FLAKY_TOKEN", token)
+    (tmp_path / "flaky.py").write_text(FLAKY_SERVER)
+    flaky = {"command": "python", "env": {"FLAKY_TOKEN": "${FLAKY_TOKEN}"},
+             "args": [str(tmp_path / "flaky.py"), str(tmp_path / "mark"), str(tmp_path / "seen"),
+                      str(TOOLS_SERVER), json.dumps(REGISTRY_TOOLS[1:2])]}
+    project.config(servers={"registry": project.stdio_server(REGISTRY_TOOLS[:1]), "flaky": flaky},
+                   model="openai-agents/gpt-test", api_base=fake_api.url + "/v1", retry_backoff=0)
+    project.cases([case(*FIND)], servers=["registry", "flaky"])
+    result = project.pytester.runpytest(TIMEOUT)
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*server 'flaky' did not connect under the harness*"
+                                 "flaky: licence check failed for token*"])
+    assert token not in result.stdout.str() + result.stderr.str()
+    assert fake_api.requests == []  # no model was asked without the server's tools

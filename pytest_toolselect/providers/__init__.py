@@ -124,6 +124,10 @@ def get_provider(model: str, settings: ProviderSettings) -> Provider:
 class ProviderCallError(ProviderError):
     """A model call failed: after its last retry, or at once for a fault a retry cannot fix."""
 
+    #: the call may have been billed and its cost is unknown (it timed out mid-call): the
+    #: cost cap charges it at its reservation, the most it can have cost
+    unsettled: bool = False
+
     def __init__(self, message: str, *, attempts: int, status: int | None = None,
                  fix: str | None = None) -> None:
         super().__init__(message, fix=fix)

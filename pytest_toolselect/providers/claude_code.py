@@ -16,8 +16,10 @@ so a developer's settings, plugins, skills and CLAUDE.md do not reach CI results
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -26,21 +28,44 @@ from pytest_toolselect.exchange.tool import ToolCall
 
 from . import ProviderCallError, Turn, TurnRequest
 from .api_keys import key_from_env
-from .harness import HarnessProvider, builtin_tools, mcp_config, secrets_of, version, wire_name_map
+from .claude_code_probe import HarnessRequest, probe
+from .harness import (
+    HarnessProvider,
+    builtin_tools,
+    is_served,
+    mcp_config,
+    not_connected,
+    secrets_of,
+    version,
+    wire_name_map,
+    write_private,
+)
 from .preflight import placeholder_key
+from .pricing import cost_usd, request_bytes, reservation_usd
 from .wire import as_int, make_usage
 
-#: the built-in tools the bundled CLI (2.1.x) offers, as its requests name them; tool
-#: search adds ToolSearch and defers some of them (tests/test_claude_code.py checks the list
-#: against the CLI installed, so an upgrade that changes it is seen)
-CLAUDE_CODE_TOOLS = (
-    "Agent", "Bash", "CronCreate", "CronDelete", "CronList", "Edit", "EnterWorktree",
-    "ExitWorktree", "ListAgents", "Monitor", "NotebookEdit", "Read", "ReportFindings",
-    "ScheduleWakeup", "SendMessage", "Skill", "TaskStop", "WebFetch", "WebSearch", "Workflow",
-    "Write", "ToolSearch",
-)
 SEARCH_TOOL = "ToolSearch"
+#: the system prompt sent: Claude Code's own, as the SDK's preset names it
+SYSTEM_PROMPT = "claude_code preset"
+#: the harness's own tool searches a call may make before its choice (each is a turn)
+SEARCH_TURNS = 3
 _DENIED = "toolselect scores the first tool call and runs no tool"
+#: the probe's bound, whatever the call timeout: the CLI sends its first request within
+#: seconds of starting, and a broken one exits at once
+PROBE_TIMEOUT = 120.0
+_PROBE_LOCK = threading.Lock()
+#: (model, tool search, user settings, api_base) -> what the harness sends, per process
+_PROBED: dict[tuple[str, str, bool, str | None], HarnessRequest] = {}
+
+
+async def _deny(data: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
+    """Every tool use denied, and the session ended at the first: no tool is run."""
+    if data.get("tool_name") == SEARCH_TOOL:
+        return {}  # the harness's own step: it loads definitions, runs nothing of yours
+    return {"continue_": False, "stopReason": _DENIED,
+            "hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                   "permissionDecision": "deny",
+                                   "permissionDecisionReason": _DENIED}}
 
 
 def cli_version() -> str | None:
@@ -65,13 +90,13 @@ class ClaudeCodeProvider(HarnessProvider):
         return {"provider": self.provider, "model": self.model,
                 "harness": {"name": "claude-code", "version": cli_version(),
                             "sdk": version("claude-agent-sdk")},
-                "settings": {"tool_search": s.harness_tool_search,
+                "settings": {"system_prompt": SYSTEM_PROMPT, "max_turns": self.max_turns(),
+                             "tool_search": s.harness_tool_search,
                              "user_settings": s.harness_user_settings}}
 
     def harness_tools(self, tools: Any) -> tuple[Any, ...]:
-        names = [n for n in CLAUDE_CODE_TOOLS
-                 if n != SEARCH_TOOL or self.settings.harness_tool_search != "off"]
-        return builtin_tools(names, "Claude Code", tools)
+        """Its built-in tools as the harness offers them to this model (read from it)."""
+        return builtin_tools(self.offered().tools, "Claude Code", tools)
 
     def endpoint(self) -> str | None:
         return self.settings.api_base or os.environ.get("ANTHROPIC_BASE_URL") or None
@@ -92,84 +117,173 @@ class ClaudeCodeProvider(HarnessProvider):
     async def first_turn(self, request: TurnRequest) -> Turn:
         env, key = self._env()
         # the harness's own cost report stands (it prices the model it ran)
-        turn: Turn = await self.call(request, lambda: self._isolated(request, env),
+        turn: Turn = await self.call(request, lambda asked: self._isolated(asked, env),
                                      (key, *secrets_of(request.servers)))
         return turn
 
     async def _isolated(self, request: TurnRequest, env: dict[str, str]) -> Turn:
-        with tempfile.TemporaryDirectory(prefix="toolselect-claude-") as home:
-            if not self.settings.harness_user_settings:
-                env = {**env, "HOME": home, "CLAUDE_CONFIG_DIR": str(Path(home) / ".claude")}
-            return await self._ask(request, env, home)
+        # a CLI ended at the choice may still be writing its session files as they go
+        with tempfile.TemporaryDirectory(prefix="toolselect-claude-", ignore_cleanup_errors=True) as home:
+            if is_served(request):
+                # the probe's cells: every tool offered up front, the choice in one turn
+                env = {**env, "ENABLE_TOOL_SEARCH": "false"}
+            return await self._ask(request, self._home_env(env, home), home)
+
+    def _home_env(self, env: dict[str, str], home: str) -> dict[str, str]:
+        if self.settings.harness_user_settings:
+            return env
+        return {**env, "HOME": home, "CLAUDE_CONFIG_DIR": str(Path(home) / ".claude")}
+
+    def options(self, env: dict[str, str], home: str, root: str | None, mcp_file: str | None,
+                stderr: list[str], turns: int | None = None) -> Any:
+        """The CLI's options for a call (and for the probe, with no MCP config file)."""
+        from claude_agent_sdk import ClaudeAgentOptions, HookMatcher
+
+        user = self.settings.harness_user_settings
+        return ClaudeAgentOptions(
+            mcp_servers=mcp_file or {}, strict_mcp_config=True, model=self.api_model, env=env,
+            cwd=(root or os.getcwd()) if user else home,
+            setting_sources=None if user else [],
+            # what Claude Code sends as users run it (the SDK's default is a one-line prompt)
+            system_prompt={"type": "preset", "preset": "claude_code"},  # SYSTEM_PROMPT
+            # the first turn and no more: a call the CLI rejects (invalid input, an unknown
+            # name) is answered with an error and asked again, turn after turn, otherwise
+            max_turns=turns or self.max_turns(),
+            hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[_deny])]},  # type: ignore[list-item]
+            stderr=stderr.append,
+        )
+
+    def offered(self) -> HarnessRequest:
+        """What the harness sends for this model and these settings, read from the harness
+        once per process (claude_code_probe); ToolselectError when the CLI cannot start."""
+        s = self.settings
+        key = (self.model, s.harness_tool_search, s.harness_user_settings, s.api_base)
+        with _PROBE_LOCK:
+            if key not in _PROBED:
+                env, _ = self._env()
+                with tempfile.TemporaryDirectory(prefix="toolselect-claude-",
+                                                 ignore_cleanup_errors=True) as home:
+                    _PROBED[key] = probe(
+                        lambda e, err: self.options(e, home, None, None, err),
+                        self._home_env(env, home), PROBE_TIMEOUT, self.model)
+            return _PROBED[key]
 
     async def _ask(self, request: TurnRequest, env: dict[str, str], home: str) -> Turn:
         from claude_agent_sdk import (
             AssistantMessage,
-            ClaudeAgentOptions,
-            HookMatcher,
+            ClaudeSDKError,
             ResultMessage,
+            SystemMessage,
             TextBlock,
             ToolUseBlock,
             UserMessage,
             query,
         )
 
-        user = self.settings.harness_user_settings
-
-        async def deny(data: Any, tool_use_id: Any, context: Any) -> dict[str, Any]:
-            if data.get("tool_name") == SEARCH_TOOL:
-                return {}  # the harness's own step: it loads definitions, runs nothing of yours
-            return {"continue_": False, "stopReason": _DENIED,
-                    "hookSpecificOutput": {"hookEventName": "PreToolUse",
-                                           "permissionDecision": "deny",
-                                           "permissionDecisionReason": _DENIED}}
-
         stderr: list[str] = []
-        options = ClaudeAgentOptions(
-            mcp_servers=mcp_config(request.servers, request.root),  # type: ignore[arg-type]
-            strict_mcp_config=True, model=self.api_model, env=env,
-            cwd=(request.root or os.getcwd()) if user else home,
-            setting_sources=None if user else [],
-            hooks={"PreToolUse": [HookMatcher(matcher=None, hooks=[deny])]},  # type: ignore[list-item]
-            stderr=stderr.append,
-        )
+        # the config holds the servers' secrets: a 0600 file, not the CLI's command line
+        logs = Path(home) / "mcp-stderr"
+        logs.mkdir(mode=0o700)
+        config = {"mcpServers": mcp_config(request.servers, request.root, stderr_to=logs)}
+        mcp_file = write_private(Path(home) / "mcp.json", json.dumps(config))
+        turns = 1 if env.get("ENABLE_TOOL_SEARCH") == "false" else self.max_turns()
+        options = self.options(env, home, request.root, str(mcp_file), stderr, turns)
         names = wire_name_map(request.tools)
         choice: list[ToolCall] = []
         searched: list[str] = []
         texts: list[str] = []
         stop: str | None = None
         result: Any = None
+        spent: dict[str, dict[str, int]] = {}  # message id -> its usage, when no result comes
         closed = False  # the choice's message is complete once a tool result follows it
-        async for message in query(prompt=request.question, options=options):
-            if isinstance(message, AssistantMessage) and not closed and message.parent_tool_use_id is None:
-                for block in message.content:
-                    if isinstance(block, TextBlock):
-                        texts.append(block.text)
-                    elif isinstance(block, ToolUseBlock):
-                        if block.name == SEARCH_TOOL and not choice:
-                            searched.append(str(block.input.get("query", "")))
-                        elif block.name != SEARCH_TOOL:
-                            choice.append(ToolCall(names.get(block.name, block.name),
-                                                   dict(block.input or {})))
-                stop = message.stop_reason or stop
-            elif isinstance(message, UserMessage) and choice:
-                closed = True
-            elif isinstance(message, ResultMessage):
-                result = message
-        if result is None:
+        stream: Any = query(prompt=request.question, options=options)
+        try:
+            async with contextlib.aclosing(stream):
+                async for message in stream:
+                    if isinstance(message, SystemMessage) and message.subtype == "init":
+                        failed = not_connected(message.data.get("mcp_servers"), logs,
+                                               secrets_of(request.servers))
+                        if failed:
+                            # its tools are missing from the request: no choice to score
+                            raise ProviderCallError(
+                                f"{self.model}: {failed}", attempts=1,
+                                fix="the server started for discovery but not under Claude "
+                                    "Code: check its env:, cwd: and startup time")
+                    elif isinstance(message, AssistantMessage) and message.parent_tool_use_id is None:
+                        spent[message.message_id or str(len(spent))] = dict(message.usage or {})
+                        for block in message.content:
+                            if isinstance(block, TextBlock):
+                                texts.append(block.text)
+                            elif isinstance(block, ToolUseBlock):
+                                if block.name == SEARCH_TOOL and not choice:
+                                    searched.append(str(block.input.get("query", "")))
+                                elif block.name != SEARCH_TOOL:
+                                    choice.append(ToolCall(names.get(block.name, block.name),
+                                                           dict(block.input or {})))
+                        stop = message.stop_reason or stop
+                    elif isinstance(message, UserMessage) and choice and turns > 1:
+                        # the choice is complete: under tool search, max_turns leaves room for
+                        # more turns, so closing the stream ends the CLI before it can answer
+                        # a rejected call with another request (with one turn, the CLI stops
+                        # by itself and reports its cost)
+                        closed = True
+                        break
+                    elif isinstance(message, ResultMessage):
+                        result = message  # the CLI exits right after it
+        except ClaudeSDKError as e:
+            # the CLI exits non-zero after a result that stopped at max_turns: that result
+            # (or the complete choice) is the answer; without either, the CLI failed
+            if result is None and not closed:
+                said = "; ".join(line.strip() for line in stderr[-5:] if line.strip()) or str(e)
+                raise ProviderCallError(f"{self.model}: Claude Code failed: {said[:500]}",
+                                        attempts=1) from None
+        if result is None and not closed:
             raise ProviderCallError(f"{self.model}: Claude Code ended without a result"
                                     + (f": {stderr[-1][:300]}" if stderr else ""), attempts=1)
-        if result.is_error and not choice:
+        if result is None:
+            return self._turn(choice, texts, stop, searched, _summed(spent.values()), None)
+        if result.is_error and not choice and result.subtype != "error_max_turns":
             said = "; ".join(result.errors or []) or str(result.result or result.subtype)
             raise ProviderCallError(f"{self.model}: Claude Code reported an error: {said[:300]}",
                                     attempts=1, status=result.api_error_status)
-        usage = result.usage or {}
+        return self._turn(choice, texts, stop or result.stop_reason, searched,
+                          dict(result.usage or {}), result.total_cost_usd)
+
+    def _turn(self, choice: list[ToolCall], texts: list[str], stop: str | None,
+              searched: list[str], usage: dict[str, Any], cost: float | None) -> Turn:
+        made = make_usage(as_int(usage.get("input_tokens")), as_int(usage.get("output_tokens")),
+                          as_int(usage.get("cache_read_input_tokens")),
+                          as_int(usage.get("cache_creation_input_tokens")))
+        if cost is None:
+            # no result came (the CLI was ended at the choice): priced as the bare route prices
+            cost = cost_usd(f"anthropic/{self.api_model}", made, self.settings.prices)
         return Turn(
             calls=tuple(choice), text="\n".join(t for t in texts if t),
-            stop_reason="tool_use" if choice else (stop or result.stop_reason),
-            usage=make_usage(as_int(usage.get("input_tokens")), as_int(usage.get("output_tokens")),
-                             as_int(usage.get("cache_read_input_tokens")),
-                             as_int(usage.get("cache_creation_input_tokens"))),
-            cost_usd=result.total_cost_usd,
+            stop_reason="tool_use" if choice else stop, usage=made, cost_usd=cost,
             found_by=f"{SEARCH_TOOL}: {'; '.join(searched)}" if searched and choice else None,
         )
+
+    def max_cost_usd(self, request: TurnRequest) -> float | None:
+        """The most a call can cost (None: no price known), what the cost cap reserves: the
+        harness's own request as measured, with the case's MCP tools and question in it, and
+        its max_tokens of output, for every turn it may take."""
+        sent = self.offered()
+        mine = [t for t in request.tools if t.server] or list(request.tools)  # served: all
+        one = reservation_usd(self.model, self.settings.prices,
+                              max_tokens=sent.max_tokens or self.settings.max_tokens,
+                              size=sent.body_bytes + request_bytes(request.question,
+                                                                   request.system, mine))
+        return None if one is None else one * self.max_turns()
+
+    def max_turns(self) -> int:
+        """One turn; under tool search, room for the harness's own searches before it."""
+        return 1 if self.settings.harness_tool_search == "off" else 1 + SEARCH_TURNS
+
+
+def _summed(usages: Any) -> dict[str, int]:
+    total: dict[str, int] = {}
+    for usage in usages:
+        for key, value in usage.items():
+            if isinstance(value, int) and not isinstance(value, bool):
+                total[key] = total.get(key, 0) + value
+    return total

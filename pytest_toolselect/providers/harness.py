@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import importlib.util
+import json
 import re
 import sys
 import weakref
@@ -30,6 +31,10 @@ HARNESSES: dict[str, tuple[str, str, str]] = {
 #: a stdio server's working folder, set before its command runs (an MCP client config has
 #: no cwd key): python -c CHDIR <cwd> <command> <args...>
 _CHDIR = "import os, sys; os.chdir(sys.argv[1]); os.execvp(sys.argv[2], sys.argv[2:])"
+#: the same, with the server's stderr kept in a file (a harness shows it nowhere):
+#: python -c CHDIR_LOGGED <stderr file> <cwd> <command> <args...>
+_CHDIR_LOGGED = ("import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_APPEND, "
+                 "0o600); os.dup2(fd, 2); os.chdir(sys.argv[2]); os.execvp(sys.argv[3], sys.argv[3:])")
 
 
 def check_installed(route: str, model: str) -> None:
@@ -73,10 +78,17 @@ def builtin_tools(names: Iterable[str], harness: str, taken: Iterable[Tool]) -> 
                  for n in names if n not in have)
 
 
-def mcp_config(servers: Iterable[Any], root: str | None) -> dict[str, dict[str, Any]]:
+def stderr_file(folder: Path, server: str) -> Path:
+    """Where a stdio server's stderr is kept under `mcp_config(..., stderr_to=folder)`."""
+    return folder / f"{normalized(server)}.stderr"
+
+
+def mcp_config(servers: Iterable[Any], root: str | None,
+               stderr_to: Path | None = None) -> dict[str, dict[str, Any]]:
     """The case's servers (inputs.config.ServerSpec) as an MCP client config: stdio servers
     started as discovery starts them (command, args, declared env, cwd), HTTP servers with
-    their headers. ToolselectError for a server a harness cannot start (a tools file)."""
+    their headers. ToolselectError for a server a harness cannot start (a tools file).
+    With `stderr_to`, each stdio server's stderr goes to its `stderr_file` there."""
     from pytest_toolselect.inputs.envrefs import resolve, resolve_value
 
     base = Path(root or ".").resolve()
@@ -93,9 +105,11 @@ def mcp_config(servers: Iterable[Any], root: str | None) -> dict[str, dict[str, 
                 command = str(base / command)
             args = [resolve_value(a, what, f"servers.{spec.name}.args[{i}]")
                     for i, a in enumerate(spec.args)]
+            launch = (["-c", _CHDIR] if stderr_to is None else
+                      ["-c", _CHDIR_LOGGED, str(stderr_file(stderr_to, spec.name))])
             config[spec.name] = {
                 "type": "stdio", "command": sys.executable,
-                "args": ["-c", _CHDIR, str(cwd), command, *args],
+                "args": [*launch, str(cwd), command, *args],
                 "env": resolve(spec.env, what, f"servers.{spec.name}.env"),
             }
         elif spec.kind == "http":
@@ -112,17 +126,71 @@ def mcp_config(servers: Iterable[Any], root: str | None) -> dict[str, dict[str, 
     return config
 
 
-def check_servers(request: Any, model: str) -> None:
-    """A harness starts the case's servers itself: a request without any (the preference
-    probe's cells, whose twins are no server's tools) cannot be asked of it."""
-    if not request.servers:
-        from . import ProviderCallError
+#: the throwaway server that serves a request's tools when it names no server
+SERVED = "toolselect"
 
-        raise ProviderCallError(
-            f"{model}: a harness route starts the case's MCP servers itself, and this request "
-            "has none (the preference probe's twins are no server's tools)",
-            attempts=0, fix="run the preference probe on the bare model route, e.g. "
-                            "anthropic/<model> (docs/harnesses.md)")
+
+def served(request: Any, folder: Path, builtins: Iterable[str] = ()) -> Any:
+    """`request` with its tools served by a throwaway stdio server (served_tools.py) when it
+    names no server of its own (the preference probe's cells, whose twins are no server's
+    tools; attribution's arms, the baseline's tools): a harness takes tools only from MCP
+    servers. Each tool keeps its name; the harness's own `builtins` it offers itself."""
+    from dataclasses import replace
+
+    from pytest_toolselect.inputs.config import ServerSpec
+
+    if request.servers:
+        return request
+    own = frozenset(builtins)
+    mine = [t for t in request.tools if t.name not in own]
+    path = write_private(folder / "served-tools.json",
+                         json.dumps([t.to_dict() for t in mine], default=str))
+    spec = ServerSpec(name=SERVED, command=sys.executable,
+                      args=("-m", "pytest_toolselect.providers.served_tools", str(path)))
+    tools = tuple(t if t.name in own else
+                  replace(t, server=SERVED, original_name=t.original_name or t.name)
+                  for t in request.tools)
+    return replace(request, tools=tools, servers=(spec,))
+
+
+def is_served(request: Any) -> bool:
+    """Whether the request's tools are served by the throwaway server (`served`)."""
+    return [s.name for s in request.servers] == [SERVED]
+
+
+def write_private(path: Path, text: str) -> Path:
+    """`text` in a new file only its owner can read (0600): a harness's MCP config holds the
+    servers' secrets, which a command line would show to every process (``/proc``)."""
+    import os
+
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def not_connected(statuses: Any, folder: Path | None, secrets: Iterable[str | None]) -> str | None:
+    """What the harness's report of its MCP servers (``[{name, status}, ...]``) says of those
+    that did not connect, with the end of each one's kept stderr; None when all did."""
+    from .api_keys import redact
+
+    said: list[str] = []
+    for entry in statuses if isinstance(statuses, list) else []:
+        if not isinstance(entry, dict) or entry.get("status") == "connected":
+            continue
+        name = str(entry.get("name"))
+        text = ""
+        if folder is not None:
+            try:
+                text = stderr_file(folder, name).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+        tail = " | ".join(line.strip() for line in text.strip().splitlines()[-5:] if line.strip())
+        said.append(f"server {name!r} did not connect under the harness "
+                    f"(status {entry.get('status')})"
+                    + (f"; its stderr: {redact(tail[-600:], tuple(secrets))}" if tail else
+                       "; it wrote nothing to stderr"))
+    return "; ".join(said) or None
 
 
 def secrets_of(servers: Iterable[Any]) -> tuple[str, ...]:
@@ -149,28 +217,36 @@ class HarnessProvider:
         """The harness's own tools, offered beside the case's (none unless it has some)."""
         return ()
 
-    async def call(self, request: Any, ask: Callable[[], Awaitable[Any]],
+    async def call(self, request: Any, ask: Callable[[Any], Awaitable[Any]],
                    secrets: Iterable[str | None]) -> Any:
-        """`ask()` in a slot, under the per-call timeout; any failure a ProviderCallError."""
+        """`ask(request)` in a slot, under the per-call timeout, with the request's tools
+        served by a throwaway server when it names none; any failure a ProviderCallError."""
+        import tempfile
+
         from pytest_toolselect.exchange.replies import read_faults
 
         from . import ProviderCallError, UnreadableReplyError
         from .api_keys import redact
 
-        check_servers(request, self.model)
         timeout = self.settings.timeout
         async with self._slots.get():
-            try:
-                turn = await asyncio.wait_for(ask(), timeout)
-            except asyncio.TimeoutError:
-                raise ProviderCallError(f"{self.model}: {self.label} gave no tool choice in {timeout:g} s",
-                                        attempts=1, fix="raise --toolselect-timeout") from None
-            except ProviderCallError:
-                raise
-            except Exception as e:
-                said = redact(f"{type(e).__name__}: {e}", tuple(secrets))
-                raise ProviderCallError(f"{self.model}: {self.label} failed: {said}",
-                                        attempts=1) from None
+            with tempfile.TemporaryDirectory(prefix="toolselect-served-") as folder:
+                try:
+                    builtins = [t.name for t in self.harness_tools(())] if not request.servers else []
+                    turn = await asyncio.wait_for(ask(served(request, Path(folder), builtins)),
+                                                  timeout)
+                except asyncio.TimeoutError:
+                    late = ProviderCallError(f"{self.model}: {self.label} gave no tool choice in "
+                                             f"{timeout:g} s", attempts=1,
+                                             fix="raise --toolselect-timeout")
+                    late.unsettled = True  # the model may have been asked, and may bill it
+                    raise late from None
+                except ProviderCallError:
+                    raise
+                except Exception as e:
+                    said = redact(f"{type(e).__name__}: {e}", tuple(secrets))
+                    raise ProviderCallError(f"{self.model}: {self.label} failed: {said}",
+                                            attempts=1) from None
         faults = read_faults(turn)
         if faults:
             raise UnreadableReplyError(self.model, turn, faults)

@@ -12,6 +12,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.exchange.json_value import JSONDict
@@ -19,9 +22,9 @@ from pytest_toolselect.exchange.tool import ToolCall
 
 from . import ProviderCallError, Turn, TurnRequest
 from .api_keys import key_from_env
-from .harness import HarnessProvider, mcp_config, secrets_of, version
+from .harness import HarnessProvider, mcp_config, not_connected, secrets_of, version
 from .preflight import placeholder_key
-from .pricing import cost_usd
+from .pricing import cost_usd, request_bytes, reservation_usd
 from .wire import make_usage
 
 
@@ -46,11 +49,17 @@ class OpenAIAgentsProvider(HarnessProvider):
     def endpoint(self) -> str | None:
         return self.settings.api_base or os.environ.get("OPENAI_BASE_URL") or None
 
+    def max_cost_usd(self, request: TurnRequest) -> float | None:
+        """The most a call can cost (None: no price known), what the cost cap reserves: the
+        agent sends the case's system prompt, tools and question, and its max_tokens."""
+        return reservation_usd(self.model, self.settings.prices, max_tokens=self.settings.max_tokens,
+                               size=request_bytes(request.question, request.system, request.tools))
+
     async def first_turn(self, request: TurnRequest) -> Turn:
         s = self.settings
         key = (key_from_env(s.api_key_env, self.model) or os.environ.get("OPENAI_API_KEY")
                or placeholder_key(self.model, s) or "")
-        turn: Turn = await self.call(request, lambda: self._ask(request, key),
+        turn: Turn = await self.call(request, lambda asked: self._ask(asked, key),
                                      (key, *secrets_of(request.servers)))
         return turn
 
@@ -68,7 +77,8 @@ class OpenAIAgentsProvider(HarnessProvider):
 
         limits = {spec.name: spec.limit for spec in request.servers}
         servers: list[Any] = []
-        for name, entry in mcp_config(request.servers, request.root).items():
+        logs = Path(tempfile.mkdtemp(prefix="toolselect-agents-"))  # the servers' stderr
+        for name, entry in mcp_config(request.servers, request.root, stderr_to=logs).items():
             if entry["type"] == "stdio":
                 params = {k: entry[k] for k in ("command", "args", "env")}
                 servers.append(MCPServerStdio(params=params, name=name,  # type: ignore[arg-type]
@@ -82,7 +92,14 @@ class OpenAIAgentsProvider(HarnessProvider):
         try:
             async with contextlib.AsyncExitStack() as stack:
                 for server in servers:
-                    await stack.enter_async_context(server)
+                    try:
+                        await stack.enter_async_context(server)
+                    except Exception as e:
+                        # its tools would be missing: an error of the case, with its stderr
+                        failed = not_connected([{"name": server.name, "status": "failed"}],
+                                               logs, secrets_of(request.servers))
+                        raise ProviderCallError(f"{self.model}: {failed} ({type(e).__name__})",
+                                                attempts=1) from None
                 agent = Agent(name="toolselect", instructions=request.system or None,
                               mcp_servers=servers, model_settings=settings,
                               model=FirstResponse(model=self.api_model, openai_client=client))
@@ -92,6 +109,7 @@ class OpenAIAgentsProvider(HarnessProvider):
             response = captured.response
         finally:
             await client.close()
+            shutil.rmtree(logs, ignore_errors=True)
         if response is None:
             raise ProviderCallError(f"{self.model}: the agent ended without a model response",
                                     attempts=1)

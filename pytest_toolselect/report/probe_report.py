@@ -48,9 +48,19 @@ def _ci(stat: Interval) -> str:
     return f"{stat.mean:+.2f} [{stat.low:+.2f}, {stat.high:+.2f}] (groups={stat.n})"
 
 
-def _effect_lines(summary: ProbeSummary, indent: str) -> Iterator[str]:
+#: what a harness route cannot measure, and why (``lines(..., harness=...)``)
+HARNESS_UNMEASURED = ("first-listed twin share and vendor_name: not measured on {harness}: it "
+                      "sorts the tools by name, so the order a cell lists is not the order sent, "
+                      "and a vendor name moves its tool in that order")
+HARNESS_NAMES = ("on {harness} each cell's tools are served by a throwaway MCP server and "
+                 "reach the model as mcp__toolselect__<name>, beside its built-in tools")
+
+
+def _effect_lines(summary: ProbeSummary, indent: str, harness: str | None = None) -> Iterator[str]:
     first = summary.first_twin_share_baseline
-    if first is not None:
+    if harness is not None:
+        yield f"{indent}{HARNESS_UNMEASURED.format(harness=harness)}"
+    elif first is not None:
         yield f"{indent}first-listed twin share (baseline): {_ci(first)}"
     elif summary.n_pair_groups:
         yield f"{indent}first-listed twin share (baseline): no baseline cell scored"
@@ -58,10 +68,12 @@ def _effect_lines(summary: ProbeSummary, indent: str) -> Iterator[str]:
         yield f"{indent}  {factor:<13} {_ci(stat)}"
 
 
-def lines(summary: ProbeSummary, *, by_domain: bool = True) -> Iterator[str]:
+def lines(summary: ProbeSummary, *, by_domain: bool = True,
+          harness: str | None = None) -> Iterator[str]:
     """The probe's terminal summary. ``summary`` is :func:`preference.summarize`'s output;
     its ``model``, when the session names one, heads it. Without ``by_domain`` (the
-    terminal's default; ``-v`` sets it) each domain's slice is one name in one line."""
+    terminal's default; ``-v`` sets it) each domain's slice is one name in one line.
+    ``harness`` names the harness the calls ran on (its summary holds no position figure)."""
     head = (f"{_plural(summary.n_pair_groups, 'pair group')} and "
             f"{_plural(summary.n_control_groups, 'control')}, {_plural(summary.reps, 'rep')} "
             f"({_plural(summary.n_calls, 'call')}")
@@ -70,7 +82,9 @@ def lines(summary: ProbeSummary, *, by_domain: bool = True) -> Iterator[str]:
     yield f"tool preference: {model + ', ' if model else ''}{head}"
     if not summary.n_scored:
         yield "no call was scored"
-    yield from _effect_lines(summary, "")
+    yield from _effect_lines(summary, "", harness)
+    if harness is not None:
+        yield HARNESS_NAMES.format(harness=harness)
     po = summary.pair_outcomes
     if summary.n_pair_calls:
         yield (f"pair items: both twins {_rate(po['both_twins'])}, distractor {_rate(po['distractor'])}, "

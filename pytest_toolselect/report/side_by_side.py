@@ -2,7 +2,8 @@
 
 The input is ``tool_selection.v1`` documents (``ResultsDocument``), each with the name of
 the file it came from. The output is a table of held/scored per category and per run, then the cases
-where the runs disagree (status or first tool), then the cases only some runs hold.
+where the runs disagree (status or first tool), then the preference probe's effects of each
+run (a one-call proxy's beside a harness's), then the cases only some runs hold.
 Plain text (aligned columns) or markdown.
 """
 
@@ -154,6 +155,12 @@ def lines(named: Sequence[tuple[str, ResultsDocument]], *, markdown: bool = Fals
                          [[nodeid, *values] for nodeid, values in diff])
     else:
         yield "none: every case common to the runs has the same status and first tool"
+    effects = probe_table(all_runs)
+    if effects is not None:
+        yield ""
+        yield heading(3, "Preference probe: effects on the choice share, mean [95% CI]")
+        yield ""
+        yield from table(effects[0], effects[1], code=())
     some = partial(all_runs)
     if some:
         yield ""
@@ -161,6 +168,44 @@ def lines(named: Sequence[tuple[str, ResultsDocument]], *, markdown: bool = Fals
         yield ""
         yield from table(["case", *(r.label for r in all_runs)],
                          [[nodeid, *values] for nodeid, values in some])
+
+
+def _effect(value: object) -> str:
+    """A probe figure ({mean, ci, groups}) as the probe's summary prints it."""
+    if not isinstance(value, dict) or not isinstance(value.get("mean"), (int, float)):
+        return "-"
+    low, high = [*list(value.get("ci") or []), None, None][:2]
+    bounds = (f" [{low:+.2f}, {high:+.2f}]" if isinstance(low, (int, float))
+              and isinstance(high, (int, float)) else "")
+    return f"{value['mean']:+.2f}{bounds} (groups={value.get('groups')})"
+
+
+def probe_table(all_runs: Sequence[Run]) -> tuple[list[str], list[list[str]]] | None:
+    """The preference probe's effects of each run, a row per figure (None: no run has any).
+    A run on a harness route has no position figure: "not measured" says so."""
+    summaries = []
+    for run in all_runs:
+        preference = run.document.preference
+        summary = preference.get("summary") if isinstance(preference, dict) else None
+        summaries.append(summary if isinstance(summary, dict) else None)
+    if not any(summaries):
+        return None
+    harness = ("claude-code/",)  # the harness that sorts the tools it is given
+    factors = sorted({f for s in summaries if s for f in (s.get("factor_effects") or {})})
+    rows = []
+    for name in ("first-listed twin share (baseline)", *factors):
+        row = [name]
+        for run, summary in zip(all_runs, summaries, strict=True):
+            if summary is None:
+                row.append(ABSENT)
+                continue
+            value = (summary.get("first_twin_share_baseline") if name.startswith("first-listed")
+                     else (summary.get("factor_effects") or {}).get(name))
+            unmeasured = (name.startswith("first-listed") or name == "vendor_name")
+            row.append("not measured (the harness sorts tools)" if value is None and unmeasured
+                       and str(run.document.subject.model or "").startswith(harness) else _effect(value))
+        rows.append(row)
+    return ["effect", *(r.label for r in all_runs)], rows
 
 
 def render(named: Sequence[tuple[str, ResultsDocument]], *, markdown: bool = False) -> str:

@@ -2,7 +2,8 @@
 
 A case's tools are listed as a run lists them (its servers start, nothing is called), and its
 request is counted as the probe's dry run counts a cell: text at 4 characters a token, plus
-the tokens a provider adds for tool use, and a first turn's reply.
+the tokens a provider adds for tool use, and a first turn's reply. On a harness route that
+reports what it sends (``offered()``: Claude Code), its own request is counted as measured.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def case_dry_run(parts: Sequence[Mapping[str, int] | None], reps: int, max_extra
     """Calls, tokens and cost of the cases, each given as its request's parts (None: its
     tools could not be listed, so it is counted in calls but not in tokens or cost)."""
     known = [p for p in parts if p is not None]
-    totals = {k: sum(p[k] for p in known) * reps for k in ("tools", "system", "question", "overhead")}
+    keys = dict.fromkeys(["tools", "system", "question", "overhead", *(k for p in known for k in p)])
+    totals = {k: sum(p.get(k, 0) for p in known) * reps for k in keys}
     per_call = [sum(p.values()) for p in known]
     calls = len(parts) * reps
     tokens_in = sum(totals.values())
@@ -93,12 +95,22 @@ def case_dry_run(parts: Sequence[Mapping[str, int] | None], reps: int, max_extra
 def case_parts(calls: CaseCalls, cases: Sequence[Case]) -> list[dict[str, int] | None]:
     """Each case's request parts, its tools listed as the run lists them (None: they could
     not be; the run would report that case's error)."""
+    provider = calls.wiring.provider
+    offered = getattr(getattr(provider, "inner", provider), "offered", None)
     out: list[dict[str, int] | None] = []
     for case in cases:
         try:
             tools, system = calls.tools_for(case)
+            sent = offered() if callable(offered) else None
         except ToolselectError:
             out.append(None)
             continue
-        out.append(request_parts(case.question, system, tools))
+        if sent is None:
+            out.append(request_parts(case.question, system, tools))
+            continue
+        # a harness sends its own request around the case's: measured (its system prompt,
+        # built-in tools and framing), with the case's MCP tools and question in it
+        parts = request_parts(case.question, system, [t for t in tools if t.server])
+        parts["harness"] = math.ceil(sent.body_bytes / CHARS_PER_TOKEN)
+        out.append(parts)
     return out

@@ -136,13 +136,43 @@ def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, GroupEntr
 
     groups = load_groups(records)
     summary = replace(summarize(list(iter_calls(records)), groups, seed), model=model)
-    out = list(lines(summary, by_domain=verbose))
+    harness = harness_name(model)
+    if harness is not None:
+        summary = unpositioned(summary)
+    out = list(lines(summary, by_domain=verbose, harness=harness))
     comparison = None
     current = {rec.key: rec.entry for rec in records if rec.entry}
     if stored:
         comparison = compare(stored, current, seed=seed, min_effect_change=min_effect_change)
         out.extend(comparison_lines(comparison, every_change=verbose))
     return out, summary, comparison
+
+
+#: the harness routes that sort the tools they are given by name (the Agents SDK keeps the
+#: order its servers list them in)
+SORTING_HARNESSES = ("claude-code",)
+
+
+def harness_name(model: str) -> str | None:
+    """The harness a model string runs on when it sorts the tools (the listed order is not
+    the order sent), or None."""
+    route = model.split("/", 1)[0]
+    return route if route in SORTING_HARNESSES else None
+
+
+def unpositioned(summary: ProbeSummary) -> ProbeSummary:
+    """The summary without what a harness that sorts its tools cannot measure: the position
+    bias, and vendor_name (a new name is a new place in the sorted list)."""
+    from dataclasses import replace
+
+    def strip(part: ProbeSummary) -> ProbeSummary:
+        return replace(part, first_twin_share_baseline=None,
+                       factor_effects={k: v for k, v in part.factor_effects.items()
+                                       if k != "vendor_name"})
+
+    by_domain = summary.by_domain
+    return replace(strip(summary), by_domain=None if by_domain is None else
+                   {d: strip(p) for d, p in by_domain.items()})
 
 
 def iter_calls(records: Iterable[GroupRecord]) -> Iterator[ProbeCall]:

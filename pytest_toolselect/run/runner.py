@@ -173,6 +173,10 @@ class CaseRunner:
             billed = getattr(e, "turn", None)
             if billed is not None:
                 budget.charge(provider.model, billed.cost_usd)
+            elif getattr(e, "unsettled", False) and budget.cap is not None:
+                # timed out mid-call: it may have been billed, so the cap counts the most it
+                # can have cost (no price known: the cap is blind from here)
+                budget.charge(provider.model, sum(held) if any(held) else None)
             raise
         else:
             budget.charge(provider.model, turn.cost_usd)

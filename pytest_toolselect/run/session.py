@@ -55,6 +55,12 @@ class RunSession:
                     check_model(str(settings.model.value))  # it calls nothing: no key needed
                 else:
                     check(str(settings.model.value), settings.provider_settings())
+                    # a harness that reads what it sends from itself (Claude Code) does so
+                    # now: a CLI that cannot start is one usage error, with its stderr
+                    provider = self.wiring.provider
+                    offered = getattr(getattr(provider, "inner", provider), "offered", None)
+                    if callable(offered):
+                        offered()
             # every option is read here, once: a bad value (a misspelled gate rule, a
             # negative cost cap) is one usage error before any call, not one per item
             options = settings.options
