@@ -246,8 +246,8 @@ def test_a_regression_names_the_tools_that_changed(project: Project) -> None:
         ("(system prompt)", "changed"), ("file_accounts", "added"), ("find_company", "changed"),
         ("list_officers", "removed")]
     comment = (project.path / "comment.md").read_text()
-    assert "- added file\\_accounts (1 case)" in comment
-    assert "removed list\\_officers" in comment
+    assert "- added file_accounts (1 case)" in comment
+    assert "removed list_officers" in comment
     assert "removed list_officers" in (project.path / "report.html").read_text()
 
 

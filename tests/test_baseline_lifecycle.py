@@ -261,10 +261,11 @@ def test_an_all_error_update_after_a_subject_change_keeps_the_good_baseline(
 
 
 def test_a_first_recording_cut_short_says_what_it_lacks(project: Project) -> None:
-    project.config()
-    # the second case errors (a server no config defines) and -x stops the run there
+    project.config({"registry": {"tools_file": project.tools_file()},
+                    "down": {"command": "toolselect-no-such-server-command"}})
+    # the second case errors (a server that does not start) and -x stops the run there
     project.cases([case(*FIND), case("down", OFFICERS[1], OFFICERS[2], servers=["down"]),
-                   case(*OFFICERS), case(*WRONG)])
+                   case(*OFFICERS), case(*WRONG)], servers=["registry"])
     result = project.pytester.runpytest("--toolselect-baseline=base.json", "-x", "-p",
                                         "no:randomly")
     out = result.stdout.str()

@@ -30,10 +30,13 @@ def _cut_some(body: dict[str, Any]) -> Reply:
 
 def test_deselected_errored_and_inconclusive_cases_are_told_apart(models: Project,
                                                                   fake_api: FakeAPI) -> None:
-    _config(models, fake_api, "openai/gpt-test")
+    # a server that does not start: its case errors, the others run
+    _config(models, fake_api, "openai/gpt-test", servers={
+        "registry": {"tools_file": models.tools_file()},
+        "down": {"command": "toolselect-no-such-server-command"}})
     models.cases([case(*FIND), case(*OFFICERS),
                   case("cut", "Show the filing history of Acme Widgets", ["find_company"]),
-                  case("down", FIND[1], FIND[2], servers=["down"])])
+                  case("down", FIND[1], FIND[2], servers=["down"])], servers=["registry"])
     fake_api.handler = _cut_some
     result = models.pytester.runpytest("--toolselect-baseline=base.json", "-k", "not officers")
     result.assert_outcomes(passed=1, errors=2)

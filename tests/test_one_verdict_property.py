@@ -18,6 +18,7 @@ from pytest_toolselect.records.report_input import ResultsInput
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report import results
 from pytest_toolselect.report.document import ResultsDocument
+from pytest_toolselect.report.markdown import text as markdown_text
 from pytest_toolselect.report.merge_shards import merge_documents
 
 SUBJECT = {"provider": "script", "model": "script/planned"}
@@ -191,7 +192,7 @@ def test_a_case_missing_from_the_records_blocks_in_the_run_its_document_comment_
     comment = render(ResultsDocument.from_json(whole))
     assert comment.startswith("## ❌"), comment[:200]
     for key in lost:
-        assert key.replace("_", "\\_").replace(".", "\\.") in comment, key
+        assert markdown_text(key) in comment, key
 
     # each shard judges what it expected; the merge says what the whole run says
     keys = sorted(r["key"] for r in records)

@@ -31,6 +31,6 @@ LINT_RULES = (
     "parameter-without-description", "identifier-without-format", "unsatisfiable-schema",
     "invalid-name",
     "name-collision", "shadows-builtin", "too-many-tools", "tool-list-size", "untested-tool",
-    "hidden-text", "model-instructions", "secret-seeking-parameter", "cross-server-shadowing",
-    "rug-pull", "case-names-unknown",
+    "case-names-unknown", "hidden-text", "model-instructions", "secret-seeking-parameter",
+    "cross-server-shadowing", "rug-pull",
 )
