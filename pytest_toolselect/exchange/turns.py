@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .context import GivenTurn
 from .tool import Tool, ToolCall
 
 
@@ -24,6 +25,9 @@ class TurnRequest:
     #: harness route starts them itself; a bare model route reads only `tools`
     servers: tuple[Any, ...] = field(default=(), compare=False)
     root: str | None = field(default=None, compare=False)
+    #: the turns before the one asked for (exchange.context): replayed after the question,
+    #: as the route's wire expects; empty for a first turn
+    context: tuple[GivenTurn, ...] = ()
 
 
 @dataclass(frozen=True)
