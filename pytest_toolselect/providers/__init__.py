@@ -1,6 +1,6 @@
 """The Provider protocol: one model's first turn for one question and tool list.
 
-A model string picks the provider (``routes``): ``local/bm25`` is embedded,
+A model string picks the provider (``routes.ROUTES``, one row a route): ``local/bm25`` is embedded,
 ``anthropic/<model>`` goes through the Anthropic SDK, ``openai/<model>`` and the
 other OpenAI-compatible APIs through the ``openai`` SDK, ``claude-code/<model>`` and
 ``openai-agents/<model>`` through a real agent harness (``harness``), anything else through
@@ -80,45 +80,20 @@ def http_subject(provider: str, model: str, settings: ProviderSettings) -> dict[
 
 
 def get_provider(model: str, settings: ProviderSettings) -> Provider:
-    """The provider for a model string; raises ToolselectError for one it cannot serve."""
-    if model.startswith("local/"):
-        from .local import LOCAL_MODELS
+    """The provider for a model string, made by its route's factory (``routes.ROUTES``);
+    raises ToolselectError for one it cannot serve."""
+    from .routes import route_of
 
-        factory = LOCAL_MODELS.get(model)
-        if factory is None:
-            raise ToolselectError(
-                f"unknown local model {model!r}",
-                fix=f"the embedded models are: {', '.join(sorted(LOCAL_MODELS))}",
-            )
-        return factory(settings)
-    if "/" not in model or not model.split("/", 1)[1].strip():
+    taken = route_of(model)
+    # an embedded model's name is checked by its factory, with the names it knows
+    _, slash, rest = model.partition("/")
+    if not slash or (not rest.strip() and taken.name != "local"):
         raise ToolselectError(
             f"model {model!r}: a model string is <provider>/<model>",
             fix="e.g. anthropic/claude-haiku-4-5, openai/gpt-4.1-mini, openrouter/<vendor>/<model>, "
                 "or local/bm25",
         )
-    from .routes import route
-
-    taken = route(model)
-    if taken == "claude-code":
-        from .claude_code import ClaudeCodeProvider
-
-        return ClaudeCodeProvider(model, settings)
-    if taken == "openai-agents":
-        from .openai_agents import OpenAIAgentsProvider
-
-        return OpenAIAgentsProvider(model, settings)
-    if taken == "anthropic":
-        from .anthropic_api import AnthropicProvider
-
-        return AnthropicProvider(model, settings)
-    if taken == "openai":
-        from .openai_api import OpenAIProvider
-
-        return OpenAIProvider(model, settings)
-    from .litellm_api import LiteLLMProvider
-
-    return LiteLLMProvider(model, settings)
+    return taken.make(model, settings)
 
 
 class ProviderCallError(ProviderError):

@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.tool import Tool, ToolCall
+from pytest_toolselect.messages.errors import ToolselectError
 
 from . import ProviderSettings, Turn, TurnRequest
 
@@ -110,3 +111,14 @@ class LocalBM25:
 
 
 LOCAL_MODELS: dict[str, Callable[[ProviderSettings], LocalBM25]] = {"local/bm25": LocalBM25}
+
+
+def provider(model: str, settings: ProviderSettings) -> LocalBM25:
+    """The ``local`` route's factory: the embedded model `model` names."""
+    factory = LOCAL_MODELS.get(model)
+    if factory is None:
+        raise ToolselectError(
+            f"unknown local model {model!r}",
+            fix=f"the embedded models are: {', '.join(sorted(LOCAL_MODELS))}",
+        )
+    return factory(settings)

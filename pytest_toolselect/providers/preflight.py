@@ -15,17 +15,8 @@ from urllib.parse import urlsplit
 from pytest_toolselect.messages.errors import ToolselectError
 
 from . import ProviderSettings
-from .routes import HARNESS_ROUTES, OPENAI_COMPATIBLE, route
-
-#: litellm providers whose key variables are known (any one of them set is enough);
-#: providers not named here (bedrock, vertex_ai, azure, ...) authenticate in ways of their own
-LITELLM_KEY_VARS: dict[str, tuple[str, ...]] = {
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-    "cohere": ("COHERE_API_KEY", "CO_API_KEY"),
-    "xai": ("XAI_API_KEY",),
-    "perplexity": ("PERPLEXITYAI_API_KEY", "PERPLEXITY_API_KEY"),
-    "huggingface": ("HUGGINGFACE_API_KEY", "HF_TOKEN"),
-}
+from .routes import LITELLM_KEY_VARS as LITELLM_KEY_VARS  # re-exported: the first hour's tests
+from .routes import route_of
 
 #: a bare model name's usual provider, by how the name starts
 _BARE_PREFIXES = (
@@ -95,19 +86,7 @@ def key_vars(model: str, settings: ProviderSettings) -> tuple[str, ...]:
         return (settings.api_key_env,)
     if is_loopback(settings.api_base):
         return ()
-    taken = route(model)
-    if taken in ("anthropic", "claude-code"):
-        return ("ANTHROPIC_API_KEY",)
-    if taken == "openai-agents":
-        return ("OPENAI_API_KEY",)
-    prefix = model.split("/", 1)[0]
-    if taken == "openai":
-        return (OPENAI_COMPATIBLE[prefix].key_env,)
-    if taken == "litellm":
-        if prefix in OPENAI_COMPATIBLE:
-            return (OPENAI_COMPATIBLE[prefix].key_env,)
-        return LITELLM_KEY_VARS.get(prefix, ())
-    return ()
+    return route_of(model).key_vars.get(model.split("/", 1)[0], ())
 
 
 #: the key sent to a local server when no key is set: every SDK insists on some key, and a
@@ -147,9 +126,9 @@ def check_key(model: str, settings: ProviderSettings) -> None:
 def check(model: str, settings: ProviderSettings) -> None:
     """The checks, the model string first, then a harness's extra, then the key."""
     check_model(model)
-    taken = route(model)
-    if taken in HARNESS_ROUTES:
+    taken = route_of(model)
+    if taken.harness:
         from .harness import check_installed
 
-        check_installed(taken, model)
+        check_installed(taken.name, model)
     check_key(model, settings)

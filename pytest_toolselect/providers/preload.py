@@ -77,6 +77,14 @@ def begin(module: str) -> bool:
         return True
 
 
+def preload(model: str) -> bool:
+    """Begin importing the SDK of the route `model` takes (its row's ``sdk``), if it has one."""
+    from .routes import route_of
+
+    module = route_of(model).sdk
+    return module is not None and begin(module)
+
+
 def _quietly(module: str) -> None:
     try:
         import_sdk(module)

@@ -47,10 +47,11 @@ class Wiring:
 
     def route_name(self) -> str | None:
         """The client that makes the calls, as every report names it (None: embedded)."""
-        from pytest_toolselect.providers.routes import ROUTE_NAMES, route
+        from pytest_toolselect.providers.routes import HOOK_LABEL, route_of
 
-        taken = "hook" if self.custom_provider is not None else route(str(self.settings.model.value))
-        return ROUTE_NAMES[taken] if taken != "local" else None
+        if self.custom_provider is not None:
+            return HOOK_LABEL
+        return route_of(str(self.settings.model.value)).label
 
     # provider and subject -------------------------------------------------------
     @cached_property
@@ -111,14 +112,9 @@ class Wiring:
                 or (not self.settings.is_worker and config.getoption("dist", "no") != "no")
                 or self.custom_provider is not None):
             return False
-        from pytest_toolselect.providers.routes import route
+        from pytest_toolselect.providers.preload import preload
 
-        module = {"anthropic": "anthropic", "openai": "openai"}.get(route(str(self.settings.model.value)))
-        if module is None:
-            return False
-        from pytest_toolselect.providers.preload import begin
-
-        return begin(module)
+        return preload(str(self.settings.model.value))
 
     def cache_stats(self) -> Any:
         """This process's response cache counts (CacheStats), None when it opened no cache."""
