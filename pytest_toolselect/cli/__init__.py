@@ -15,6 +15,7 @@ from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.report.printable import printable
 
 from .compare import run as run_compare
+from .report import add_format_flags
 from .report import run as run_report
 from .saved_run import OK, USAGE
 
@@ -71,9 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "goes to stdout.",
         epilog="example:\n  toolselect report results.json --markdown comment.md --html report.html")
     report.add_argument("results", metavar="RESULTS.json", help="a run's results (pytest --toolselect-json)")
-    report.add_argument("--markdown", metavar="OUT",
-                        help="write the markdown comment to OUT ('-': stdout)")
-    report.add_argument("--html", metavar="OUT", help="write the HTML report to OUT ('-': stdout)")
+    add_format_flags(report, "in_report")
     report.set_defaults(run=run_report)
 
     compare = commands.add_parser(

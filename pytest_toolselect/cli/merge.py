@@ -7,8 +7,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.inputs.report_formats import DEFAULT_FORMAT
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.report.printable import printable
+
+from .report import add_format_flags, asked
 
 if TYPE_CHECKING:
     from pytest_toolselect.report.document import ResultsDocument
@@ -36,9 +39,7 @@ def add_merge(commands: Any, formatter: Any) -> None:
                     "its baseline. With no output flag the comment goes to stdout.",
         epilog=EPILOG)
     merge.add_argument("results", metavar="RESULTS.json", nargs="+", help="every shard's results")
-    merge.add_argument("--markdown", metavar="OUT", help="write the markdown comment to OUT ('-': stdout)")
-    merge.add_argument("--html", metavar="OUT", help="write the HTML report to OUT ('-': stdout)")
-    merge.add_argument("--json", metavar="OUT", help="write the merged results document to OUT")
+    add_format_flags(merge, "in_merge")
     merge.add_argument("--update-baseline", metavar="BASELINE",
                        help="write the shards' entries over BASELINE (recorded when it does not exist), "
                             "as one run's --toolselect-update-baseline would")
@@ -62,10 +63,9 @@ def run_merge(args: argparse.Namespace) -> int:
         # 2 is the cost cap's: refused input is pytest's usage error, as a refused run's
         print(printable(f"toolselect: error: {e}"), file=sys.stderr)
         return REFUSED
-    wanted = [(kind, out) for kind, out in (("markdown", args.markdown), ("html", args.html),
-                                            ("json", args.json)) if out is not None]
+    wanted = asked(args, "in_merge")
     if not wanted and args.update_baseline is None:
-        wanted = [("markdown", "-")]
+        wanted = [(DEFAULT_FORMAT, "-")]
     # every rendering first: a renderer that fails leaves no report half-written
     texts = [(render(kind, document), out) for kind, out in wanted]
     if args.update_baseline is not None:

@@ -18,6 +18,8 @@ from pytest_toolselect.terms.rule_names import (
     rule_problem,
 )
 
+from .report_formats import FORMATS
+
 DEFAULT_MODEL = "local/bm25"
 #: seconds an MCP server gets to start and list its tools, unless told otherwise
 DEFAULT_DISCOVERY_TIMEOUT = 30.0
@@ -149,13 +151,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("min_effect_change", "float", None,
            "preference probe: block when a factor effect or the position bias moved by at least "
            "this much against the baseline, with a CI that excludes 0", _non_negative),
-    Option("json", "path", None,
-           "write the results as JSON (tool_selection.v1; the preference probe's tool_preference.v1 "
-           "inside it)"),
-    Option("markdown", "path", None,
-           "write the pull-request comment as markdown: the verdict first, then what changed"),
-    Option("html", "path", None,
-           "write a self-contained HTML report: confusion matrix, categories, forest plot, cases"),
+    # a report format's option, one per row of the formats' table
+    *(Option(row.name, "path", None, row.option_help) for row in FORMATS),
     Option("lint", "bool", False,
            "add one item per server that lints its tool set (docs/lint.md); error-level findings "
            "the baseline does not hold fail it"),

@@ -10,21 +10,22 @@ if TYPE_CHECKING:
     from pytest_toolselect.report.document import ResultsDocument
 
 
+def json_text(document: ResultsDocument) -> str:
+    """The ``json`` format's writer: the document as the file holds it."""
+    import json
+
+    return json.dumps(document.to_json(), indent=2, ensure_ascii=False) + "\n"
+
+
 def render(kind: str, document: ResultsDocument) -> str:
-    """The document as one kind of report: json, markdown or html."""
-    if kind == "json":
-        import json
+    """The document as one format of ``inputs.report_formats.FORMATS``, by its row's writer."""
+    import importlib
 
-        return json.dumps(document.to_json(), indent=2, ensure_ascii=False) + "\n"
-    if kind == "markdown":
-        from pytest_toolselect.report.markdown import render as markdown
+    from pytest_toolselect.inputs.report_formats import format_named
 
-        return markdown(document)
-    if kind == "html":
-        from pytest_toolselect.report.html import render as html
-
-        return html(document)
-    raise ValueError(f"unknown report kind {kind!r}")
+    module, _, function = format_named(kind).writer.partition(":")
+    text: str = getattr(importlib.import_module(module), function)(document)
+    return text
 
 
 def write_reports(document: ResultsDocument, paths: Mapping[str, Path]) -> list[str]:

@@ -215,8 +215,11 @@ class SessionSummary:
         return section.to_json() if section is not None else None
 
     def write_reports(self, exitstatus: int | None = None, failed_items: int | None = None) -> None:
-        """--toolselect-json, -markdown and -html: the results document and its renderings."""
-        wanted = {name: self.settings.option(name) for name in ("json", "markdown", "html")}
+        """--toolselect-json, -markdown, -html (``inputs.report_formats``): the results document
+        and its renderings."""
+        from pytest_toolselect.inputs.report_formats import FORMATS
+
+        wanted = {row.name: self.settings.option(row.name) for row in FORMATS}
         wanted = {name: r for name, r in wanted.items() if r.value is not None}
         if not wanted or self.settings.is_worker or not self.state.gathered():
             return
