@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from pytest_toolselect.inputs import CASE_SUFFIXES
 from pytest_toolselect.inputs.cases import (
-    CASE_FILE_PATTERNS,
     Case,
     IdentifierSettings,
     is_case_file,
@@ -199,7 +199,7 @@ def test_identifiers_merge_case_over_config(tmp_path: Path) -> None:
 
 
 def test_is_case_file() -> None:
-    assert CASE_FILE_PATTERNS == ("*.toolselect.yaml", "*.toolselect.yml", "*.toolselect.json")
+    assert CASE_SUFFIXES == (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
     for name in ("a.toolselect.yaml", "x.y.toolselect.yml", "b.toolselect.json"):
         assert is_case_file(Path("d") / name)
     for name in ("toolselect.yaml", "a.yaml", "a.toolselect.yaml.bak", "a.toolselect.txt"):

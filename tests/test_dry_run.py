@@ -124,3 +124,43 @@ def test_the_estimate_adds_up(parts: list[dict[str, int] | None], reps: int, ext
     # every rep costs the same: the range is the fixed reps' cost scaled by (reps + extra) / reps
     assert high == pytest.approx(low * (reps + extra) / reps, rel=1e-9, abs=1e-12)
     assert case_dry_run(parts, reps, extra, None).estimated_cost_usd is None
+
+
+DETERMINISTIC = '''
+from pytest_toolselect import ToolCall, Turn
+
+
+class Same:
+    """A hook's model that answers the same when asked again."""
+
+    model = "mine/same"
+    deterministic = True
+    fills_arguments = False
+
+    def subject(self):
+        return {"provider": "mine", "model": self.model}
+
+    async def first_turn(self, request):
+        return Turn(calls=(ToolCall(request.tools[0].name, {}),))
+
+
+def pytest_toolselect_provider(model, config):
+    if model == "mine/same":
+        return Same()
+'''
+
+
+def test_the_dry_run_caps_extra_reps_by_the_rule_adaptive_reps_read(project: Project) -> None:
+    # a model is asked again only when its provider is not deterministic, whatever its name:
+    # the dry run's range reads that one rule (once it read the `local/` prefix alone)
+    project.config()
+    project.cases([case(*FIND)])
+    project.pytester.makeconftest(DETERMINISTIC)
+    base = ("--toolselect-dry-run", "--toolselect-baseline=base.json", "--toolselect-reps=3")
+    same = project.pytester.runpytest(*base, "--toolselect-model=mine/same")
+    assert same.ret == 0, same.stdout.str()
+    same.stdout.fnmatch_lines(["selection cases: 1 item, 3 calls (3 reps)"])
+    assert "adaptive reps ask again" not in same.stdout.str()
+    other = project.pytester.runpytest(*base, "--toolselect-model=anthropic/claude-haiku-4-5")
+    other.stdout.fnmatch_lines(["selection cases: 1 item, 3 calls (3 reps), and up to * more if "
+                                "adaptive reps ask again*"])

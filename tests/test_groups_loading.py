@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.inputs import GROUPS_SUFFIXES
 from pytest_toolselect.inputs.groups import (
-    GROUPS_FILE_SUFFIXES,
     Group,
     Twin,
     is_groups_file,
@@ -147,7 +147,7 @@ def test_controls_cues_system_and_domain(tmp_path: Path) -> None:
 
 
 def test_groups_file_suffixes() -> None:
-    assert GROUPS_FILE_SUFFIXES == (".groups.json", ".groups.yaml", ".groups.yml")
+    assert GROUPS_SUFFIXES == (".groups.json", ".groups.yaml", ".groups.yml")
     assert is_groups_file(Path("x/pref.groups.json")) and is_groups_file(Path("a.groups.yml"))
     assert not is_groups_file(Path("groups.json")) and not is_groups_file(Path("a.toolselect.yaml"))
 

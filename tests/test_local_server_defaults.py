@@ -6,6 +6,9 @@ A local server on a CPU answers one call at a time, slowly: the hosted API's def
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import pytest
 import test_models_e2e
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
@@ -13,8 +16,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_models_e2e import _answer, _config
 
+import pytest_toolselect
 from conftest import FIND, Project, case
-from pytest_toolselect.run.local_server import is_loopback
+from pytest_toolselect.providers import ProviderSettings
+from pytest_toolselect.providers.preflight import is_loopback, key_vars
 
 # the fixture of that module, used here by name
 models = test_models_e2e.models
@@ -52,15 +57,66 @@ def test_an_option_set_keeps_its_value(models: Project, fake_api: FakeAPI) -> No
     assert "api_base is on this machine" not in result.stdout.str()
 
 
-@given(host=st.sampled_from(["127.0.0.1", "127.1.2.3", "localhost", "[::1]", "api.localhost"]),
-       port=st.none() | st.integers(1, 65535), path=st.sampled_from(["", "/v1", "/openai/v1"]),
-       scheme=st.sampled_from(["http", "https"]))
-def test_loopback_hosts_are_told_from_others(host: str, port: int | None, path: str,
-                                             scheme: str) -> None:
+_LABEL = st.from_regex(r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?", fullmatch=True)
+
+
+def _cased(name: str, flips: list[bool]) -> str:
+    """`name` with some letters upper-cased (a host name is case-blind)."""
+    flips = flips + [False] * len(name)
+    return "".join(c.upper() if flip else c for c, flip in zip(name, flips, strict=False))
+
+
+#: hosts on this machine: loopback IPv4 and IPv6 literals (an IPv4 one mapped into IPv6 too),
+#: localhost and any name under it (RFC 6761), in any case, with or without the root's dot
+LOOPBACK_HOSTS = st.one_of(
+    st.ip_addresses(v=4, network="127.0.0.0/8").map(str),
+    st.just("[::1]"),
+    st.ip_addresses(v=4, network="127.0.0.0/8").map(lambda a: f"[::ffff:{a}]"),
+    st.builds(lambda labels, flips, dot: _cased(".".join([*labels, "localhost"]), flips) + dot,
+              st.lists(_LABEL, max_size=3), st.lists(st.booleans(), max_size=30),
+              st.sampled_from(["", "."])),
+)
+#: every other host: any other IP literal, and names that are not localhost nor under it
+OTHER_HOSTS = st.one_of(
+    st.ip_addresses(v=4).filter(lambda a: not a.is_loopback).map(str),
+    st.ip_addresses(v=6).filter(lambda a: not a.is_loopback and not (
+        a.ipv4_mapped is not None and a.ipv4_mapped.is_loopback)).map(lambda a: f"[{a}]"),
+    st.lists(_LABEL, min_size=1, max_size=4).map(".".join).filter(
+        lambda n: n != "localhost" and not n.endswith(".localhost")),
+    st.builds(lambda label, tail: f"localhost{label}.{tail}", st.sampled_from(["", "x", "-1"]),
+              _LABEL),
+)
+
+
+def _url(host: str, port: int | None, path: str, scheme: str | None) -> str:
     where = f"{host}:{port}" if port else host
-    assert is_loopback(f"{scheme}://{where}{path}")
-    for other in ("10.0.0.1", "api.openai.com", "192.168.1.5", "localhost.example.com", "[::2]"):
-        assert not is_loopback(f"{scheme}://{other}{':' + str(port) if port else ''}{path}")
+    return f"{scheme}://{where}{path}" if scheme else f"{where}{path}"
+
+
+@given(host=LOOPBACK_HOSTS, other=OTHER_HOSTS, port=st.none() | st.integers(1, 65535),
+       path=st.sampled_from(["", "/v1", "/openai/v1"]),
+       scheme=st.sampled_from([None, "http", "https"]))
+def test_loopback_hosts_are_told_from_others(host: str, other: str, port: int | None, path: str,
+                                             scheme: str | None) -> None:
+    assert is_loopback(_url(host, port, path, scheme))
+    assert not is_loopback(_url(other, port, path, scheme))
+
+
+@given(host=st.one_of(LOOPBACK_HOSTS, OTHER_HOSTS), port=st.none() | st.integers(1, 65535))
+def test_the_key_check_and_the_local_defaults_read_one_rule(host: str, port: int | None) -> None:
+    # the local defaults apply exactly where no key is demanded (http://llm.localhost:8080
+    # once took the defaults and was still asked for a key)
+    url = _url(host, port, "/v1", "http")
+    no_key = key_vars("openai/m", ProviderSettings(api_base=url)) == ()
+    assert no_key == is_loopback(url)
+    assert key_vars("openai/m", ProviderSettings(api_base="http://llm.localhost:8080")) == ()
+
+
+def test_one_is_loopback_in_the_package() -> None:
+    defined = [path for path in Path(pytest_toolselect.__file__).parent.rglob("*.py")
+               if any(isinstance(node, ast.FunctionDef) and node.name.strip("_") == "is_loopback"
+                      for node in ast.walk(ast.parse(path.read_text())))]
+    assert [p.name for p in defined] == ["preflight.py"]
 
 
 @pytest.mark.parametrize("value", [None, "", "not a url", "http://", "http://[bad"])

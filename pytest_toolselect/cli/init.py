@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.messages.plural import plural
 
 from .tools import add_common, discovered, parameters
 
@@ -106,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
                               fix="give another name with -o, or remove the file")
     write_text(out, starter(found))
     count = sum(len(t) for t in found.values())
-    print(f"wrote {out}: {count} case{'s' if count != 1 else ''}, one per tool, each asking its "
+    print(f"wrote {out}: {plural(count, 'case')}, one per tool, each asking its "
           "tool's description; edit the questions into what your users ask")
     from .ini import require_plugin
 

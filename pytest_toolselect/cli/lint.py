@@ -50,10 +50,10 @@ def add_parser(commands: Any, formatter: Any) -> None:
 
 def build_report(config_path: str | None, model: str | None = None) -> dict[str, Any]:
     """Discover, lint and return the report as plain data (the JSON document)."""
+    from pytest_toolselect.inputs import CASE_SUFFIXES
     from pytest_toolselect.inputs.option_table import DEFAULT_MODEL
     from pytest_toolselect.lint.decorated import find_decorated
     from pytest_toolselect.lint.run import (
-        CASE_SUFFIXES,
         instructions_of,
         lint,
         load_cases,

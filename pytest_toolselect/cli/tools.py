@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.messages.plural import plural
 
 EPILOG = """\
 examples:
@@ -120,7 +121,7 @@ def text_lines(found: dict[str, tuple[Tool, ...]],
     lines: list[str] = []
     for server, tools in found.items():
         source = (sources or {}).get(server)
-        lines.append(f"{server}: {len(tools)} tool{'s' if len(tools) != 1 else ''}"
+        lines.append(f"{server}: {plural(len(tools), 'tool')}"
                      + (f" (from {source})" if source else ""))
         for tool in tools:
             params = ", ".join(f"{n}{'*' if req else ''}: {t}" for n, t, req in parameters(tool))
@@ -145,8 +146,8 @@ def run(args: argparse.Namespace) -> int:
         if args.json != "-":
             # the file is what was asked for: one line says where it went, not the listing
             count = sum(len(tools) for tools in found.values())
-            print(f"wrote {count} tool{'s' if count != 1 else ''} of {len(found)} "
-                  f"server{'s' if len(found) != 1 else ''} to {args.json}")
+            print(f"wrote {plural(count, 'tool')} of "
+                  f"{plural(len(found), 'server')} to {args.json}")
         return OK
     sources = {name: spec.source for name, spec in config.servers.items()}
     emit("\n".join(text_lines(found, sources)) + "\n", "-", [])

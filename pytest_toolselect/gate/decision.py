@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.terms.vocabulary import Outcome
 
@@ -120,7 +121,7 @@ def decide(cases: Iterable[CaseRecord], settings: GateSettings, *,
     own = sum(1 for r in records if r.test_failure)
     if own:
         whose = "its" if own == 1 else "their"
-        reasons.append(f"{own} decorated test{'s' if own != 1 else ''} failed {whose} own assertion")
+        reasons.append(f"{plural(own, 'decorated test')} failed {whose} own assertion")
     if counts.get(gate.DRIFT) and settings.fail_on_drift and not settings.update_baseline:
         reasons.append(f"{counts[gate.DRIFT]} drift (--toolselect-fail-on-drift)")
     if counts.get(gate.FLAKY) and settings.fail_on_flaky:
@@ -134,9 +135,9 @@ def decide(cases: Iterable[CaseRecord], settings: GateSettings, *,
     if capped:
         reasons.append("the cost cap stopped the run before every call was made")
     if new_lint:
-        reasons.append(f"{new_lint} new lint finding{'' if new_lint == 1 else 's'}")
+        reasons.append(f"{plural(new_lint, 'new lint finding')}")
     if other_failed:
-        reasons.append(f"{other_failed} other item{'' if other_failed == 1 else 's'} failed (not a "
+        reasons.append(f"{plural(other_failed, 'other item')} failed (not a "
                        "case's verdict: a plain test, a subtest, a preference group, a setup outside a "
                        "case)")
     # calls were left unmade, or items never ran: incomplete, unless what ran already blocks

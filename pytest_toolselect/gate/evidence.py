@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from pytest_toolselect.gate.verdict_rules import STILL_FAILING, Run, history_of
+from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.run_records import CaseRecord
 
@@ -78,9 +79,9 @@ def history_lines(records: Iterable[CaseRecord]) -> list[str]:
     if tools or case:
         why = [f"{n} because {what} changed" for n, what in (
             (tools, "the tools offered or the system prompt"), (case, "the case itself")) if n]
-        out.append(f"history: restarted for {tools + case} case{'' if tools + case == 1 else 's'} "
+        out.append(f"history: restarted for {plural(tools + case, 'case')} "
                    f"({'; '.join(why)}): their earlier runs were of another question or other tools")
     if cached:
-        out.append(f"history: {cached} case{'' if cached == 1 else 's'} answered from the response "
+        out.append(f"history: {plural(cached, 'case')} answered from the response "
                    "cache added no run (a replayed answer is not new evidence)")
     return out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 # sourcemap imports only the standard library; yaml and jsonschema load inside its functions
 from pytest_toolselect.exchange.json_value import JSONDict, JSONObject
+from pytest_toolselect.inputs import CASE_SUFFIXES
 from pytest_toolselect.messages.allerrors import raise_all
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.positions.sourcemap import (
@@ -154,7 +154,6 @@ class CaseFile:
 
 # -- loading ---------------------------------------------------------------------------
 
-CASE_FILE_PATTERNS = ("*.toolselect.yaml", "*.toolselect.yml", "*.toolselect.json")
 SCHEMA_VERSION = "toolselect_cases.v1"
 
 #: the gate reference's camelCase spellings, accepted so its cases load unchanged
@@ -177,7 +176,7 @@ _ALIASES_BY_TITLE = {"case": CASE_ALIASES, "matcher": MATCHER_ALIASES}
 
 def is_case_file(path: Path) -> bool:
     """True for ``*.toolselect.yaml``, ``*.toolselect.yml`` and ``*.toolselect.json``."""
-    return any(fnmatch.fnmatchcase(path.name, pattern) for pattern in CASE_FILE_PATTERNS)
+    return path.name.endswith(CASE_SUFFIXES)
 
 
 def merge_identifiers(

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.inputs import GROUPS_SUFFIXES
 from pytest_toolselect.messages.errors import ToolselectError, nearest
 from pytest_toolselect.positions.sourcemap import (
     PathT,
@@ -33,9 +34,6 @@ from pytest_toolselect.positions.sourcemap import (
 )
 
 SCHEMA_VERSION = "tool_preference_groups.v1"
-#: pytest collects files with these suffixes as groups files (by suffix only: reading every
-#: JSON file in a repository to look for a schema_version would cost every run)
-GROUPS_FILE_SUFFIXES = (".groups.json", ".groups.yaml", ".groups.yml")
 
 TWIN_KEYS = ("A", "B")
 PAIR = "pair"
@@ -141,7 +139,7 @@ class Group:
 
 def is_groups_file(path: Path) -> bool:
     name = path.name.lower()
-    return name.endswith(GROUPS_FILE_SUFFIXES)
+    return name.endswith(GROUPS_SUFFIXES)
 
 
 # -- loading ---------------------------------------------------------------------------

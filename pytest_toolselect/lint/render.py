@@ -18,7 +18,7 @@ _SHADES = "·░▒▓█"
 def counts_line(severities: Iterable[str]) -> str:
     """How many findings of each severity (the findings' severities, in any order)."""
     n = Counter(str(s) for s in severities)
-    return ", ".join(f"{n[s]} {s}{'' if n[s] == 1 else 's'}" for s in SEVERITIES)
+    return ", ".join(plural(n[s], str(s)) for s in SEVERITIES)
 
 
 def text_lines(view: LintView) -> Iterator[str]:

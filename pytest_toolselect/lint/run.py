@@ -7,6 +7,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.inputs import CASE_SUFFIXES
+
 from . import poisoning
 from . import tool_rules as rules
 from .document import Heatmap
@@ -21,7 +23,6 @@ if TYPE_CHECKING:
 
     from .decorated import DecoratedCase
 
-CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
 #: a document holds every pair's similarity up to this many tools
 MATRIX_TOOLS = 300
 #: folders a case-file search never enters

@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.messages.plural import noun
+
 from .findings import ERROR, INFO, WARNING, Finding
 
 if TYPE_CHECKING:
@@ -26,7 +28,11 @@ THIN_WORDS = 8
 #: tools per request a provider accepts (documented limits), by model-string prefix
 TOOL_LIMITS = {"openai": 128}
 #: names of tools that harnesses bring themselves (Claude Code, Anthropic and OpenAI
-#: server-side tools); an MCP tool with one of these names is ambiguous in that harness
+#: server-side tools); an MCP tool with one of these names is ambiguous in that harness.
+#: Kept here, not read from the harness route: that route reads Claude Code's built-ins from
+#: a run of the harness (``ClaudeCodeProvider.harness_tools``), which a lint, calling no
+#: model and needing no harness installed, does not start; the providers' server-side
+#: tools are named by no route at all
 BUILTINS = frozenset(n.casefold() for n in (
     "Bash", "Read", "Write", "Edit", "MultiEdit", "Glob", "Grep", "LS", "WebFetch", "WebSearch",
     "Task", "TodoWrite", "NotebookEdit", "NotebookRead", "bash", "computer", "text_editor",
@@ -283,7 +289,7 @@ def coverage(toolset: ToolSet) -> tuple[list[Finding], dict[str, dict[str, Any]]
         if missing:
             found.append(Finding(
                 "case-names-unknown", ERROR, (), (),
-                f"{where} names server{'s' if len(missing) > 1 else ''} {', '.join(missing)}, "
+                f"{where} names {noun(len(missing), 'server')} {', '.join(missing)}, "
                 "which the config does not define: it is offered no tool of "
                 f"{'them' if len(missing) > 1 else 'it'}",
                 "fix the spelling, or define the server in toolselect.yaml"

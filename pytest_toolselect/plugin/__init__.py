@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.inputs import CASE_SUFFIXES, GROUPS_SUFFIXES
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.run.case_run import DECORATED_CASE
@@ -35,9 +36,6 @@ from .verdict import (
     setup_case,
 )
 
-CASE_SUFFIXES = (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
-#: tool_preference_groups.v1 files (kept in step with groups.GROUPS_FILE_SUFFIXES)
-GROUPS_SUFFIXES = (".groups.json", ".groups.yaml", ".groups.yml")
 COLLECTED_KEY = "toolselect_collected"
 FINGERPRINTS_KEY = "toolselect_case_fingerprints"
 DEFINED_KEY = "toolselect_defined"

@@ -25,6 +25,7 @@ from typing import Any
 
 from pytest_toolselect.exchange.json_value import JSONObject
 from pytest_toolselect.messages.errors import ToolselectError, nearest
+from pytest_toolselect.messages.plural import plural
 
 from .jsonmap import parse_json
 from .sourced import BARE_KEY, MAX_BYTES, MAX_DEPTH, PathT, Sourced, file_error
@@ -267,7 +268,7 @@ def describe(value: Any) -> str:
             return f"the string {shown!r}"
         return f"the string {shown!r} ({len(value):,} characters)"
     if isinstance(value, (list, tuple)):
-        return f"a list of {len(value)} item" + ("" if len(value) == 1 else "s")
+        return f"a list of {plural(len(value), 'item')}"
     if isinstance(value, Mapping):
         return "a mapping"
     if isinstance(value, (datetime.date, datetime.time)):

@@ -68,16 +68,28 @@ def check_model(model: str) -> None:
 
 
 def is_loopback(url: str | None) -> bool:
-    """Whether an api_base points at this machine (a local server that needs no key)."""
+    """Whether `url` (an api_base, with or without a scheme) names this machine: ``localhost``
+    or a name under it (``*.localhost``, RFC 6761), an IPv4 address in 127.0.0.0/8, or ``::1``
+    (an IPv4 loopback address mapped into IPv6 too). The one rule: the key check and the
+    local server's defaults (``run.local_server``) both ask it, so a server one
+    takes as local the other does too. A URL that cannot be read is not loopback."""
     if not url:
         return False
-    host = urlsplit(url if "//" in url else f"//{url}").hostname or ""
-    if host == "localhost":
-        return True
     try:
-        return ipaddress.ip_address(host).is_loopback
+        host = urlsplit(url if "//" in url else f"//{url}").hostname
     except ValueError:
         return False
+    if not host:
+        return False
+    name = host[:-1] if host.endswith(".") else host
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def key_vars(model: str, settings: ProviderSettings) -> tuple[str, ...]:

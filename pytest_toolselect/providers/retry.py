@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from pytest_toolselect.messages.plural import plural
+
 from . import ProviderCallError, ProviderSettings
 from .api_keys import redact
 
@@ -120,7 +122,7 @@ async def with_retries(
         except Exception as e:
             fault = classify(e)
         if not fault.retryable or attempts > settings.retries:
-            tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
+            tries = plural(attempts, "attempt")
             why = "gave up after" if fault.retryable else "not retried;"
             raise ProviderCallError(
                 redact(f"{model}: {fault.message} ({why} {tries})", secrets),

@@ -14,6 +14,8 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from pytest_toolselect.messages.plural import plural
+
 from .printable import printable
 from .run_report import NOTHING, CategoryCount, Confusion
 
@@ -167,7 +169,7 @@ def confusion_svg(cells: Sequence[Confusion]) -> str:
             verdict = "acceptable" if correct else "off target"
             out.append(f'<g class="cm-cell" tabindex="0" role="button" data-expected="{esc(row)}" '
                        f'data-chosen="{esc(col)}" data-correct="{"true" if correct else "false"}">'
-                       f"<title>expected {esc(row)}\nchose {esc(col)}\n{n} rep{'' if n == 1 else 's'}"
+                       f"<title>expected {esc(row)}\nchose {esc(col)}\n{plural(n, 'rep')}"
                        f" ({verdict})</title>"
                        f'<rect {rect} fill="{fill}"/>'
                        f'<text x="{_num(x + size / 2)}" y="{_num(y + size / 2 + 4)}" text-anchor="middle" '

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
-from pytest_toolselect.messages.plural import plural as _plural
+from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.probe.preference import (
     CHARS_PER_TOKEN,
     OUTPUT_TOKENS_PER_CALL,
@@ -27,14 +27,14 @@ def _money(x: float) -> str:
 def case_lines(dry: CaseDryRun, prices: Mapping[str, float] | None) -> Iterator[str]:
     """What the cases would cost: calls, input tokens by part, and the cost as a range when
     adaptive reps may ask again."""
-    line = (f"selection cases: {_plural(dry.cases, 'item')}, {_plural(dry.calls, 'call')} "
-            f"({_plural(dry.reps, 'rep')})")
+    line = (f"selection cases: {plural(dry.cases, 'item')}, {plural(dry.calls, 'call')} "
+            f"({plural(dry.reps, 'rep')})")
     if dry.extra_calls_max:
         line += (f", and up to {dry.extra_calls_max} more if adaptive reps ask again "
                  f"(at most {dry.max_extra_per_case} a case: --toolselect-max-extra-reps)")
     yield line
     if dry.attribution_calls_max:
-        yield (f"  and up to {_plural(dry.attribution_calls_max, 'call')} if a case would block: "
+        yield (f"  and up to {plural(dry.attribution_calls_max, 'call')} if a case would block: "
                "attribution asks it again with the baseline's tools (--toolselect-attribution-max-calls, "
                "or --toolselect-attribution off)")
     if not dry.cases:
@@ -46,7 +46,7 @@ def case_lines(dry: CaseDryRun, prices: Mapping[str, float] | None) -> Iterator[
            f"system {parts['system']:,}, question {parts['question']:,}, tool use "
            f"{parts['overhead']:,}{harness}); output: about {dry.output_tokens_estimate:,} tokens")
     if dry.unlisted:
-        yield (f"  {_plural(dry.unlisted, 'case')} whose tools could not be listed: "
+        yield (f"  {plural(dry.unlisted, 'case')} whose tools could not be listed: "
                "counted in calls, not in tokens or cost")
     cost = dry.estimated_cost_usd
     if cost is None or prices is None:

@@ -248,7 +248,7 @@ def _header(doc: ResultsDocument) -> Iterator[str]:
 def _counts_line(summary: DocumentSummary) -> str:
     total = int(summary.total or 0)
     suite = summary.suite or {}
-    line = f"{total} selection case{'' if total == 1 else 's'}"
+    line = plural(total, "selection case")
     if suite.get("cases"):
         line += f", {suite.get('held_now', 0)} held ({_rate(suite.get('rate_now'))})"
     return line

@@ -20,6 +20,7 @@ from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.decision import BLOCKING_OUTCOMES
 from pytest_toolselect.gate.expected import unjudged_keys
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.messages.plural import noun
 from pytest_toolselect.records.baseline_entry import GroupEntry
 from pytest_toolselect.records.run_records import CaseRecord
 
@@ -194,7 +195,7 @@ def check_shards(documents: Sequence[tuple[str, Mapping[str, Any]]], partial: bo
     missing = [f"{k}/{count}" for k in range(1, count + 1) if k not in seen]
     if missing and not partial:
         raise ToolselectError(
-            f"shard{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"{noun(len(missing), 'shard')} {', '.join(missing)} "
             f"{'are' if len(missing) > 1 else 'is'} missing: a merge of part of the suite "
             "would pass cases that never ran", file=documents[0][0],
             fix="pass every shard's results file, or merge with --partial to see part of the suite")

@@ -81,7 +81,7 @@ def attribution_note(found: Attribution) -> tuple[str, list[str]]:
 def escalated_label(escalation: Escalation) -> str:
     """One case's adaptive reps: how many times more it was asked, and why it stopped early."""
     asked = escalation.extra_reps
-    label = f"adaptive reps: asked {asked} more time{'' if asked == 1 else 's'}"
+    label = f"adaptive reps: asked {plural(asked, 'more time')}"
     if escalation.stopped:
         label += f", stopped early ({escalation.stopped})"
     return label

@@ -18,7 +18,7 @@ from typing import Any
 from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.inputs.groups import Group
-from pytest_toolselect.messages.plural import plural as _plural
+from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.probe.comparison import Comparison, EffectChange, group_fingerprint
 from pytest_toolselect.probe.dry_run import DryRun
 from pytest_toolselect.probe.preference import (
@@ -74,9 +74,9 @@ def lines(summary: ProbeSummary, *, by_domain: bool = True,
     its ``model``, when the session names one, heads it. Without ``by_domain`` (the
     terminal's default; ``-v`` sets it) each domain's slice is one name in one line.
     ``harness`` names the harness the calls ran on (its summary holds no position figure)."""
-    head = (f"{_plural(summary.n_pair_groups, 'pair group')} and "
-            f"{_plural(summary.n_control_groups, 'control')}, {_plural(summary.reps, 'rep')} "
-            f"({_plural(summary.n_calls, 'call')}")
+    head = (f"{plural(summary.n_pair_groups, 'pair group')} and "
+            f"{plural(summary.n_control_groups, 'control')}, {plural(summary.reps, 'rep')} "
+            f"({plural(summary.n_calls, 'call')}")
     head += f", {_money(summary.cost_usd)})" if summary.cost_usd else ")"
     model = summary.model
     yield f"tool preference: {model + ', ' if model else ''}{head}"
@@ -99,7 +99,7 @@ def lines(summary: ProbeSummary, *, by_domain: bool = True,
         yield "same choice on every rep: n/a (one rep; more reps measure the spread)"
     left_out = []
     if summary.n_errors:
-        left_out.append(f"{_plural(summary.n_errors, 'error')} (failed calls)")
+        left_out.append(f"{plural(summary.n_errors, 'error')} (failed calls)")
     if summary.n_inconclusive:
         left_out.append(f"{summary.n_inconclusive} inconclusive (cut at max_tokens before any "
                         "tool call; billed)")
@@ -133,8 +133,8 @@ def lines(summary: ProbeSummary, *, by_domain: bool = True,
         if single:
             yield f"domains with one group (not sliced): {', '.join(single)}"
         for domain, part in domains.items():
-            yield (f"  {domain}: {_plural(part.n_pair_groups, 'pair group')}, "
-                   f"{_plural(part.n_control_groups, 'control')}")
+            yield (f"  {domain}: {plural(part.n_pair_groups, 'pair group')}, "
+                   f"{plural(part.n_control_groups, 'control')}")
             yield from _effect_lines(part, "    ")
             if part.control_over_call:
                 yield "    controls, any tool called: " + ", ".join(
@@ -185,9 +185,9 @@ def _change(c: EffectChange) -> str:
 
 def dry_run_lines(dry: DryRun) -> Iterator[str]:
     """What a run would do (:func:`dry_run.dry_run`'s output): cells and calls per group."""
-    yield (f"tool preference dry run: {_plural(dry.n_pair_groups, 'pair group')} and "
-           f"{_plural(dry.n_control_groups, 'control')}, {_plural(dry.reps, 'rep')}: "
-           f"{dry.cells} cells, {_plural(dry.calls, 'call')}")
+    yield (f"tool preference dry run: {plural(dry.n_pair_groups, 'pair group')} and "
+           f"{plural(dry.n_control_groups, 'control')}, {plural(dry.reps, 'rep')}: "
+           f"{dry.cells} cells, {plural(dry.calls, 'call')}")
     width = max((len(r.id) for r in dry.groups), default=0)
     for r in dry.groups:
         kind = "control" if r.control else "pair"

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.messages.plural import plural
+
 if TYPE_CHECKING:
     from pytest_toolselect.records.report_input import Escalations
 
@@ -14,9 +16,10 @@ _NOUNS = {"case": "cases", "regression": "regressions", "error": "errors", "rep"
 
 
 def counted(n: int, word: str) -> str:
-    """`n` and `word` (a verdict name, underscores as spaces), plural where the word is a noun."""
+    """`n` and `word` (a verdict name, underscores as spaces), plural where the word is a noun
+    (``messages.plural``, the one pluraliser, with the adjective its own plural)."""
     word = word.replace("_", " ")
-    return f"{n} {word if n == 1 else _NOUNS.get(word, word)}"
+    return plural(n, word, _NOUNS.get(word, word))
 
 
 def verdict_counts(counts: dict[str, int] | list[tuple[str, int]]) -> str:

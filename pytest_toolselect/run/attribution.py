@@ -134,7 +134,7 @@ async def attribute(runner: Caller, spend: Spend, outcome: CaseOutcome,
     head_tools, head_system = run.tools, run.system
     same = ([t.to_dict() for t in base_tools], base_system) == (
         [t.to_dict() for t in head_tools], head_system)
-    deterministic = bool(getattr(runner.wiring.provider, "deterministic", False))
+    deterministic = runner.wiring.deterministic
     n = attr.paired_reps(runner.settings.reps, deterministic)
     asker = _Asker(runner, run, tokens, spend, entry.evaluated)
     history = entry.runs

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pytest_toolselect.gate import verdict_rules as gate
-from pytest_toolselect.messages.plural import plural as _n
+from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.run_records import CaseRecord, GroupRecord
 
 
@@ -29,19 +29,19 @@ def first_recording_note(path: Path | str, records: Sequence[CaseRecord],
     errored = len(unscored) - cut - capped
     empty_groups = len(groups) - len(recorded_groups)
     left = [part for count, part in (
-        (not_run, f"{_n(not_run, 'item')} not run ("
+        (not_run, f"{plural(not_run, 'item')} not run ("
                   + ("the run stopped early, or deselected" if stopped else "deselected with -k, -m "
                      "or --deselect") + ")"),
         (errored, f"{errored} errored"),
         (cut, f"{cut} inconclusive (every rep cut at max_tokens before any tool call)"),
         (capped, f"{capped} not run (cost cap)"),
-        (empty_groups, f"{_n(empty_groups, 'group')} with no scored call"),
+        (empty_groups, f"{plural(empty_groups, 'group')} with no scored call"),
     ) if count]
     if not left:
         return None
-    what = _n(len(scored), "case")
+    what = plural(len(scored), "case")
     if groups:
-        what += f" and {_n(len(recorded_groups), 'preference group')}"
+        what += f" and {plural(len(recorded_groups), 'preference group')}"
     return (f"recorded {what}; left out, with no entry yet: {'; '.join(left)}. A plain run "
             "compares and writes nothing: to record them, run every case with "
             f"`pytest --toolselect-baseline={path} --toolselect-update-baseline`")

@@ -41,15 +41,15 @@ def request_parts(question: str, system: str | None, tools: Sequence[Any]) -> di
             "overhead": TOOL_USE_OVERHEAD_TOKENS}
 
 
-def escalation_cap(settings: Settings) -> int:
+def escalation_cap(settings: Settings, deterministic: bool) -> int:
     """The most extra reps adaptive reps may ask of one case in this run (0: none): only
-    against a baseline, with a rule that has a test, on a model that is not deterministic
-    (the embedded ones answer the same when asked again)."""
+    against a baseline, with a rule that has a test, on a model that is not `deterministic`
+    (``Wiring.deterministic``, the rule ``escalation.plan_for`` reads)."""
     from pytest_toolselect.gate.sequential import design_for
 
     options = settings.options
     if (options.adaptive != "on" or settings.option("baseline").value is None
-            or str(settings.model.value).startswith("local/")):
+            or deterministic):
         return 0
     found = design_for(options.rule, settings.reps, options.max_extra_reps)
     return found[0].max_extra if found is not None else 0

@@ -38,7 +38,7 @@ def plan_for(parts: CallParts, identity: CaseIdentity) -> Plan | None:
     settings, baselines = parts.settings, parts.baselines
     if settings.options.adaptive != "on" or baselines.baseline_path is None:
         return None
-    if getattr(parts.wiring.provider, "deterministic", False):
+    if parts.wiring.deterministic:
         return None  # asked again, it would answer the same
     found = sequential.design_for(settings.options.rule, settings.reps,
                                   settings.options.max_extra_reps)

@@ -1,4 +1,5 @@
-"""Defaults for a model served on this machine (an ``api_base`` on loopback).
+"""Defaults for a model served on this machine (an ``api_base`` on loopback, as
+``providers.preflight.is_loopback`` says, the rule the key check reads too).
 
 The plain defaults fit a hosted API: 60 s a call, 8 calls in flight, 4 retries. A local
 server on a CPU answers one call at a time in seconds to minutes (SmolLM2 under llama.cpp
@@ -9,32 +10,12 @@ that timed out costs as long again. Each applies only where nothing set the opti
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
-from urllib.parse import urlsplit
 
 #: the option -> its default when api_base is on loopback
 LOCAL_DEFAULTS: Mapping[str, float | int] = {"timeout": 600.0, "concurrency": 1, "retries": 1}
 #: where a defaulted option says its value came from
 SOURCE = "local server default"
-
-
-def is_loopback(url: str | None) -> bool:
-    """Whether `url` names this machine: localhost, 127.0.0.0/8 or ::1."""
-    if not url:
-        return False
-    try:
-        host = urlsplit(url if "//" in url else f"//{url}").hostname
-    except ValueError:
-        return False
-    if host is None:
-        return False
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def summary_line(values: Mapping[str, object]) -> str:

@@ -152,7 +152,9 @@ class Settings:
         label = cfg.path.name if cfg.path is not None else "config file"
         resolved = resolve(self.pytest_config, name, cfg.options, label)
         if resolved.source == "default":
-            from .local_server import LOCAL_DEFAULTS, SOURCE, is_loopback
+            from pytest_toolselect.providers.preflight import is_loopback
+
+            from .local_server import LOCAL_DEFAULTS, SOURCE
 
             if name in LOCAL_DEFAULTS and is_loopback(self.option("api_base").value):
                 return Resolved(LOCAL_DEFAULTS[name], SOURCE)

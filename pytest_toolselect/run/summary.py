@@ -248,7 +248,7 @@ class SessionSummary:
         cases = [case for item in items if (case := case_of(item)) is not None]
         prices = self._per_mtok_prices()
         dry = case_dry_run(case_parts(self.recorder.calls, cases), self.settings.reps,
-                           escalation_cap(self.settings), prices,
+                           escalation_cap(self.settings, self.wiring.deterministic), prices,
                            attribution_cap(self.settings, len(cases)))
         lines = list(case_lines(dry, prices))
         if groups:

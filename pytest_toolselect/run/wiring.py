@@ -70,6 +70,21 @@ class Wiring:
         return CachingProvider(provider, cache)
 
     @cached_property
+    def deterministic(self) -> bool:
+        """Whether the model answers the same when asked again (its provider says
+        ``deterministic = True``: the embedded ones). The one rule adaptive reps, attribution
+        and the dry run's cap on extra reps read."""
+        provider = self.__dict__.get("provider")
+        if provider is None:
+            # a dry run makes no call: the provider bare, no response cache opened for it
+            from pytest_toolselect.providers import get_provider
+
+            provider = (self.custom_provider if self.custom_provider is not None else
+                        get_provider(str(self.settings.model.value),
+                                     self.settings.provider_settings()))
+        return bool(getattr(provider, "deterministic", False))
+
+    @cached_property
     def custom_provider(self) -> Provider | None:
         """The provider a pytest_toolselect_provider hook gives for the model, if any."""
         config = self.settings.pytest_config
