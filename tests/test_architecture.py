@@ -303,6 +303,35 @@ def test_no_module_is_over_600_lines() -> None:
     assert not found, "\n".join(found)
 
 
+#: a module this short with one reader belongs in that reader (size by cohesion, not a cap)
+SMALL = 30
+#: short modules with one reader that stand on a boundary of their own, and why
+BOUNDARIES = {
+    f"{PKG}.plugin.hookspecs": "pytest reads it whole as the hook specs (add_hookspecs)",
+    f"{PKG}.plugin.options": "the option table's one meeting point with pytest's parser",
+}
+
+
+def folded_too_little(mods: Mapping[str, str], limit: int = SMALL) -> list[str]:
+    """One line per module under `limit` lines that one module alone imports (a package's
+    ``__init__`` and the named boundaries aside): it is folded into that reader."""
+    readers: dict[str, set[str]] = {}
+    for imp in imports(mods):
+        if imp.target in mods and imp.target != imp.module:
+            readers.setdefault(imp.target, set()).add(imp.module)
+    packages = {m for m in mods if any(o.startswith(m + ".") for o in mods)} | {PKG}
+    return [f"{mod}: {n} lines, read by {next(iter(readers[mod]))} alone (fold it in there)"
+            for mod, src in mods.items()
+            if (n := len(src.splitlines())) < limit and mod not in packages
+            and not mod.endswith("__main__") and mod not in BOUNDARIES
+            and len(readers.get(mod, ())) == 1]
+
+
+def test_a_short_module_with_one_reader_is_folded_into_it() -> None:
+    found = folded_too_little(sources())
+    assert not found, "\n".join(found)
+
+
 # -- the checks themselves catch what they are for -------------------------------------------
 
 FAKE = {
@@ -386,3 +415,12 @@ def test_the_gate_defines_exactly_the_rules_the_options_name() -> None:
 
     assert tuple(rules.RULES) == RULE_NAMES
     assert DEFAULT_RULE in rules.RULES
+
+
+def test_a_short_module_with_one_reader_is_named_with_it() -> None:
+    mods = {PKG: "", f"{PKG}.cli": "from .compare import run\n", f"{PKG}.cli.compare": "x = 1\n",
+            f"{PKG}.cli.merge": "from . import report\n", f"{PKG}.cli.report": "x = 1\n" * SMALL,
+            f"{PKG}.cli.saved_run": "x = 1\n", f"{PKG}.cli.tools": "from .saved_run import x\n",
+            f"{PKG}.cli.init": "from .saved_run import x\n"}
+    assert folded_too_little(mods) == [f"{PKG}.cli.compare: 1 lines, read by {PKG}.cli alone "
+                                       "(fold it in there)"]

@@ -14,7 +14,6 @@ from typing import Any, NoReturn
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.report.printable import printable
 
-from .compare import run as run_compare
 from .report import add_format_flags
 from .report import run as run_report
 from .saved_run import OK, USAGE
@@ -54,6 +53,18 @@ class _Version(argparse.Action):
         # on stdout, as argparse's own version action does
         sys.stdout.write(f"{parser.prog} {found}\n")
         parser.exit()
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    """``toolselect compare``: several saved runs side by side."""
+    from pytest_toolselect.report.document import ResultsDocument
+    from pytest_toolselect.report.side_by_side import render
+
+    from .saved_run import emit, load_results
+
+    documents = [(path, ResultsDocument.from_json(load_results(path))) for path in args.results]
+    emit(render(documents, markdown=args.markdown), "-", args.results)
+    return OK
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -71,7 +71,7 @@ def is_loopback(url: str | None) -> bool:
     """Whether `url` (an api_base, with or without a scheme) names this machine: ``localhost``
     or a name under it (``*.localhost``, RFC 6761), an IPv4 address in 127.0.0.0/8, or ``::1``
     (an IPv4 loopback address mapped into IPv6 too). The one rule: the key check and the
-    local server's defaults (``run.local_server``) both ask it, so a server one
+    local server's defaults (``run.settings.LOCAL_DEFAULTS``) both ask it, so a server one
     takes as local the other does too. A URL that cannot be read is not loopback."""
     if not url:
         return False

@@ -10,6 +10,7 @@ every option's value, typed, resolved once; ``Resolved`` one value and its sourc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from functools import cached_property
 from pathlib import Path
@@ -25,6 +26,30 @@ if TYPE_CHECKING:
     from pytest_toolselect.inputs.config import Config
     from pytest_toolselect.inputs.find_config import Configs
     from pytest_toolselect.providers import ProviderSettings
+
+
+# -- a model served on this machine ------------------------------------------------------------
+# The plain defaults fit a hosted API: 60 s a call, 8 calls in flight, 4 retries. A local
+# server on a CPU (an api_base on loopback, as ``providers.preflight.is_loopback`` says, the
+# rule the key check reads too) answers one call at a time in seconds to minutes (SmolLM2
+# under llama.cpp on two cores: a median 10.6 s, up to 377 s for the first calls, which read
+# the whole tool list), so 8 calls in flight queue behind each other and time out, and a
+# retry of a call that timed out costs as long again. Each applies only where nothing set
+# the option.
+
+#: the option -> its default when api_base is on loopback
+LOCAL_DEFAULTS: Mapping[str, float | int] = {"timeout": 600.0, "concurrency": 1, "retries": 1}
+#: where a defaulted option says its value came from
+LOCAL_SOURCE = "local server default"
+
+
+def local_summary_line(values: Mapping[str, object]) -> str:
+    """The summary's line for the options that took a local server's default."""
+    unit = {"timeout": " s"}
+    said = ", ".join(f"{k} {v:g}{unit.get(k, '')}" if isinstance(v, float) else f"{k} {v}"
+                     for k, v in values.items())
+    return (f"toolselect: api_base is on this machine, so a local server's defaults apply: "
+            f"{said} (set --toolselect-timeout, -concurrency or -retries to change them)")
 
 
 def convert(opt: Option, raw: Any, source: str) -> Any:
@@ -154,18 +179,15 @@ class Settings:
         if resolved.source == "default":
             from pytest_toolselect.providers.preflight import is_loopback
 
-            from .local_server import LOCAL_DEFAULTS, SOURCE
 
             if name in LOCAL_DEFAULTS and is_loopback(self.option("api_base").value):
-                return Resolved(LOCAL_DEFAULTS[name], SOURCE)
+                return Resolved(LOCAL_DEFAULTS[name], LOCAL_SOURCE)
         return resolved
 
     def local_defaults(self) -> dict[str, Any]:
-        """The options that took a local server's default (run/local_server.py), by name."""
-        from .local_server import LOCAL_DEFAULTS, SOURCE
-
+        """The options that took a local server's default (``LOCAL_DEFAULTS``), by name."""
         found = {name: self.option(name) for name in LOCAL_DEFAULTS}
-        return {name: r.value for name, r in found.items() if r.source == SOURCE}
+        return {name: r.value for name, r in found.items() if r.source == LOCAL_SOURCE}
 
     @cached_property
     def options(self) -> Options:

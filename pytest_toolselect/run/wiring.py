@@ -41,9 +41,9 @@ class Wiring:
         values = self.settings.local_defaults()
         if not values:
             return None
-        from .local_server import summary_line
+        from .settings import local_summary_line
 
-        return summary_line(values)
+        return local_summary_line(values)
 
     def route_name(self) -> str | None:
         """The client that makes the calls, as every report names it (None: embedded)."""
