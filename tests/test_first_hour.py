@@ -20,13 +20,12 @@ from conftest import FIND, NESTED_XDIST, OFFICERS, OUT_OF_SCOPE, Project, case
 from pytest_toolselect.inputs.option_table import OPTIONS, Option
 from pytest_toolselect.providers import ProviderSettings
 from pytest_toolselect.providers.preflight import (
-    LITELLM_KEY_VARS,
     PLACEHOLDER_KEY,
     key_vars,
     placeholder_key,
     suggest,
 )
-from pytest_toolselect.providers.routes import OPENAI_COMPATIBLE
+from pytest_toolselect.providers.routes import LITELLM_KEY_VARS, OPENAI_COMPATIBLE
 
 KEY_VARS = ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", *(c.key_env for c in OPENAI_COMPATIBLE.values()),
             "GEMINI_API_KEY", "GOOGLE_API_KEY", "XAI_API_KEY"]

@@ -93,3 +93,21 @@ def test_no_prefix_is_named_by_two_rows() -> None:
     assert len(named) == len(set(named))
     assert not ROUTES[-1].prefixes, "the catch-all row names no prefix"
     assert len({r.name for r in ROUTES}) == len(ROUTES)
+
+
+def test_a_harness_row_says_what_to_install_and_whether_it_sorts_the_tools(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_toolselect.providers.harness import check_installed
+    from pytest_toolselect.providers.routes import Harness
+    from pytest_toolselect.run.probe_items import harness_name
+
+    row = Route("toy", "a toy harness", ("toy",), {}, None, f"{__name__}:EchoProvider",
+                Harness("no_such_toy_sdk_module", "toy", sorts_tools=True))
+    monkeypatch.setattr(routes_module, "ROUTES", (row, *ROUTES))
+    with pytest.raises(ToolselectError, match="the toy harness is not installed") as raised:
+        check_installed(route_of("toy/m"), "toy/m")
+    assert raised.value.fix == "pip install 'pytest-toolselect[toy]'"
+    assert harness_name("toy/m") == "toy"
+    for taken in ROUTES:
+        expected = taken.name if taken.harness is not None and taken.harness.sorts_tools else None
+        assert harness_name(f"{(taken.prefixes or ('other',))[0]}/m") == expected

@@ -17,16 +17,13 @@ import sys
 import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.messages.errors import ToolselectError
 
-#: route -> (the module its SDK is imported as, its distribution, the extra that installs it)
-HARNESSES: dict[str, tuple[str, str, str]] = {
-    "claude-code": ("claude_agent_sdk", "claude-agent-sdk", "claude-code"),
-    "openai-agents": ("agents", "openai-agents", "openai-agents"),
-}
+if TYPE_CHECKING:
+    from .routes import Route
 
 #: a stdio server's working folder, set before its command runs (an MCP client config has
 #: no cwd key): python -c CHDIR <cwd> <command> <args...>
@@ -37,12 +34,15 @@ _CHDIR_LOGGED = ("import os, sys; fd = os.open(sys.argv[1], os.O_WRONLY | os.O_C
                  "0o600); os.dup2(fd, 2); os.chdir(sys.argv[2]); os.execvp(sys.argv[3], sys.argv[3:])")
 
 
-def check_installed(route: str, model: str) -> None:
-    """Raise ToolselectError (a usage error at the start) when the route's extra is missing."""
-    module, _dist, extra = HARNESSES[route]
+def check_installed(route: Route, model: str) -> None:
+    """Raise ToolselectError (a usage error at the start) when the route's extra is missing
+    (its row's ``harness``: the module and the extra)."""
+    if route.harness is None:
+        return
+    module, extra = route.harness.module, route.harness.extra
     if importlib.util.find_spec(module) is None:
         raise ToolselectError(
-            f"{model}: the {route} harness is not installed (no module {module!r})",
+            f"{model}: the {route.name} harness is not installed (no module {module!r})",
             fix=f"pip install 'pytest-toolselect[{extra}]'",
         )
 

@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 from pytest_toolselect.messages.errors import ToolselectError
 
 from . import ProviderSettings
-from .routes import LITELLM_KEY_VARS as LITELLM_KEY_VARS  # re-exported: the first hour's tests
 from .routes import route_of
 
 #: a bare model name's usual provider, by how the name starts
@@ -139,8 +138,8 @@ def check(model: str, settings: ProviderSettings) -> None:
     """The checks, the model string first, then a harness's extra, then the key."""
     check_model(model)
     taken = route_of(model)
-    if taken.harness:
+    if taken.harness is not None:
         from .harness import check_installed
 
-        check_installed(taken.name, model)
+        check_installed(taken, model)
     check_key(model, settings)

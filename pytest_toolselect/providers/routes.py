@@ -57,6 +57,17 @@ LITELLM_KEY_VARS: dict[str, tuple[str, ...]] = {
 }
 
 
+class Harness(NamedTuple):
+    """What a harness route needs installed, and how it offers the tools."""
+
+    #: the module its SDK is imported as (its absence is refused at the start)
+    module: str
+    #: the extra that installs it: ``pip install 'pytest-toolselect[<extra>]'``
+    extra: str
+    #: it sorts the tools it is given by name (the listed order is not the order sent)
+    sorts_tools: bool
+
+
 @dataclass(frozen=True)
 class Route:
     """One built-in route: a model prefix to the provider that serves it."""
@@ -75,8 +86,8 @@ class Route:
     #: ``module:attribute``: called with the model string and the settings, it returns the
     #: provider, as the hook does for a user's
     factory: str
-    #: an agent harness, which starts the case's servers itself and is an extra to install
-    harness: bool = False
+    #: an agent harness (None: a direct call), which starts the case's servers itself
+    harness: Harness | None = None
 
     def make(self, model: str, settings: ProviderSettings) -> Provider:
         """The route's provider for `model` (its module imported now, not before)."""
@@ -103,10 +114,13 @@ ROUTES: tuple[Route, ...] = (
           _HERE + "openai_api:OpenAIProvider"),
     Route("claude-code", "the Claude Code harness", ("claude-code",),
           _keys(("claude-code", ("ANTHROPIC_API_KEY",))), None,
-          _HERE + "claude_code:ClaudeCodeProvider", harness=True),
+          _HERE + "claude_code:ClaudeCodeProvider",
+          Harness("claude_agent_sdk", "claude-code", sorts_tools=True)),
     Route("openai-agents", "the OpenAI Agents SDK", ("openai-agents",),
           _keys(("openai-agents", ("OPENAI_API_KEY",))), None,
-          _HERE + "openai_agents:OpenAIAgentsProvider", harness=True),
+          _HERE + "openai_agents:OpenAIAgentsProvider",
+          # the Agents SDK keeps the order its servers list the tools in
+          Harness("agents", "openai-agents", sorts_tools=False)),
     Route("litellm", "litellm", (), MappingProxyType(LITELLM_KEY_VARS), None,
           _HERE + "litellm_api:LiteLLMProvider"),
 )
@@ -114,14 +128,10 @@ ROUTES: tuple[Route, ...] = (
 #: what the summary's model line says of a model a pytest_toolselect_provider hook serves
 HOOK_LABEL = "the pytest_toolselect_provider hook"
 
+
 def route_of(model: str) -> Route:
     """The row of the route `model` takes, by its prefix (the part before the first ``/``);
     the last row when no row names the prefix. Read from ``ROUTES`` on each call (a handful
     of rows), so a row added is taken at once."""
     prefix = model.split("/", 1)[0]
     return next((r for r in ROUTES if prefix in r.prefixes), ROUTES[-1])
-
-
-def route(model: str) -> str:
-    """"local", "anthropic", "openai", "litellm" or a harness: the route `model` takes."""
-    return route_of(model).name

@@ -148,16 +148,13 @@ def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, GroupEntr
     return out, summary, comparison
 
 
-#: the harness routes that sort the tools they are given by name (the Agents SDK keeps the
-#: order its servers list them in)
-SORTING_HARNESSES = ("claude-code",)
-
-
 def harness_name(model: str) -> str | None:
     """The harness a model string runs on when it sorts the tools (the listed order is not
-    the order sent), or None."""
-    route = model.split("/", 1)[0]
-    return route if route in SORTING_HARNESSES else None
+    the order sent: its route's ``harness.sorts_tools``), or None."""
+    from pytest_toolselect.providers.routes import route_of
+
+    route = route_of(model)
+    return route.name if route.harness is not None and route.harness.sorts_tools else None
 
 
 def unpositioned(summary: ProbeSummary) -> ProbeSummary:
