@@ -203,11 +203,12 @@ class SessionHooks:
             keys = self.session.state.keys
             select(items, self.session.settings.pytest_config, str(shard),
                    key=lambda item: keys.get(item.nodeid, item.nodeid))
-        if cases or groups or (self.session.settings.in_use() and self.session.settings.flag("lint")):
+        lint = self.session.settings.in_use() and self.session.settings.flag("lint")
+        if cases or groups or lint:
             from pytest_toolselect.run.imports import import_parts
 
             # before any thread of the run starts: it then imports nothing of the package
-            import_parts()
+            import_parts(lint=lint)
         if not (cases or groups):
             return  # a run of ordinary tests: no config or baseline is read
         from pytest_toolselect.run.lifecycle import overlap_problem
