@@ -46,6 +46,10 @@ import gc, json, sys
 def pytest_sessionfinish(session):
     heavy = [m for m in ("litellm", "anthropic", "openai") if m in sys.modules]
     print("MODULES " + json.dumps(heavy))
+    # what the run does not need stays out: the lint's modules, the SDK's types it never reads
+    unneeded = [m for m in sys.modules
+                if m.startswith("pytest_toolselect.lint") or m == "openai.types.eval_create_params"]
+    print("UNNEEDED " + json.dumps(unneeded))
     # the SDK's heap was frozen once imported: the collections at the end pass over it
     print("FROZEN", gc.get_freeze_count() > 10000)
 """)
@@ -53,6 +57,7 @@ def pytest_sessionfinish(session):
     result.assert_outcomes(passed=1)
     assert len(fake_api.requests) == 1
     assert 'MODULES ["openai"]' in result.stdout.str()
+    assert "UNNEEDED []" in result.stdout.str()
     assert "FROZEN True" in result.stdout.str()
     result.stdout.fnmatch_lines(["*openai/gpt-4o-mini: $0.0000 over 1 call,*"])
 
