@@ -46,6 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _bare_client import bare_calls
 from _common import (
     FAKE_KEY,
     TOOLS,
@@ -108,65 +109,23 @@ def phase(spans: list[tuple[float, float]]) -> float:
     return max(e for _, e in spans) - min(s for s, _ in spans)
 
 
-# --- the bare client ---------------------------------------------------------------------
-
-def anthropic_body(i: int) -> dict[str, Any]:
-    """What the plugin sends for one case (the Messages API body)."""
-    tools = [{"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]}
-             for t in TOOLS]
-    tools[-1]["cache_control"] = {"type": "ephemeral"}
-    return {"model": "bench", "max_tokens": 1024,
-            "messages": [{"role": "user", "content": f"Find the company called Acme Widgets {i}"}],
-            "tools": tools, "tool_choice": {"type": "auto"}}
-
-
-def openai_body(i: int) -> dict[str, Any]:
-    """What the plugin sends for one case on the openai/ route (a Chat Completions body)."""
-    tools = [{"type": "function", "function": {"name": t["name"], "description": t["description"],
-                                               "parameters": t["inputSchema"]}} for t in TOOLS]
-    return {"model": "bench", "max_tokens": 1024,
-            "messages": [{"role": "user", "content": f"Find the company called Acme Widgets {i}"}],
-            "tools": tools, "tool_choice": "auto"}
-
-
-def _first_tool(route: str, reply: dict[str, Any]) -> str:
-    if route == "anthropic":
-        return str(reply["content"][0]["name"])
-    return str(reply["choices"][0]["message"]["tool_calls"][0]["function"]["name"])
-
-
-async def bare_calls(url: str, calls: int, concurrency: int, route: str = "anthropic") -> None:
-    import httpx
-
-    if route == "anthropic":
-        headers = {"x-api-key": FAKE_KEY, "anthropic-version": "2023-06-01"}
-        path, body = "/v1/messages", anthropic_body
-    else:
-        headers = {"authorization": f"Bearer {FAKE_KEY}"}
-        path, body = "/v1/chat/completions", openai_body
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    slots = asyncio.Semaphore(concurrency)
-    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=60) as client:
-        async def one(i: int) -> None:
-            async with slots:
-                r = await client.post(path, json=body(i))
-                r.raise_for_status()
-                assert _first_tool(route, r.json()) == "find_company"
-
-        await asyncio.gather(*(one(i) for i in range(calls)))
-
+# --- the bare client (benchmarks/_bare_client.py) ---------------------------------------
 
 def bare_in_process(url: str, calls: int, concurrency: int, route: str) -> float:
     started = time.monotonic()
-    asyncio.run(bare_calls(url, calls, concurrency, route))
+    asyncio.run(bare_calls(url, calls, concurrency, route, TOOLS, FAKE_KEY))
     return time.monotonic() - started
 
 
 def bare_subprocess(url: str, calls: int, concurrency: int, route: str) -> float:
-    started = time.monotonic()
-    subprocess.run([sys.executable, __file__, "--bare", url, "--calls", str(calls),
-                    "--concurrency", str(concurrency), "--route", route], check=True, env=bench_env())
-    return time.monotonic() - started
+    with tempdir("bare") as tmp:
+        tools = Path(tmp) / "tools.json"
+        tools.write_text(json.dumps(TOOLS), encoding="utf-8")
+        script = Path(__file__).with_name("_bare_client.py")
+        started = time.monotonic()
+        subprocess.run([sys.executable, str(script), url, str(calls), str(concurrency), route, str(tools)],
+                       check=True, env=bench_env(BENCH_KEY=FAKE_KEY))
+        return time.monotonic() - started
 
 
 # --- the plugin --------------------------------------------------------------------------
@@ -327,13 +286,7 @@ def main() -> None:
     parser.add_argument("--no-peers", action="store_true", help="skip promptfoo and inspect_ai")
     parser.add_argument("--promptfoo", help="the promptfoo executable (default: on PATH)")
     parser.add_argument("--inspect", help="inspect_ai's inspect executable (default: on PATH)")
-    parser.add_argument("--bare", metavar="URL", help=argparse.SUPPRESS)  # the subprocess client
-    parser.add_argument("--route", default="anthropic", help=argparse.SUPPRESS)
     opts = parser.parse_args()
-    if opts.bare:
-        asyncio.run(bare_calls(opts.bare, opts.calls, opts.concurrency, opts.route))
-        return
-
     from fakeapi import FakeAPI
 
     n, lat, c = opts.calls, opts.latency, opts.concurrency
