@@ -54,7 +54,11 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[FINAL] = final
     # registered first, so what the machinery puts here runs last (after every hook and
     # every later cleanup)
-    config.add_cleanup(lambda: [run() for run in final])
+    def run_final() -> None:
+        for run in final:
+            run()
+
+    config.add_cleanup(run_final)
     if _distributed(config) or _in_use(config):
         _start(config)
     else:
