@@ -14,9 +14,21 @@ latency. The same 400 calls are made to it by
 The call phase is measured on the server: from the first request's arrival to the
 last reply, with timestamps taken by a handler that wraps the fake's reply. The
 startup (pytest start to first call) and the tail (last reply to exit) are
-reported apart. Target: the plugin's call phase within 1.3x of the bare client's.
+reported apart. Targets: the plugin's call phase within 1.3x of the bare client's, its
+whole process (startup and exit included) within 1.3x of the bare client's, and a one-case
+run (the loop a person runs while writing a case) under 1.2 s.
 
-    python benchmarks/throughput.py [--calls 400] [--latency 0.2] [--concurrency 32]
+The peers run the same calls beside it when they are installed (``--no-peers`` skips
+them): promptfoo (``eval -j 32``) and inspect_ai (``inspect eval --max-connections 32``),
+each asking for the first turn with the same tools, against the same fake server; their
+one-call time is a one-test run. Neither is a dependency of this project: install them
+into a throwaway place and point the benchmark at them, e.g.
+
+    npm install --prefix /tmp/peers promptfoo      # --promptfoo /tmp/peers/node_modules/.bin/promptfoo
+    python -m venv /tmp/inspect && /tmp/inspect/bin/pip install inspect_ai openai anthropic
+                                                   # --inspect /tmp/inspect/bin/inspect
+
+    python benchmarks/throughput.py [--calls 400] [--latency 0.2] [--concurrency 32] [--no-peers]
 """
 
 from __future__ import annotations
@@ -25,6 +37,8 @@ import argparse
 import asyncio
 import json
 import re
+import resource
+import shutil
 import subprocess
 import sys
 import threading
@@ -32,6 +46,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _bare_client import bare_calls
 from _common import (
     FAKE_KEY,
     TOOLS,
@@ -48,7 +63,8 @@ from _common import (
 )
 
 TARGET = 1.3
-WHOLE_TARGET = 1.5  # both routes, whole process (startup and exit included)
+WHOLE_TARGET = 1.3  # both routes, whole process (startup and exit included)
+ONE_CASE_TARGET = 1.2  # seconds, a one-case run's whole process
 
 
 class Timed:
@@ -93,65 +109,23 @@ def phase(spans: list[tuple[float, float]]) -> float:
     return max(e for _, e in spans) - min(s for s, _ in spans)
 
 
-# --- the bare client ---------------------------------------------------------------------
-
-def anthropic_body(i: int) -> dict[str, Any]:
-    """What the plugin sends for one case (the Messages API body)."""
-    tools = [{"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]}
-             for t in TOOLS]
-    tools[-1]["cache_control"] = {"type": "ephemeral"}
-    return {"model": "bench", "max_tokens": 1024,
-            "messages": [{"role": "user", "content": f"Find the company called Acme Widgets {i}"}],
-            "tools": tools, "tool_choice": {"type": "auto"}}
-
-
-def openai_body(i: int) -> dict[str, Any]:
-    """What the plugin sends for one case on the openai/ route (a Chat Completions body)."""
-    tools = [{"type": "function", "function": {"name": t["name"], "description": t["description"],
-                                               "parameters": t["inputSchema"]}} for t in TOOLS]
-    return {"model": "bench", "max_tokens": 1024,
-            "messages": [{"role": "user", "content": f"Find the company called Acme Widgets {i}"}],
-            "tools": tools, "tool_choice": "auto"}
-
-
-def _first_tool(route: str, reply: dict[str, Any]) -> str:
-    if route == "anthropic":
-        return str(reply["content"][0]["name"])
-    return str(reply["choices"][0]["message"]["tool_calls"][0]["function"]["name"])
-
-
-async def bare_calls(url: str, calls: int, concurrency: int, route: str = "anthropic") -> None:
-    import httpx
-
-    if route == "anthropic":
-        headers = {"x-api-key": FAKE_KEY, "anthropic-version": "2023-06-01"}
-        path, body = "/v1/messages", anthropic_body
-    else:
-        headers = {"authorization": f"Bearer {FAKE_KEY}"}
-        path, body = "/v1/chat/completions", openai_body
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    slots = asyncio.Semaphore(concurrency)
-    async with httpx.AsyncClient(base_url=url, headers=headers, limits=limits, timeout=60) as client:
-        async def one(i: int) -> None:
-            async with slots:
-                r = await client.post(path, json=body(i))
-                r.raise_for_status()
-                assert _first_tool(route, r.json()) == "find_company"
-
-        await asyncio.gather(*(one(i) for i in range(calls)))
-
+# --- the bare client (benchmarks/_bare_client.py) ---------------------------------------
 
 def bare_in_process(url: str, calls: int, concurrency: int, route: str) -> float:
     started = time.monotonic()
-    asyncio.run(bare_calls(url, calls, concurrency, route))
+    asyncio.run(bare_calls(url, calls, concurrency, route, TOOLS, FAKE_KEY))
     return time.monotonic() - started
 
 
 def bare_subprocess(url: str, calls: int, concurrency: int, route: str) -> float:
-    started = time.monotonic()
-    subprocess.run([sys.executable, __file__, "--bare", url, "--calls", str(calls),
-                    "--concurrency", str(concurrency), "--route", route], check=True, env=bench_env())
-    return time.monotonic() - started
+    with tempdir("bare") as tmp:
+        tools = Path(tmp) / "tools.json"
+        tools.write_text(json.dumps(TOOLS), encoding="utf-8")
+        script = Path(__file__).with_name("_bare_client.py")
+        started = time.monotonic()
+        subprocess.run([sys.executable, str(script), url, str(calls), str(concurrency), route, str(tools)],
+                       check=True, env=bench_env(BENCH_KEY=FAKE_KEY))
+        return time.monotonic() - started
 
 
 # --- the plugin --------------------------------------------------------------------------
@@ -188,6 +162,120 @@ def plugin_run(api: Any, timed: Timed, root: Path, n: int, args: list[str], labe
     return phase(spans), first - run.started, run.ended - last, run.wall
 
 
+def one_case(api: Any, timed: Timed, url: str, route: str, reps: int = 3) -> tuple[float, float]:
+    """(wall, CPU) of the fastest of `reps` one-case runs (a warm-up run first)."""
+    best: tuple[float, float] | None = None
+    with tempdir(f"one-{route}") as tmp:
+        root = Path(tmp)
+        make_project(root, url, 1, route)
+        env = bench_env(ANTHROPIC_API_KEY=FAKE_KEY, OPENAI_API_KEY=FAKE_KEY)
+        for rep in range(reps + 1):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            run = run_pytest(root, "-q", "-p", "no:cacheprovider", env=env)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            check(run)
+            timed.take()
+            cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+            if rep and (best is None or run.wall < best[0]):
+                best = (run.wall, cpu)
+    assert best is not None
+    return best
+
+
+# --- the peers ---------------------------------------------------------------------------
+
+PEER_QUESTION = "Find the company called Acme Widgets {i}"
+
+
+def promptfoo_project(root: Path, url: str, route: str, n: int) -> None:
+    tools = ([{"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]}
+              for t in TOOLS] if route == "anthropic" else
+             [{"type": "function", "function": {"name": t["name"], "description": t["description"],
+                                                "parameters": t["inputSchema"]}} for t in TOOLS])
+    provider = ({"id": "anthropic:messages:bench", "config": {"apiBaseUrl": url, "apiKey": FAKE_KEY,
+                                                              "max_tokens": 1024, "tools": tools}}
+                if route == "anthropic" else
+                {"id": "openai:chat:bench", "config": {"apiBaseUrl": url + "/v1", "apiKey": FAKE_KEY,
+                                                       "max_tokens": 1024, "tools": tools}})
+    config = {"prompts": ["{{question}}"], "providers": [provider],
+              "tests": [{"vars": {"question": PEER_QUESTION.format(i=i)}} for i in range(n)]}
+    (root / "promptfooconfig.json").write_text(json.dumps(config), encoding="utf-8")
+
+
+INSPECT_TASK = '''
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.solver import generate, use_tools
+from inspect_ai.tool import tool
+
+
+@tool
+def find_company():
+    async def execute(name: str):
+        """Find a company by name.
+
+        Args:
+            name: the company's name
+        """
+        return name
+    return execute
+
+
+@task
+def bench():
+    return Task(dataset=[Sample(input=__QUESTION__.format(i=i)) for i in range(__N__)],
+                solver=[use_tools(find_company()), generate(tool_calls="none")])
+'''
+
+
+def peer_command(peer: str, exe: str, root: Path, url: str, route: str, n: int, c: int) -> list[str]:
+    if peer == "promptfoo":
+        promptfoo_project(root, url, route, n)
+        return [exe, "eval", "-c", str(root / "promptfooconfig.json"), "-j", str(c), "--no-cache",
+                "--no-table", "--no-write", "--no-progress-bar"]
+    (root / "bench_task.py").write_text(
+        INSPECT_TASK.replace("__QUESTION__", repr(PEER_QUESTION)).replace("__N__", str(n)),
+        encoding="utf-8")
+    model = "anthropic/bench" if route == "anthropic" else "openai/bench"
+    base = url if route == "anthropic" else url + "/v1"
+    # Chat Completions on the openai/ route, as the plugin and promptfoo speak (inspect_ai's
+    # default there is the Responses API)
+    args = [] if route == "anthropic" else ["-M", "responses_api=false"]
+    return [exe, "eval", "bench_task.py", "--model", model, "--model-base-url", base, *args,
+            "--max-connections", str(c), "--no-score", "--display", "none",
+            "--log-dir", str(root / "logs")]
+
+
+def peer_run(peer: str, exe: str, timed: Timed, url: str, route: str, n: int, c: int
+             ) -> tuple[float, float, float, float] | str:
+    """(call phase, startup, tail, wall) of one peer run, or why it did not run."""
+    with tempdir(f"{peer}-{route}") as tmp:
+        root = Path(tmp)
+        cmd = peer_command(peer, exe, root, url, route, n, c)
+        env = bench_env(ANTHROPIC_API_KEY=FAKE_KEY, OPENAI_API_KEY=FAKE_KEY,
+                        PROMPTFOO_DISABLE_TELEMETRY="1", PROMPTFOO_DISABLE_UPDATE="1",
+                        PROMPTFOO_CONFIG_DIR=str(root / ".promptfoo"), INSPECT_LOG_DIR=str(root / "logs"))
+        started = time.monotonic()
+        try:
+            proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            return "timed out"
+        ended = time.monotonic()
+    spans = timed.take()
+    if len(spans) < n:
+        tail = " | ".join((proc.stdout + proc.stderr).strip().splitlines()[-3:])
+        return f"{len(spans)} of {n} calls made (exit {proc.returncode}): {tail[:300]}"
+    first, last = min(s for s, _ in spans), max(e for _, e in spans)
+    return phase(spans), first - started, ended - last, ended - started
+
+
+def find_peers(opts: argparse.Namespace) -> dict[str, str | None]:
+    if opts.no_peers:
+        return {}
+    return {"promptfoo": opts.promptfoo or shutil.which("promptfoo"),
+            "inspect_ai": opts.inspect or shutil.which("inspect")}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=400)
@@ -195,13 +283,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--routes", default="anthropic,openai", help="comma-separated: anthropic, openai")
     parser.add_argument("--xdist", action="store_true", help="also run -n 2 on each route")
-    parser.add_argument("--bare", metavar="URL", help=argparse.SUPPRESS)  # the subprocess client
-    parser.add_argument("--route", default="anthropic", help=argparse.SUPPRESS)
+    parser.add_argument("--no-peers", action="store_true", help="skip promptfoo and inspect_ai")
+    parser.add_argument("--promptfoo", help="the promptfoo executable (default: on PATH)")
+    parser.add_argument("--inspect", help="inspect_ai's inspect executable (default: on PATH)")
     opts = parser.parse_args()
-    if opts.bare:
-        asyncio.run(bare_calls(opts.bare, opts.calls, opts.concurrency, opts.route))
-        return
-
     from fakeapi import FakeAPI
 
     n, lat, c = opts.calls, opts.latency, opts.concurrency
@@ -213,6 +298,10 @@ def main() -> None:
     rows: list[list[Any]] = [["ideal (calls x latency / concurrency)", f"{ideal:.2f}", "", "", "", "",
                               "", ""]]
     results: dict[str, tuple[float, float]] = {}
+    ones: dict[str, tuple[float, float]] = {}
+    peers = find_peers(opts)
+    peer_rows: list[list[Any]] = []
+    peer_notes: list[str] = []
     try:
         for route in opts.routes.split(","):
             bare_in_process(api.url, 32, c, route)  # warm the server's code paths
@@ -237,6 +326,21 @@ def main() -> None:
                     rows.append([label, f"{call:.2f}", f"{call / floor:.2f}x", f"{startup:.2f}",
                                  f"{tail:.2f}", f"{wall:.2f}", f"{wall / bare_wall:.2f}x",
                                  str(api.max_in_flight)])
+            ones[route] = one_case(api, timed, api.url, route)
+            for peer, exe in peers.items():
+                if exe is None:
+                    peer_rows.append([f"{route}: {peer}", "not installed", "", "", "", "", "", ""])
+                    continue
+                got = peer_run(peer, exe, timed, api.url, route, n, c)
+                one = peer_run(peer, exe, timed, api.url, route, 1, 1)
+                if isinstance(got, str):
+                    peer_rows.append([f"{route}: {peer}", "failed", "", "", "", "", "", ""])
+                    peer_notes.append(f"{route}: {peer}: {got}")
+                    continue
+                call, startup, tail, wall = got
+                one_wall = f"{one[3]:.2f}" if not isinstance(one, str) else one
+                peer_rows.append([f"{route}: {peer}", f"{call:.2f}", f"{call / floor:.2f}x", f"{startup:.2f}",
+                                  f"{tail:.2f}", f"{wall:.2f}", f"{wall / bare_wall:.2f}x", one_wall])
     finally:
         api.stop()
 
@@ -247,12 +351,27 @@ def main() -> None:
                        "vs bare", "max in flight"]))
     print("floor = the faster bare client's call phase (in this process or a subprocess); "
           "'vs bare' = whole process / the bare client subprocess's whole process")
-    print(f"targets: call phase <= {TARGET}x floor, whole process <= {WHOLE_TARGET}x bare")
+    print()
+    print(table([[f"{route}: plugin, 1 case", f"{wall:.2f}", f"{cpu:.2f}",
+                  verdict(wall < ONE_CASE_TARGET)] for route, (wall, cpu) in ones.items()],
+                ["", "one-case run, wall", "CPU (user + system)", f"< {ONE_CASE_TARGET} s"]))
+    if peer_rows:
+        print()
+        print(table(peer_rows, ["peer (same calls, same server)", "call phase", "vs floor", "startup",
+                                "exit tail", "whole process", "vs bare", "one call, wall"]))
+        for note in peer_notes:
+            print(f"  {note}")
+    elif opts.no_peers:
+        print("peers skipped (--no-peers)")
+    print(f"targets: call phase <= {TARGET}x floor, whole process <= {WHOLE_TARGET}x bare, "
+          f"a one-case run < {ONE_CASE_TARGET} s")
     for label, (call_ratio, whole_ratio) in results.items():
         ok = call_ratio <= TARGET and whole_ratio <= WHOLE_TARGET
         print(f"  {label}: call {call_ratio:.2f}x, whole {whole_ratio:.2f}x  {verdict(ok)}")
     print(json.dumps({"ideal": round(ideal, 3),
-                      **{k: {"call": round(v[0], 3), "whole": round(v[1], 3)} for k, v in results.items()}}))
+                      **{k: {"call": round(v[0], 3), "whole": round(v[1], 3)} for k, v in results.items()},
+                      "one_case": {k: {"wall": round(v[0], 3), "cpu": round(v[1], 3)}
+                                   for k, v in ones.items()}}))
 
 
 if __name__ == "__main__":

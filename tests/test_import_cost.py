@@ -46,6 +46,10 @@ import gc, json, sys
 def pytest_sessionfinish(session):
     heavy = [m for m in ("litellm", "anthropic", "openai") if m in sys.modules]
     print("MODULES " + json.dumps(heavy))
+    # what the run does not need stays out: the lint's modules, the SDK's types it never reads
+    unneeded = [m for m in sys.modules
+                if m.startswith("pytest_toolselect.lint") or m == "openai.types.eval_create_params"]
+    print("UNNEEDED " + json.dumps(unneeded))
     # the SDK's heap was frozen once imported: the collections at the end pass over it
     print("FROZEN", gc.get_freeze_count() > 10000)
 """)
@@ -53,6 +57,7 @@ def pytest_sessionfinish(session):
     result.assert_outcomes(passed=1)
     assert len(fake_api.requests) == 1
     assert 'MODULES ["openai"]' in result.stdout.str()
+    assert "UNNEEDED []" in result.stdout.str()
     assert "FROZEN True" in result.stdout.str()
     result.stdout.fnmatch_lines(["*openai/gpt-4o-mini: $0.0000 over 1 call,*"])
 
@@ -120,3 +125,65 @@ def test_the_sdk_imports_beside_a_starting_mcp_server_without_a_deadlock(
                           servers={"registry": server})
         result.assert_outcomes(passed=1)
         assert "Deadlock" not in result.stdout.str() + result.stderr.str()
+
+
+#: the package's modules a run of ordinary tests may import: the entry module and what it
+#: needs to register the options and to ask whether the run concerns toolselect
+ENTRY_MODULES = {
+    "pytest_toolselect", "pytest_toolselect.plugin", "pytest_toolselect.plugin.options",
+    "pytest_toolselect.plugin.hookspecs", "pytest_toolselect.inputs",
+    "pytest_toolselect.inputs.option_table", "pytest_toolselect.inputs.labels",
+    "pytest_toolselect.inputs.find_config", "pytest_toolselect.terms",
+    "pytest_toolselect.terms.rule_names", "pytest_toolselect.messages",
+    "pytest_toolselect.messages.errors", "pytest_toolselect.run", "pytest_toolselect.run.settings",
+}
+
+PACKAGE_PROBE = """
+import json, sys
+def pytest_sessionfinish(session):
+    print("PACKAGE " + json.dumps(sorted(m for m in sys.modules if m.startswith("pytest_toolselect"))))
+"""
+
+
+def _package_modules(result) -> set[str]:  # type: ignore[no-untyped-def]
+    return set(json.loads(result.stdout.str().split("PACKAGE ", 1)[1].splitlines()[0]))
+
+
+@pytest.mark.parametrize("args", [("--collect-only",), ()])
+def test_a_run_of_ordinary_tests_loads_the_entry_module_alone(pytester, args: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    # the run's machinery (session, hooks, records, gate) is imported only once the run
+    # turns out to have toolselect work: a suite of plain tests pays for the options alone
+    pytester.makepyfile(test_plain="def test_one():\n    assert True\n")
+    pytester.makeconftest(PACKAGE_PROBE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s", *args)
+    assert result.ret == 0
+    assert _package_modules(result) <= ENTRY_MODULES
+
+
+def test_a_marked_test_under_a_config_below_the_rootdir_starts_the_machinery(project) -> None:  # type: ignore[no-untyped-def]
+    # nothing at configure time says toolselect (no config at the rootdir, no option): the
+    # marked test met in collection starts the machinery, and the case is judged as a case
+    from conftest import FIND
+
+    project.config()
+    sub = project.path / "zsub"  # collected after test_first.py
+    sub.mkdir()
+    for name in ("toolselect.yaml", "registry.tools.json"):
+        (project.path / name).rename(sub / name)
+    (sub / "test_cases.py").write_text(f'''
+from pytest_toolselect import case
+
+@case(question="{FIND[1]}", expect_tool=["find_company"], why="found by name")
+def test_find(toolselect_result):
+    assert toolselect_result.first_tool == "find_company"
+''')
+    (project.path / "test_first.py").write_text("import nothing_of_that_name\n")
+    project.pytester.makeconftest(PACKAGE_PROBE)
+    result = project.pytester.runpytest_subprocess("-p", "no:cacheprovider", "-s",
+                                                   "--continue-on-collection-errors")
+    out = result.stdout.str()
+    assert "pytest_toolselect.plugin.machinery" in _package_modules(result)
+    result.assert_outcomes(passed=1, errors=1)
+    assert "toolselect" in out and "1 case" in out, out
+    # the file that failed to collect before the machinery started still fails the run
+    assert result.ret == 1

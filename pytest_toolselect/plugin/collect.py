@@ -15,6 +15,7 @@ from pytest_toolselect.records.run_records import GroupRecord
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.terms.vocabulary import Verdict
 
+from .options import DECLARED_MARKS
 from .shown import shown
 from .verdict import ORDER, RECORD, CaseFailed, conclude_case, setup_case
 
@@ -25,9 +26,6 @@ if TYPE_CHECKING:
     from pytest_toolselect.inputs.groups import Group
 
 
-#: the marks the ini file declares under `markers`, read before any plugin or conftest
-#: registers its own (plugin.pytest_load_initial_conftests)
-DECLARED_MARKS = pytest.StashKey[frozenset[str]]()
 #: (how many `markers` lines there were, the marks registered at run time among them)
 _RUN_TIME_MARKS = pytest.StashKey[tuple[int, dict[str, str]]]()
 #: the labels whose mark this run registered already (each once, not once per item)

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from pytest_toolselect.inputs.option_table import OPTIONS
+
+#: the marks the ini file declares under `markers`, read before any plugin or conftest
+#: registers its own (plugin.pytest_load_initial_conftests)
+DECLARED_MARKS = pytest.StashKey[frozenset[str]]()
+#: what runs after every hook and every other cleanup (the machinery's last word on the exit status)
+FINAL = pytest.StashKey[list[Callable[[], None]]]()
 
 
 def add_options(parser: pytest.Parser) -> None:

@@ -7,7 +7,8 @@ collects and waits for MCP servers to start (a handshake is I/O, so the import g
 CPU), and the first call's own ``import`` waits for it to finish. The garbage collector
 is paused meanwhile: the import makes tens of thousands of long-lived objects, and the
 collections they trigger walk the whole heap for nothing (about 15% of the import's
-time); the heap is then frozen (``shutdown.freeze_imports``).
+time); the heap is then frozen (``shutdown.freeze_imports``). The SDK's type packages load
+name by name (``lazy_types``): the client path reads a few hundred of their modules, not all.
 
 Two threads importing the two ends of one import cycle deadlock (Python's module locks
 raise ``_DeadlockError``: two threads importing the mcp SDK's stdio and HTTP clients at
@@ -24,6 +25,9 @@ import gc
 import importlib
 import sys
 import threading
+
+# imported with this module, on the main thread: the background import must find it loaded
+from . import lazy_types
 
 #: imported on the main thread before the background import starts: the modules the
 #: model SDKs share with the mcp SDK and with collection (modules a version lacks are
@@ -46,13 +50,23 @@ _threads: dict[str, threading.Thread] = {}
 
 
 def import_sdk(module: str) -> None:
-    """Import `module` with the garbage collector paused, then freeze the heap it made."""
+    """Import `module` with the garbage collector paused, then freeze the heap it made.
+
+    Its type packages load name by name (``lazy_types``); should that import fail, the SDK
+    is imported again the plain way, whose error (if any) is the SDK's own.
+    """
     from .shutdown import freeze_imports
 
     paused = gc.isenabled()
     gc.disable()
     try:
-        importlib.import_module(module)
+        lazy_types.install()
+        try:
+            importlib.import_module(module)
+        except Exception:
+            lazy_types.disable(module)
+            lazy_types.forget(module)
+            importlib.import_module(module)
     finally:
         if paused:
             gc.enable()

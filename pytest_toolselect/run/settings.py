@@ -301,3 +301,8 @@ class Settings:
     @property
     def cost_cap(self) -> float | None:
         return self.options.max_cost_usd
+
+
+def in_use(config: pytest.Config) -> bool:
+    """Whether a run concerns toolselect at all, asked before its machinery is imported."""
+    return Settings(config).in_use()
