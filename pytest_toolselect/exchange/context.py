@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .json_value import JSONDict
+
 
 @dataclass(frozen=True)
 class GivenResult:
@@ -28,12 +30,13 @@ class GivenResult:
         """
         if isinstance(self.content, str):
             return self.content
-        if _is_content_list(self.content):
+        if is_content_list(self.content):
             return "\n".join(str(item.get("text", "")) for item in self.content)
         return json.dumps(self.content, ensure_ascii=False, separators=(",", ":"))
 
 
-def _is_content_list(value: Any) -> bool:
+def is_content_list(value: Any) -> bool:
+    """An MCP content list of text items (``[{type: text, text: ...}]``)."""
     return (isinstance(value, list) and bool(value)
             and all(isinstance(item, dict) and item.get("type") == "text" for item in value))
 
@@ -66,7 +69,7 @@ def call_id(turn: int, index: int) -> str:
     return f"toolu_ctx_{turn}_{index}"
 
 
-def context_to_data(context: tuple[GivenTurn, ...]) -> list[dict[str, Any]]:
+def context_to_data(context: tuple[GivenTurn, ...]) -> list[JSONDict]:
     """The context as plain JSON data: what cache keys and fingerprints hash."""
     return [{"text": turn.text,
              "calls": [{"name": call.name, "arguments": call.arguments, "id": call.id,

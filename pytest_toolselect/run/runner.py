@@ -109,7 +109,7 @@ class CaseRunner:
 
         def request(rep: int) -> TurnRequest:
             return TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep,
-                               servers=servers, root=root)
+                               servers=servers, root=root, context=case.context)
 
         results = await asyncio.gather(*(self.rep(request(rep), tokens)
                                          for rep in range(self.settings.reps)),
