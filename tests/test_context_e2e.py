@@ -109,3 +109,23 @@ def test_after_search(toolselect_result):
     assert checks["retry"]["arguments"]["detail"] == (
         'list_officers (call 1): company_number equal "04138203"')
     assert len(fake_api.requests) == 5
+
+
+def test_a_changed_context_is_a_change_of_the_case(project: Project, fake_api: FakeAPI,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-e2e-context-" + "2" * 24)
+    fake_api.handler = _model
+    project.config(servers={"registry": project.stdio_server(REGISTRY_TOOLS)},
+                   model="openai/gpt-test", api_base=fake_api.url + "/v1", retry_backoff=0)
+    project.cases([_case("holds", HOLDS)])
+    project.pytester.runpytest("--toolselect-baseline=base.json").assert_outcomes(passed=1)
+    # the same search, but its result lists the matches the other way round
+    swapped = {**SEARCH, "result": json.dumps(list(reversed(json.loads(FOUND))))}
+    project.cases([_case("holds", HOLDS, context=[swapped])])
+    result = project.pytester.runpytest("--toolselect-baseline=base.json",
+                                        "--toolselect-json=out.json")
+    [record] = json.loads((project.path / "out.json").read_text())["cases"]
+    assert record["case_changed"] and not record["tools_changed"]
+    # the model took the first match, now the decoy: a regression the case's change explains
+    assert record["failing_checks"] == ["arguments", "no_decoy_identifier"]
+    result.stdout.fnmatch_lines(["*the case itself*"])
