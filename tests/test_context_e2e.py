@@ -129,3 +129,23 @@ def test_a_changed_context_is_a_change_of_the_case(project: Project, fake_api: F
     # the model took the first match, now the decoy: a regression the case's change explains
     assert record["failing_checks"] == ["arguments", "no_decoy_identifier"]
     result.stdout.fnmatch_lines(["*the case itself*"])
+
+
+def test_the_dry_run_counts_the_context_in_the_prompt(project: Project,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    model = "anthropic/claude-haiku-4-5"
+    project.config(prices={model: {"input_per_mtok": 1, "output_per_mtok": 5}})
+    long = {**SEARCH, "result": [{"company_number": f"{n:08d}", "title": "X" * 40}
+                                 for n in range(100)]}
+    project.cases([_case("short", HOLDS), _case("long", HOLDS, context=[long])])
+    result = project.pytester.runpytest("--toolselect-dry-run", f"--toolselect-model={model}")
+    assert result.ret == 0, result.stdout.str()
+    found = re.search(r"input: about ([\d,]+) tokens \(tools ([\d,]+), system ([\d,]+), "
+                      r"question ([\d,]+), tool use ([\d,]+), context ([\d,]+) \(the given "
+                      r"calls and results\)\)", result.stdout.str())
+    assert found is not None, result.stdout.str()
+    total, *parts = (int(g.replace(",", "")) for g in found.groups())
+    assert total == sum(parts)
+    # the hundred matches of the one case with context, at four characters a token
+    assert parts[-1] > 100 * 60 // 4

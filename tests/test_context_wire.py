@@ -123,3 +123,20 @@ def test_local_bm25_scores_the_question_whatever_the_results_say() -> None:
     alone = asyncio.run(local.first_turn(TurnRequest(question, TOOLS)))
     after = asyncio.run(local.first_turn(TurnRequest(question, TOOLS, context=noisy)))
     assert alone.calls == after.calls == (ToolCall("find_company", {}),)
+
+
+def test_the_cost_cap_reserves_for_the_longer_prompt() -> None:
+    from pytest_toolselect.providers import ProviderSettings
+    from pytest_toolselect.providers.anthropic_api import AnthropicProvider
+
+    provider = AnthropicProvider("anthropic/claude-test", ProviderSettings(
+        prices={"anthropic/claude-test": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}}))
+    alone = provider.max_cost_usd(TurnRequest(QUESTION, TOOLS))
+    after = provider.max_cost_usd(TurnRequest(QUESTION, TOOLS, context=CONTEXT))
+    assert alone is not None and after is not None
+    # every byte of the given calls and results is input, at $1 per million tokens
+    given = len(json.dumps([{"text": t.text, "calls": [
+        {"name": c.name, "arguments": c.arguments, "id": c.id, "result": c.result.content,
+         "is_error": c.result.is_error} for c in t.calls]} for t in CONTEXT],
+        ensure_ascii=False).encode())
+    assert after - alone == pytest.approx(given / 1e6)
