@@ -77,7 +77,12 @@ def test_a_case_past_the_first_call_through_a_real_server_and_sdk(
     refused = {"call": {"name": "list_officers", "arguments": {"company_number": "4138203"}},
                "result": [{"type": "text", "text": "company_number must have 8 digits"}],
                "is_error": True}
-    project.cases([_case("holds", HOLDS), _case("decoy", DECOY), _case("invented", INVENTED),
+    # the decoy's search found many: a report shows its result clipped
+    many = json.loads(FOUND) + [{"company_number": f"{n:08d}", "title": f"ROYAL MAIL {n}"}
+                                for n in range(9000000, 9000030)]
+    project.cases([_case("holds", HOLDS),
+                   _case("decoy", DECOY, context=[{**SEARCH, "result": json.dumps(many)}]),
+                   _case("invented", INVENTED),
                    _case("retry", RETRY, context=[SEARCH, refused])])
     project.pytester.makepyfile(test_decorated=f'''
 from pytest_toolselect import case
@@ -87,7 +92,9 @@ from pytest_toolselect import case
 def test_after_search(toolselect_result):
     pass
 ''')
-    result = project.pytester.runpytest("--toolselect-json=out.json", "-p", "no:randomly")
+    result = project.pytester.runpytest("--toolselect-json=out.json", "-p", "no:randomly",
+                                        "--toolselect-html=out.html",
+                                        "--toolselect-markdown=out.md")
     result.assert_outcomes(passed=3, failed=2)
     cases = {c["case_id"]: c for c in json.loads((project.path / "out.json").read_text())["cases"]}
     assert {k: c["status"] for k, c in cases.items() if k in ("holds", "retry")} == {
@@ -109,6 +116,16 @@ def test_after_search(toolselect_result):
     assert checks["retry"]["arguments"]["detail"] == (
         'list_officers (call 1): company_number equal "04138203"')
     assert len(fake_api.requests) == 5
+    # the reports show what a failing case was given, clipped; a held case's is not repeated
+    given = "turn 1: find_company(name='Royal Mail Group') returned \\[{"
+    comment = (project.path / "out.md").read_text()
+    lines = [line for line in comment.splitlines() if line.startswith("- given: ")]
+    assert len(lines) == 2 and all(given in line for line in lines), comment
+    assert any(re.search(r"… \(\+[\d,]+ chars\)$", line) for line in lines), lines
+    html = (project.path / "out.html").read_text()
+    shown = re.findall(r'<span class="line context sub">given: ([^<]*)</span>', html)
+    assert len(shown) == 2 and all("find_company(name=" in x for x in shown), shown
+    assert max(len(x) for x in shown) < 400
 
 
 def test_a_changed_context_is_a_change_of_the_case(project: Project, fake_api: FakeAPI,
