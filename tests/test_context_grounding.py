@@ -170,3 +170,39 @@ def test_a_copy_with_a_changed_digit_does_not_ground(ident: str, fmt: str, befor
     core = re.sub(r"^0+", "", _digits(changed))
     assume(core not in _digits(_text(before) + _text(after)))
     assert not _grounds(changed, result)
+
+
+def test_the_docs_worked_example_loads_and_says_what_the_page_says(tmp_path: Any) -> None:
+    from pathlib import Path
+
+    from pytest_toolselect.inputs.cases import check_offered
+    from pytest_toolselect.scoring.contradictions import load_case_file
+
+    page = (Path(__file__).resolve().parent.parent / "docs" /
+            "cases-past-the-first-call.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```yaml\n(.*?)```", page, flags=re.S)
+    path = tmp_path / "c.toolselect.yaml"
+    path.write_text(blocks[0], encoding="utf-8")
+    [case] = load_case_file(path).cases
+    offered = (Tool("find_company", "", {"type": "object"}),
+               Tool("list_officers", "", {"type": "object"}))
+    check_offered(case, offered)
+    said = re.findall(r"^  `(no_\w+): (.*)`\.?$", page, flags=re.M)
+    assert len(said) == 3
+    for number, (check, detail) in zip(("04138203", "08680755", "01234567"), said, strict=True):
+        scored = score(case, [ToolCall("list_officers", {"company_number": number})], offered)
+        assert scored.checks[check].detail == detail
+    # the other examples load too, as a case's context
+    retry = load_case_file(_file(tmp_path, blocks[-1])).cases[0]
+    assert retry.context[-1].calls[0].result.is_error
+    for block in blocks[1:3]:
+        given = load_case_file(_file(tmp_path, "  - id: x\n    question: q\n    why: w\n"
+                                     + "".join("    " + line + "\n"
+                                               for line in block.splitlines()))).cases[0]
+        assert given.context
+
+
+def _file(tmp_path: Any, cases: str) -> Any:
+    path = tmp_path / "more.toolselect.yaml"
+    path.write_text("schema_version: toolselect_cases.v1\ncases:\n" + cases, encoding="utf-8")
+    return path
