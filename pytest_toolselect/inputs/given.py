@@ -11,7 +11,7 @@ from typing import Any
 
 from pytest_toolselect.exchange.context import GivenCall, GivenResult, GivenTurn, call_id
 from pytest_toolselect.messages.errors import ToolselectError
-from pytest_toolselect.positions.sourcemap import PathT, Sourced
+from pytest_toolselect.positions.sourced import PathT, Sourced
 
 
 def read_context(items: Sequence[Any], src: Sourced, path: PathT
