@@ -102,6 +102,11 @@ def test_after_search(toolselect_result):
     assert cases["decoy"]["failing_checks"] == ["arguments", "no_decoy_identifier"]
     assert cases["invented"]["failing_checks"] == ["arguments", "no_identifier_invented"]
     out = result.stdout.str()
+    # the terminal shows what a failing case was given, under its question
+    result.stdout.fnmatch_lines(["question: Which officers does Royal Mail Group have?",
+                                 "given:    turn 1: find_company(name='Royal Mail Group') "
+                                 'returned [[]{"company_number": "04138203", *',
+                                 "expected: list_officers"])
     assert re.search(r"no_decoy_identifier: decoy used as an identifier: list_officers \(call 1\) "
                      r'company_number="08680755" matches decoy "08680755", found in '
                      r"find_company's result, turn 1", out), out
