@@ -84,7 +84,7 @@ def test_a_case_past_the_first_call_through_a_real_server_and_sdk(
                    _case("decoy", DECOY, context=[{**SEARCH, "result": json.dumps(many)}]),
                    _case("invented", INVENTED),
                    _case("retry", RETRY, context=[SEARCH, refused])])
-    project.pytester.makepyfile(test_decorated=f'''
+    project.pytester.makepyfile(test_context_decorated=f'''
 from pytest_toolselect import case
 
 @case(question={DECORATED!r}, context=[{SEARCH!r}], expect_tool=["list_officers"],
