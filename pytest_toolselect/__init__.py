@@ -55,7 +55,10 @@ def score_case(case: JSONObject, calls: Sequence[JSONObject],
     ``calls`` is a list of ``{"name": str, "arguments": dict}`` in first-turn order;
     ``tools`` (optional) are the offered tools with their ``input_schema``, which
     tells number-typed and identifier parameters apart and which the calls are validated
-    against (``valid_arguments``). ``why`` may be left out here.
+    against (``valid_arguments``). ``why`` may be left out here. A turn after earlier
+    calls is scored with them under ``case["context"]`` (the case-file shape: each turn a
+    ``call`` and its ``result``, or ``calls``), its identifiers grounded in the question
+    or those results.
     """
     from pytest_toolselect.exchange.tool import Tool, ToolCall
     from pytest_toolselect.scoring.checks import score

@@ -66,7 +66,8 @@ scored = st.builds(
     failing_detail=st.dictionaries(text, text, max_size=3), checks=checks,
     tools_fingerprint=maybe_text, tools_changed=st.booleans(), case_changed=st.booleans(),
     escalation=st.none() | st.builds(Escalation, counts, maybe_text, st.booleans()),
-    test_failure=maybe_text, unevaluated_checks=names, **case_fields)
+    test_failure=maybe_text, unevaluated_checks=names, context=st.lists(text, max_size=2),
+    **case_fields)
 case_records = unscored | billed_unscored | scored
 #: a group's baseline entry as a file may hold it: any of the probe's keys, in any order, and
 #: a key of a hand edit
@@ -137,7 +138,8 @@ def test_the_json_of_a_case_has_one_shape_per_kind(rec: CaseRecord) -> None:
             "failing_detail", "checks", "tools_fingerprint", "tools_changed", "case_changed",
             "error", *(["escalation"] if rec.escalation is not None else []),
             *(["test_failure"] if rec.test_failure is not None else []),
-            *(["unevaluated_checks"] if rec.unevaluated_checks else [])]
+            *(["unevaluated_checks"] if rec.unevaluated_checks else []),
+            *(["context"] if rec.context else [])]
 
 
 @given(case_records)

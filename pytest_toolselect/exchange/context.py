@@ -8,8 +8,11 @@ Here, beside the turn, so the providers, the scoring and the cache read one shap
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from .json_value import JSONDict
 
 
 @dataclass(frozen=True)
@@ -28,12 +31,13 @@ class GivenResult:
         """
         if isinstance(self.content, str):
             return self.content
-        if _is_content_list(self.content):
+        if is_content_list(self.content):
             return "\n".join(str(item.get("text", "")) for item in self.content)
         return json.dumps(self.content, ensure_ascii=False, separators=(",", ":"))
 
 
-def _is_content_list(value: Any) -> bool:
+def is_content_list(value: Any) -> bool:
+    """An MCP content list of text items (``[{type: text, text: ...}]``)."""
     return (isinstance(value, list) and bool(value)
             and all(isinstance(item, dict) and item.get("type") == "text" for item in value))
 
@@ -66,10 +70,35 @@ def call_id(turn: int, index: int) -> str:
     return f"toolu_ctx_{turn}_{index}"
 
 
-def context_to_data(context: tuple[GivenTurn, ...]) -> list[dict[str, Any]]:
+def context_to_data(context: tuple[GivenTurn, ...]) -> list[JSONDict]:
     """The context as plain JSON data: what cache keys and fingerprints hash."""
     return [{"text": turn.text,
              "calls": [{"name": call.name, "arguments": call.arguments, "id": call.id,
                         "result": call.result.content, "is_error": call.result.is_error}
                        for call in turn.calls]}
             for turn in context]
+
+
+#: the given calls a report shows of a case (the rest are counted), and each result's length
+SHOWN_CALLS = 6
+SHOWN_RESULT = 160
+
+
+def context_lines(context: tuple[GivenTurn, ...],
+                  mask: Callable[[str], str] = str) -> list[str]:
+    """The context as a report shows it, one line a call, clipped: ``turn 1:
+    find_company(query='Royal Mail Group') returned [{"company_number": ...``. ``mask``
+    hides credentials in each part before it is clipped, so none is left half."""
+    from .clip import clip_text
+
+    lines: list[str] = []
+    for t, turn in enumerate(context, 1):
+        for call in turn.calls:
+            args = mask(", ".join(f"{k}={v!r}" for k, v in call.arguments.items()))
+            said = "failed with" if call.result.is_error else "returned"
+            result = mask(call.result.as_text())
+            lines.append(f"turn {t}: {clip_text(call.name, 60)}({clip_text(args, 80)}) {said} "
+                         f"{clip_text(result, SHOWN_RESULT)}")
+    if len(lines) > SHOWN_CALLS:
+        lines[SHOWN_CALLS:] = [f"and {len(lines) - SHOWN_CALLS} more given calls"]
+    return lines

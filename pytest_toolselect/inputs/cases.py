@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # sourcemap imports only the standard library; yaml and jsonschema load inside its functions
+from pytest_toolselect.exchange.context import GivenTurn, context_to_data
 from pytest_toolselect.exchange.json_value import JSONDict, JSONObject
 from pytest_toolselect.inputs import CASE_SUFFIXES
 from pytest_toolselect.messages.allerrors import raise_all
@@ -99,6 +100,8 @@ class Case:
     undeclared_arguments: bool = True
     #: overrides the servers' instructions as the system prompt ("" sends none)
     system: str | None = None
+    #: the turns before the scored one (exchange.context), replayed after the question
+    context: tuple[GivenTurn, ...] = ()
     #: where it was written, for messages
     source: str = ""
     line: int | None = None
@@ -121,6 +124,8 @@ class Case:
             # only when off: cases written before the check keep their fingerprint
             **({} if self.valid_arguments else {"valid_arguments": False}),
             **({} if self.undeclared_arguments else {"undeclared_arguments": False}),
+            # only when given: first-turn cases keep their fingerprint
+            **({"context": context_to_data(self.context)} if self.context else {}),
         }
 
     def _identifiers_data(self) -> dict[str, Any]:
@@ -403,6 +408,12 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
                                   "case expects none", "name them in expect_tool, or drop "
                                   "expect_calls"))
     problems += _label_problems(item, src, path)
+    context: tuple[GivenTurn, ...] = ()
+    if "context" in item:
+        from .given import read_context
+
+        context, found = read_context(item["context"], src, (*path, "context"))
+        problems += found
     raise_all(problems)
     servers = item.get("servers")
     case = Case(
@@ -425,6 +436,7 @@ def _build_case(item: dict[str, Any], src: Sourced, path: PathT,
         valid_arguments=item.get("valid_arguments", True),
         undeclared_arguments=item.get("undeclared_arguments", True),
         system=item.get("system"),
+        context=context,
         source=src.file,
         line=src.line_of(path),
     )
@@ -479,6 +491,17 @@ def check_offered(case: Case, tools: Sequence[Tool]) -> None:
             problems.append(error(f"forbid_tools[{i}]",
                                   f"forbid_tools names {name!r}, which is not offered"
                                   f"{hint(name, near)}", f"rename it to {near}"))
+    for t, turn in enumerate(case.context):
+        for i, given in enumerate(turn.calls):
+            if given.name not in offered:
+                near = renamed.get(given.name) or nearest(given.name, offered)
+                place = f"context[{t}]" if len(turn.calls) == 1 else f"context[{t}].calls[{i}]"
+                problems.append(error(
+                    place, f"the context calls {given.name!r}, which the case's servers do not "
+                    "offer, so the replayed turn names a tool the model never saw"
+                    + hint(given.name, near),
+                    f"write {near}" if given.name in renamed
+                    else f"write one of the offered tools: {names}"))
     targets = [offered[n] for n in case.expect_tool or () if n in offered]
     for j, m in enumerate(case.expect_args):
         path = m.get("path")

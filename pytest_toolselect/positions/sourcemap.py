@@ -226,6 +226,8 @@ def _is_one_key_of(err: Any) -> bool:
 _ONE_OF_FIX = {
     "matcher": ('add one, e.g. equals: "04138203"',
                 "split it into one matcher per operator, each with the same path"),
+    "context turn": ("add call: with result: for a turn of one call, or calls: for several",
+                     "keep one: a turn of one call is call: with result:, of several calls:"),
     "server": ("add command: for MCP over stdio, url: for MCP over streamable HTTP, or "
                "tools_file: for a static list of tools",
                "keep one: a server gets its tools from exactly one place"),

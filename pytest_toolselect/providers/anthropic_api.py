@@ -16,6 +16,7 @@ from pytest_toolselect.exchange.tool import ToolCall
 from . import Turn, TurnRequest, finish_turn
 from .api_keys import key_from_env
 from .preflight import placeholder_key
+from .replay import anthropic_messages
 from .retry import (
     Fault,
     FaultError,
@@ -57,7 +58,8 @@ class AnthropicProvider(SDKProvider):
         body: dict[str, Any] = {
             "model": self.api_model,
             "max_tokens": self.settings.max_tokens,
-            "messages": [{"role": "user", "content": request.question}],
+            "messages": [{"role": "user", "content": request.question},
+                         *anthropic_messages(request.context, names)],
         }
         if tools:
             # tool_choice without tools is a 400, so both go together

@@ -13,6 +13,7 @@ from pytest_toolselect.exchange.replies import shown
 from pytest_toolselect.exchange.tool import ToolCall
 
 from . import ProviderSettings, Turn, TurnRequest
+from .replay import chat_messages
 from .retry import Fault, FaultError
 from .wire import NameMap, as_int, make_usage, read_call, wire_tools
 
@@ -29,6 +30,7 @@ def chat_request(model: str, request: TurnRequest, settings: ProviderSettings
     if request.system:
         messages.append({"role": "system", "content": request.system})
     messages.append({"role": "user", "content": request.question})
+    messages += chat_messages(request.context, names)
     body: dict[str, Any] = {"model": model, "messages": messages, "max_tokens": settings.max_tokens}
     if tools:
         # tool_choice without tools is a 400 on OpenAI, so both go together

@@ -9,6 +9,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_toolselect.exchange.context import GivenTurn, context_to_data
 from pytest_toolselect.messages.errors import ToolselectError, nearest
 
 #: the keys of one `prices` entry, per million tokens
@@ -132,11 +133,14 @@ def cost_usd(model: str, usage: Mapping[str, int], prices: Mapping[str, Mapping[
 FRAMING_TOKENS = 1000
 
 
-def request_bytes(question: str, system: str | None, tools: Any) -> int:
-    """The UTF-8 size of what a request asks (question, system prompt, tools as JSON): a
-    bound on its input tokens, since no token of a byte-level BPE vocabulary is shorter
-    than a byte."""
+def request_bytes(question: str, system: str | None, tools: Any,
+                  context: tuple[GivenTurn, ...] = ()) -> int:
+    """The UTF-8 size of what a request asks (question, system prompt, tools as JSON, any
+    context's calls and results as JSON): a bound on its input tokens, since no token of a
+    byte-level BPE vocabulary is shorter than a byte."""
     text = question + (system or "") + json.dumps([t.to_dict() for t in tools], default=str)
+    if context:
+        text += json.dumps(context_to_data(context), ensure_ascii=False, default=str)
     return len(text.encode("utf-8"))
 
 

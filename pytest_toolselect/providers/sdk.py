@@ -38,7 +38,8 @@ class SDKProvider:
     def max_cost_usd(self, request: TurnRequest) -> float | None:
         """The most this request can cost (None: no price known): what the cost cap reserves."""
         return reservation_usd(self.model, self.settings.prices, max_tokens=self.settings.max_tokens,
-                               size=request_bytes(request.question, request.system, request.tools))
+                               size=request_bytes(request.question, request.system, request.tools,
+                                                 request.context))
 
     def endpoint(self) -> str | None:
         """The base URL the calls go to (None: the SDK's own default): part of a cached answer's key."""

@@ -82,7 +82,7 @@ _SCORED_KEYS = ("toolset", "tool_texts", "tools_diff", "renamed_from", "dropped_
                 "tools_changed", "case_changed", "error")
 #: present only when there is something to say
 _OPTIONAL_KEYS = ("escalation", "test_failure", "unevaluated_checks", "found_by", "offered",
-                  "tool_defs", "attribution")
+                  "tool_defs", "attribution", "context")
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +159,9 @@ class CaseRecord:
     tool_defs: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: what re-asking the model with the baseline's tools found (gate/attribution.py)
     attribution: Attribution | None = None
+    #: the case's given calls and results, a clipped and masked line each (a case past the
+    #: first call: exchange.context.context_lines)
+    context: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # the words arrive as text from a file or a worker's report: read once, here
@@ -182,7 +185,7 @@ class CaseRecord:
             out["unevaluated_checks"] = list(self.unevaluated_checks)
         if any(f is not None for f in self.found_by):
             out["found_by"] = list(self.found_by)
-        for k in ("offered", "tool_defs", "attribution"):
+        for k in ("offered", "tool_defs", "attribution", "context"):
             if getattr(self, k):
                 out[k] = _copy(getattr(self, k))
         return out
@@ -205,7 +208,8 @@ class CaseRecord:
                    unevaluated_checks=list(data.get("unevaluated_checks") or []),
                    found_by=list(data.get("found_by") or []),
                    offered=_copy(data.get("offered")), tool_defs=_copy(data.get("tool_defs") or {}),
-                   attribution=Attribution.from_json(attribution) if attribution is not None else None)
+                   attribution=Attribution.from_json(attribution) if attribution is not None else None,
+                   context=list(data.get("context") or []))
 
     @classmethod
     def read(cls, data: Mapping[str, Any]) -> CaseRecord:
@@ -250,6 +254,7 @@ class CaseRecord:
             found_by=list(data.get("found_by") or []),
             offered=_copy(data.get("offered")), tool_defs=_copy(data.get("tool_defs") or {}),
             attribution=Attribution.read(attribution) if attribution else None,
+            context=list(data.get("context") or []),
         )
 
 

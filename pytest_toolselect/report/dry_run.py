@@ -40,11 +40,13 @@ def case_lines(dry: CaseDryRun, prices: Mapping[str, float] | None) -> Iterator[
     if not dry.cases:
         return
     parts = dry.input_tokens
+    given = (f", context {parts['context']:,} (the given calls and results)"
+             if parts.get("context") else "")
     harness = (f", the harness's own request {parts['harness']:,} (measured: its system prompt, "
                "built-in tools and framing)" if parts.get("harness") else "")
     yield (f"  input: about {dry.input_tokens_estimate:,} tokens (tools {parts['tools']:,}, "
            f"system {parts['system']:,}, question {parts['question']:,}, tool use "
-           f"{parts['overhead']:,}{harness}); output: about {dry.output_tokens_estimate:,} tokens")
+           f"{parts['overhead']:,}{given}{harness}); output: about {dry.output_tokens_estimate:,} tokens")
     if dry.unlisted:
         yield (f"  {plural(dry.unlisted, 'case')} whose tools could not be listed: "
                "counted in calls, not in tokens or cost")

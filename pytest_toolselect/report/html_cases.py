@@ -125,6 +125,10 @@ def _case_cell(rec: CaseRecord) -> str:
     out = (f'<span class="line nodefile mono">{_e(head + sep)}</span>' if sep else "") + (
         f'<span class="line nodecase mono">{_e(tail)}</span>')
     out += f'<span class="line question">{_e(_clip(str(rec.question)))}</span>'
+    if rec.context and (rec.failing_checks or rec.error):
+        # a case past the first call fails on what it was given: show it (clipped lines)
+        out += "".join(f'<span class="line context sub">given: {_e(_clip(line))}</span>'
+                       for line in rec.context)
     why = rec.why
     if why:
         out += f'<span class="line why">why: {_e(_clip(str(why)))}</span>'

@@ -124,6 +124,8 @@ def _case_block(case: DocumentCase) -> list[str]:
     rec = case.record
     tag = f" \\[{text(rec.category)}\\]" if rec.category else ""
     out = [f"**{code(rec.nodeid)}**{tag}", "", f"- question: {text(rec.question)}"]
+    # a case past the first call: the calls and results it was given, a clipped line each
+    out.extend(f"- given: {text(line)}" for line in rec.context)
     expect = rec.expect_tool
     out.append(f"- expected: {code(expected_label(expect, rec.allow_no_tool))}"
                if expect is not None else "- expected: any tool")

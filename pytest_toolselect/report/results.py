@@ -97,6 +97,9 @@ def case_entry(rec: CaseRecord, base: CaseEntry | None,
     if any(f is not None for f in rec.found_by):
         # a harness route: the choice came after the harness's own tool search
         entry["found_by"] = list(rec.found_by)
+    if rec.context:
+        # a case past the first call: what it was given, a clipped line a call
+        entry["context"] = list(rec.context)
     return entry
 
 

@@ -64,7 +64,10 @@ def describe(rec: CaseRecord, *, error_above: bool = False,
     (``error_above``: the error's message is printed above, under ERRORS, and not again;
     ``verbose``: what the model wrote on each rep, too)."""
     # the record keeps the whole text (the HTML search covers it); what is printed is clipped
-    out = [f"question: {clip_text(str(rec.question))}", f"expected: {_expected_text(rec)}"]
+    out = [f"question: {clip_text(str(rec.question))}"]
+    # a case past the first call: the calls and results it was given (clipped lines)
+    out += [f"given:    {line}" for line in rec.context]
+    out.append(f"expected: {_expected_text(rec)}")
     if rec.error and error_above:
         out.append("error:    (in full under ERRORS above)")
     elif rec.error:

@@ -77,7 +77,8 @@ class _Asker:
         self.calls += n * len(arms)
         self.spend.calls += n * len(arms)
         jobs = [(a, self.runner.call(TurnRequest(question=self.run.case.question, tools=tools,
-                                                 system=system or None, rep=attr.REP_OFFSET + i),
+                                                 system=system or None, rep=attr.REP_OFFSET + i,
+                                                 context=self.run.case.context),
                                      self.tokens))
                 for i in range(n) for a, (tools, system) in enumerate(arms)]
         results = await asyncio.gather(*(j for _, j in jobs), return_exceptions=True)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from pytest_toolselect.exchange.context import context_to_data
 from pytest_toolselect.exchange.tool import ToolCall
 from pytest_toolselect.messages.errors import ToolselectError, nearest
 from pytest_toolselect.providers import Provider, Turn, TurnRequest
@@ -136,7 +137,7 @@ def request_key(subject: Mapping[str, Any], request: TurnRequest, endpoint: str 
     dropped), the base URL the request goes to (`endpoint`, None for the provider's
     own: two local servers may serve different models under one name), the system
     prompt, every tool's name, description and input schema in the order offered,
-    the question and the rep index.
+    the question, the rep index and any context (the turns replayed after the question).
     """
     envelope = {
         "format": FORMAT,
@@ -147,6 +148,8 @@ def request_key(subject: Mapping[str, Any], request: TurnRequest, endpoint: str 
         "tools": [t.to_dict() for t in request.tools],
         "question": request.question,
         "rep": request.rep,
+        # only when given: the keys of first-turn requests stay as they were
+        **({"context": context_to_data(request.context)} if request.context else {}),
     }
     # default=repr: a schema holding a non-JSON value still hashes (stably) instead of crashing
     text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"), default=repr)

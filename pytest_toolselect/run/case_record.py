@@ -70,6 +70,16 @@ class CaseRecords:
         secrets = self.settings.server_secrets()
         return [clip_text(redact(t.text, secrets), TEXT_CLIP) if t.text else "" for t in turns]
 
+    def _context(self, case: Case) -> list[str]:
+        """A case's given calls and results as the reports show them: masked, then clipped."""
+        if not case.context:
+            return []
+        from pytest_toolselect.exchange.context import context_lines
+        from pytest_toolselect.messages.masking import redact
+
+        secrets = self.settings.server_secrets()
+        return context_lines(case.context, lambda text: redact(text, secrets))
+
     def record(self, nodeid: str, order: int, case: Case, outcome: CaseOutcome | None,
                error: str | None = None, verdict: str = gate.ERROR,
                billed: Sequence[Turn] = (), inconclusive: bool = False) -> CaseRecord:
@@ -97,6 +107,7 @@ class CaseRecords:
             case_fingerprint=case_fp,
             # not scored: the baseline keeps its entry for this case
             status=None, verdict=verdict, error=self._masked(error),
+            context=self._context(case),
         )
         if outcome is None:
             if billed:

@@ -13,6 +13,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.exchange.context import GivenTurn, context_to_data
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.probe.preference import (
     CHARS_PER_TOKEN,
@@ -33,12 +34,18 @@ def text_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def request_parts(question: str, system: str | None, tools: Sequence[Any]) -> dict[str, int]:
+def request_parts(question: str, system: str | None, tools: Sequence[Any],
+                  context: tuple[GivenTurn, ...] = ()) -> dict[str, int]:
     """One request's estimated input tokens by part: tool definitions as JSON, the system
-    prompt, the question, and what the provider adds for tool use."""
-    return {"tools": text_tokens(json.dumps([t.to_dict() for t in tools], default=str)),
-            "system": text_tokens(system or ""), "question": text_tokens(question),
-            "overhead": TOOL_USE_OVERHEAD_TOKENS}
+    prompt, the question, what the provider adds for tool use, and any context (the given
+    calls and results, replayed after the question)."""
+    parts = {"tools": text_tokens(json.dumps([t.to_dict() for t in tools], default=str)),
+             "system": text_tokens(system or ""), "question": text_tokens(question),
+             "overhead": TOOL_USE_OVERHEAD_TOKENS}
+    if context:
+        parts["context"] = text_tokens(json.dumps(context_to_data(context), ensure_ascii=False,
+                                                  default=str))
+    return parts
 
 
 def escalation_cap(settings: Settings, deterministic: bool) -> int:
@@ -106,11 +113,11 @@ def case_parts(calls: CaseCalls, cases: Sequence[Case]) -> list[dict[str, int] |
             out.append(None)
             continue
         if sent is None:
-            out.append(request_parts(case.question, system, tools))
+            out.append(request_parts(case.question, system, tools, case.context))
             continue
         # a harness sends its own request around the case's: measured (its system prompt,
         # built-in tools and framing), with the case's MCP tools and question in it
-        parts = request_parts(case.question, system, [t for t in tools if t.server])
+        parts = request_parts(case.question, system, [t for t in tools if t.server], case.context)
         parts["harness"] = math.ceil(sent.body_bytes / CHARS_PER_TOKEN)
         out.append(parts)
     return out

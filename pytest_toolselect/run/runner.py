@@ -20,6 +20,7 @@ from .scheduler import RateLimiter, Scheduler
 if TYPE_CHECKING:
     import pytest
 
+    from pytest_toolselect.exchange.context import GivenTurn
     from pytest_toolselect.exchange.tool import Tool
     from pytest_toolselect.inputs.cases import Case
     from pytest_toolselect.providers import Turn, TurnRequest
@@ -34,11 +35,12 @@ if TYPE_CHECKING:
 Job = Callable[[], Awaitable[Any]]
 
 
-def _token_estimate(question: str, tools: Iterable[Any], system: str | None) -> int:
+def _token_estimate(question: str, tools: Iterable[Any], system: str | None,
+                    context: tuple[GivenTurn, ...] = ()) -> int:
     """A rough prompt size for the tokens-per-minute limit (4 bytes a token)."""
     from pytest_toolselect.providers.pricing import request_bytes
 
-    return request_bytes(question, system, tools) // 4
+    return request_bytes(question, system, tools, context) // 4
 
 
 class CaseRunner:
@@ -100,7 +102,7 @@ class CaseRunner:
         plan = plan_for(self, identity)
 
         tools, system = await asyncio.to_thread(self.tools_for, case)
-        tokens = _token_estimate(case.question, tools, system)
+        tokens = _token_estimate(case.question, tools, system, case.context)
         servers, root = ((), None)
         provider = self.wiring.provider
         if self.server_specs is not None and hasattr(getattr(provider, "inner", provider),
@@ -109,7 +111,7 @@ class CaseRunner:
 
         def request(rep: int) -> TurnRequest:
             return TurnRequest(question=case.question, tools=tools, system=system or None, rep=rep,
-                               servers=servers, root=root)
+                               servers=servers, root=root, context=case.context)
 
         results = await asyncio.gather(*(self.rep(request(rep), tokens)
                                          for rep in range(self.settings.reps)),

@@ -168,6 +168,8 @@ def check_no_identifier_invented(case: Case, calls: Sequence[ToolCall],
     if idents is None:
         idents = find_identifiers(calls, tools, case.identifiers)
     idents = _params_to_ground(case, idents)
+    if case.context:
+        return _grounded_in_sources(case, idents, tools)
     grounding = question_grounding(case.question, case.identifiers)
     offered = {t.name: t for t in tools}
     # a value the tool lists itself (its enum, a code in its description) is no invention
@@ -183,6 +185,44 @@ def check_no_identifier_invented(case: Case, calls: Sequence[ToolCall],
                               "all {n} identifier(s) are grounded in the question" if not listed
                               else f"all {{n}} identifier(s) are grounded: {listed} listed by "
                                    "the tool itself, the rest in the question")
+
+
+def _grounded_in_sources(case: Case, idents: Sequence[Identifier],
+                         tools: Sequence[Tool]) -> CheckResult:
+    """no_identifier_invented for a case with context: each identifier is grounded in the
+    question or a given result, and the detail names where ("04138203 from find_company's
+    result, turn 1"); one in no source is invented."""
+    from .sources import case_sources, source_of
+
+    sources = case_sources(case)
+    offered = {t.name: t for t in tools}
+    offenders: list[str] = []
+    found: list[str] = []
+    for ident in idents:
+        hit = source_of(ident, sources)
+        if hit is not None:
+            found.append(f"{ident.value} from {hit[1]}")
+        elif listed_by_tool(ident, offered.get(ident.tool)) is not None:
+            found.append(f"{ident.value} listed by {ident.tool} itself")
+        else:
+            offenders.append(ident.describe())
+    named = "; ".join(clip_text(f) for f in found[:MAX_OFFENDERS])
+    if len(found) > MAX_OFFENDERS:
+        named += f"; and {len(found) - MAX_OFFENDERS:,} more"
+    return _identifiers_check(idents, offenders,
+                              "identifier in no source (not in the question nor in any "
+                              "given result)", "all {n} identifier(s) are grounded: "
+                              + named.replace("{", "{{").replace("}", "}}"))
+
+
+def _decoy_source(case: Case, ident: Identifier) -> str:
+    """Where a decoy the model used came from, for a case with context: ", from X"."""
+    if not case.context:
+        return ""
+    from .sources import case_sources, source_of
+
+    hit = source_of(ident, case_sources(case))
+    return f", found in {hit[1]}" if hit is not None else ", found in no source"
 
 
 def check_no_any_identifier(case: Case, calls: Sequence[ToolCall],
@@ -210,7 +250,8 @@ def check_no_decoy_identifier(case: Case, calls: Sequence[ToolCall],
         for decoy, grounding in decoys:
             found = decoy_matched(ident, grounding) if guards(decoy.params, ident) else None
             if found is not None:
-                offenders.append(f'{ident.describe()} matches decoy "{found}"')
+                offenders.append(f'{ident.describe()} matches decoy "{found}"'
+                                 + _decoy_source(case, ident))
                 break
     return _identifiers_check(guarded, offenders, "decoy used as an identifier",
                               "none of {n} identifier(s) matches a decoy")
