@@ -83,8 +83,8 @@ def masked(value: Any) -> Any:
     if isinstance(value, str):
         return redact(value)
     if isinstance(value, dict):
-        return {redact(str(k)): MASK if is_secret_name(str(k)) and isinstance(v, (str, int, float))
-                and not isinstance(v, bool) and str(v) else masked(v) for k, v in value.items()}
+        return {redact(str(k)): MASK if is_secret_name(str(k)) and isinstance(v, str) and v
+                else masked(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [masked(v) for v in value]
     return value
