@@ -280,3 +280,11 @@ def test_any_text_round_trips_into_the_case_and_back(
     assert case["expect_tool"] == ["second"]
     matched = {k: v for k, v in held(last).items() if k and k != "any" and "." not in k}
     assert {m["path"]: m["equals"] for m in case.get("expect_args", [])} == matched
+
+
+def test_a_missing_transcript_and_a_lone_at_are_usage_errors(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["init", "--from-transcript", str(tmp_path / "gone.jsonl")]) == 2
+    assert "gone.jsonl: cannot read the transcript" in capsys.readouterr().err
+    assert main(["init", "--at", "2"]) == 2
+    assert "--at chooses a call of a transcript (give --from-transcript FILE)" in capsys.readouterr().err
