@@ -17,6 +17,12 @@ EPILOG = """\
 examples:
   toolselect init                                # writes starter.toolselect.yaml here
   toolselect init --server companies -o companies.toolselect.yaml
+  toolselect init --from-transcript ~/.claude/projects/-srv-app/3f2a....jsonl
+  toolselect init --from-transcript chat.json --at 2 --at -1 -o chat.toolselect.yaml
+
+From a transcript (a Claude Code session file, or an OpenAI-style messages JSON), each case
+is the user's question, the calls and results before the chosen call as its context, and
+that call as its expectation, with the recorded arguments to review. No server is started.
 
 It also adds required_plugins = pytest-toolselect to the pytest configuration (pytest.ini,
 pyproject.toml, tox.ini or setup.cfg; a pytest.ini when there is none), so a run without
@@ -36,7 +42,15 @@ def add_parser(commands: Any, formatter: Any) -> None:
                     "say why the case exists. Never overwrites a file.")
     add_common(init)
     init.add_argument("-o", "--output", metavar="PATH", default=DEFAULT_OUT,
-                      help=f"the case file to write (default: {DEFAULT_OUT}, beside the config)")
+                      help=f"the case file to write (default: {DEFAULT_OUT}, beside the config; "
+                           "from a transcript, <its name>.toolselect.yaml here)")
+    init.add_argument("--from-transcript", metavar="FILE", dest="transcript",
+                      help="start cases past the first call from a recorded conversation: a Claude "
+                           "Code session file (~/.claude/projects/*/*.jsonl) or an OpenAI-style "
+                           "messages JSON")
+    init.add_argument("--at", metavar="N", type=int, action="append",
+                      help="with --from-transcript: the tool call to expect, counted from 1 "
+                           "(negative: from the end); repeat for one case per call (default: the last)")
     init.set_defaults(run=run)
 
 
@@ -94,6 +108,10 @@ def run(args: argparse.Namespace) -> int:
 
     from .saved_run import OK
 
+    if args.transcript is not None:
+        return from_transcript(args)
+    if args.at:
+        raise ToolselectError("--at chooses a call of a transcript", fix="give --from-transcript FILE")
     config, found = discovered(args.config, args.server)
     if not any(found.values()):
         # a file of no cases is one its own loader refuses: nothing is written
@@ -113,4 +131,26 @@ def run(args: argparse.Namespace) -> int:
 
     # a run without the plugin would collect no case and could pass: pytest refuses it
     print(require_plugin(config.root))
+    return OK
+
+
+def from_transcript(args: argparse.Namespace) -> int:
+    """Cases from a recorded conversation: read, chosen and written without starting a server."""
+    from pytest_toolselect.gate.atomic import write_text
+
+    from .context_case import context_file
+    from .saved_run import OK
+    from .transcripts import read_transcript
+
+    source = Path(args.transcript).expanduser()
+    text = context_file(read_transcript(source), args.at or [-1])
+    name = args.output if args.output != DEFAULT_OUT else f"{source.stem}.toolselect.yaml"
+    out = Path(name) if Path(name).is_absolute() else Path.cwd() / name
+    if out.exists():
+        raise ToolselectError(f"{out} exists: init never overwrites a file",
+                              fix="give another name with -o, or remove the file")
+    write_text(out, text)
+    count = text.count("\n  - id: ")
+    print(f"wrote {out}: {count} case{'s' if count != 1 else ''} from {source.name}, each the call "
+          "the conversation made next; review each expectation and its why")
     return OK

@@ -16,6 +16,7 @@ so a developer's settings, plugins, skills and CLAUDE.md do not reach CI results
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import tempfile
@@ -29,6 +30,7 @@ from pytest_toolselect.exchange.tool import ToolCall
 from . import ProviderCallError, Turn, TurnRequest
 from .api_keys import key_from_env
 from .claude_code_probe import HarnessRequest, probe
+from .claude_code_session import RESUME_ENV, write_session
 from .harness import (
     HarnessProvider,
     builtin_tools,
@@ -187,7 +189,20 @@ class ClaudeCodeProvider(HarnessProvider):
         config = {"mcpServers": mcp_config(request.servers, request.root, stderr_to=logs)}
         mcp_file = write_private(Path(home) / "mcp.json", json.dumps(config))
         turns = 1 if env.get("ENABLE_TOOL_SEARCH") == "false" else self.max_turns()
+        resumed: Path | None = None
+        if request.context:
+            # the earlier turns as a session cut off after their results: resumed with no
+            # prompt, the CLI asks the model for that turn again (claude_code_session)
+            env = {**env, **RESUME_ENV}
         options = self.options(env, home, request.root, str(mcp_file), stderr, turns)
+        prompt: Any = request.question
+        if request.context:
+            folder = Path(env.get("CLAUDE_CONFIG_DIR") or os.environ.get("CLAUDE_CONFIG_DIR")
+                          or Path.home() / ".claude")
+            session, resumed = write_session(folder, str(options.cwd), request.question,
+                                             request.context, request.tools, cli_version())
+            options = dataclasses.replace(options, resume=session)
+            prompt = _no_prompt()
         names = wire_name_map(request.tools)
         choice: list[ToolCall] = []
         searched: list[str] = []
@@ -196,7 +211,7 @@ class ClaudeCodeProvider(HarnessProvider):
         result: Any = None
         spent: dict[str, dict[str, int]] = {}  # message id -> its usage, when no result comes
         closed = False  # the choice's message is complete once a tool result follows it
-        stream: Any = query(prompt=request.question, options=options)
+        stream: Any = query(prompt=prompt, options=options)
         try:
             async with contextlib.aclosing(stream):
                 async for message in stream:
@@ -237,6 +252,10 @@ class ClaudeCodeProvider(HarnessProvider):
                 said = "; ".join(line.strip() for line in stderr[-5:] if line.strip()) or str(e)
                 raise ProviderCallError(f"{self.model}: Claude Code failed: {said[:500]}",
                                         attempts=1) from None
+        finally:
+            if resumed is not None and self.settings.harness_user_settings:
+                # in the user's own config folder: the replayed session is not theirs to keep
+                resumed.unlink(missing_ok=True)
         if result is None and not closed:
             raise ProviderCallError(f"{self.model}: Claude Code ended without a result"
                                     + (f": {stderr[-1][:300]}" if stderr else ""), attempts=1)
@@ -278,6 +297,12 @@ class ClaudeCodeProvider(HarnessProvider):
     def max_turns(self) -> int:
         """One turn; under tool search, room for the harness's own searches before it."""
         return 1 if self.settings.harness_tool_search == "off" else 1 + SEARCH_TURNS
+
+
+async def _no_prompt() -> Any:
+    """A prompt stream that sends nothing: a resumed session's cut-off turn is the question."""
+    return
+    yield  # an async generator
 
 
 def _summed(usages: Any) -> dict[str, int]:

@@ -28,6 +28,30 @@ from .pricing import cost_usd, request_bytes, reservation_usd
 from .wire import make_usage
 
 
+def replayed(request: TurnRequest) -> str | list[Any]:
+    """The agent's input: the question, then each given turn (exchange.context) as the items
+    a run of the SDK leaves in its history, its text as an assistant message, its calls as
+    ``function_call`` items (the tools under the names the SDK lists them by) and their
+    results as ``function_call_output`` items, which the Chat Completions model sends as the
+    assistant's ``tool_calls`` and ``tool`` messages. That wire has no error flag: an error
+    result is sent as its text."""
+    if not request.context:
+        return request.question
+    names = {t.name: t.original_name or t.name for t in request.tools if t.server}
+    items: list[Any] = [{"role": "user", "content": request.question}]
+    for n, turn in enumerate(request.context, 1):
+        if turn.text:
+            items.append({"type": "message", "role": "assistant", "id": f"msg_ctx_{n}",
+                          "status": "completed",
+                          "content": [{"type": "output_text", "text": turn.text, "annotations": []}]})
+        items += [{"type": "function_call", "call_id": call.id, "name": names.get(call.name, call.name),
+                   "arguments": json.dumps(call.arguments, ensure_ascii=False)}
+                  for call in turn.calls]
+        items += [{"type": "function_call_output", "call_id": call.id, "output": call.result.as_text()}
+                  for call in turn.calls]
+    return items
+
+
 class _Captured(Exception):  # a signal, not an error: the run ends with it
     def __init__(self, response: Any) -> None:
         super().__init__("first response captured")
@@ -103,7 +127,7 @@ class OpenAIAgentsProvider(HarnessProvider):
                 agent = Agent(name="toolselect", instructions=request.system or None,
                               mcp_servers=servers, model_settings=settings,
                               model=FirstResponse(model=self.api_model, openai_client=client))
-                await Runner.run(agent, request.question, max_turns=1,
+                await Runner.run(agent, replayed(request), max_turns=1,
                                  run_config=RunConfig(tracing_disabled=True))
         except _Captured as captured:
             response = captured.response
