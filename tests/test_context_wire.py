@@ -140,3 +140,14 @@ def test_the_cost_cap_reserves_for_the_longer_prompt() -> None:
          "is_error": c.result.is_error} for c in t.calls]} for t in CONTEXT],
         ensure_ascii=False).encode())
     assert after - alone == pytest.approx(given / 1e6)
+
+
+def test_the_agents_sdk_route_reserves_for_the_longer_prompt() -> None:
+    from pytest_toolselect.providers import ProviderSettings, get_provider
+
+    pytest.importorskip("agents")
+    provider = get_provider("openai-agents/gpt-test", ProviderSettings(
+        prices={"openai-agents/gpt-test": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}}))
+    alone = provider.max_cost_usd(TurnRequest(QUESTION, TOOLS))
+    after = provider.max_cost_usd(TurnRequest(QUESTION, TOOLS, context=CONTEXT))
+    assert alone is not None and after is not None and after > alone

@@ -291,7 +291,8 @@ class ClaudeCodeProvider(HarnessProvider):
         one = reservation_usd(self.model, self.settings.prices,
                               max_tokens=sent.max_tokens or self.settings.max_tokens,
                               size=sent.body_bytes + request_bytes(request.question,
-                                                                   request.system, mine))
+                                                                   request.system, mine,
+                                                                   request.context))
         return None if one is None else one * self.max_turns()
 
     def max_turns(self) -> int:

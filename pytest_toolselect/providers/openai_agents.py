@@ -77,7 +77,8 @@ class OpenAIAgentsProvider(HarnessProvider):
         """The most a call can cost (None: no price known), what the cost cap reserves: the
         agent sends the case's system prompt, tools and question, and its max_tokens."""
         return reservation_usd(self.model, self.settings.prices, max_tokens=self.settings.max_tokens,
-                               size=request_bytes(request.question, request.system, request.tools))
+                               size=request_bytes(request.question, request.system, request.tools,
+                                                 request.context))
 
     async def first_turn(self, request: TurnRequest) -> Turn:
         s = self.settings
