@@ -14,6 +14,7 @@ import mcp.client.stdio  # noqa: F401
 import openai  # noqa: F401
 import pytest
 from fakeapi import FakeAPI, Reply, fake_api_fixture  # noqa: F401
+from harness_support import require_harness
 
 from conftest import REGISTRY_TOOLS, Project
 
@@ -65,9 +66,12 @@ def _case(id: str, question: str, **fields: Any) -> dict[str, Any]:
             "forbid_ungrounded": True, "decoys": ["08680755"], **fields}
 
 
-@pytest.mark.parametrize("model", ["anthropic/claude-test", "openai/gpt-test"])
+@pytest.mark.parametrize("model", ["anthropic/claude-test", "openai/gpt-test",
+                                   "openai-agents/gpt-test"])
 def test_a_case_past_the_first_call_through_a_real_server_and_sdk(
         project: Project, fake_api: FakeAPI, monkeypatch: pytest.MonkeyPatch, model: str) -> None:
+    if model.startswith("openai-agents/"):  # the harness route: a real Agents SDK agent
+        require_harness("agents", "openai-agents")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-" + "e2e-context-" + "0" * 16)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-proj-e2e-context-" + "1" * 24)
     fake_api.handler = _model

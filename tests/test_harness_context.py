@@ -123,9 +123,10 @@ def test_the_agents_sdk_replays_the_given_turns_as_prior_items(
     assert result1 == {"role": "tool", "tool_call_id": "toolu_ctx_1_1", "content": SEARCH}
     assert [(c["id"], c["function"]["name"]) for c in asked2["tool_calls"]] == [
         ("toolu_ctx_2_1", "list_officers"), ("toolu_ctx_2_2", "lookup_vat")]
-    # the Chat Completions wire has no error flag: an error result is its text
+    # the Chat Completions wire has no error flag: an error result's text says it, as the
+    # openai/ route's does
     assert result2a == {"role": "tool", "tool_call_id": "toolu_ctx_2_1",
-                        "content": "company_number must have 8 digits"}
+                        "content": "Error: company_number must have 8 digits"}
     assert result2b == {"role": "tool", "tool_call_id": "toolu_ctx_2_2",
                         "content": "ROYAL MAIL GROUP LIMITED\nVAT registered"}
     assert calls_of(log) == []

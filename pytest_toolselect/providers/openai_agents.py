@@ -25,6 +25,7 @@ from .api_keys import key_from_env
 from .harness import HarnessProvider, mcp_config, not_connected, secrets_of, version
 from .preflight import placeholder_key
 from .pricing import cost_usd, request_bytes, reservation_usd
+from .replay import tool_text
 from .wire import make_usage
 
 
@@ -34,7 +35,7 @@ def replayed(request: TurnRequest) -> str | list[Any]:
     ``function_call`` items (the tools under the names the SDK lists them by) and their
     results as ``function_call_output`` items, which the Chat Completions model sends as the
     assistant's ``tool_calls`` and ``tool`` messages. That wire has no error flag: an error
-    result is sent as its text."""
+    result's text starts with "Error: ", as on the ``openai/`` route (providers.replay)."""
     if not request.context:
         return request.question
     names = {t.name: t.original_name or t.name for t in request.tools if t.server}
@@ -47,7 +48,7 @@ def replayed(request: TurnRequest) -> str | list[Any]:
         items += [{"type": "function_call", "call_id": call.id, "name": names.get(call.name, call.name),
                    "arguments": json.dumps(call.arguments, ensure_ascii=False)}
                   for call in turn.calls]
-        items += [{"type": "function_call_output", "call_id": call.id, "output": call.result.as_text()}
+        items += [{"type": "function_call_output", "call_id": call.id, "output": tool_text(call.result)}
                   for call in turn.calls]
     return items
 

@@ -19,6 +19,12 @@ from .wire import NameMap
 ERROR_PREFIX = "Error: "
 
 
+def tool_text(result: GivenResult) -> str:
+    """A result as an OpenAI-style tool message says it: a failure's text starts with
+    ERROR_PREFIX, the one place that wire can carry it."""
+    return (ERROR_PREFIX if result.is_error else "") + result.as_text()
+
+
 def anthropic_messages(context: tuple[GivenTurn, ...], names: NameMap) -> list[dict[str, Any]]:
     """The Messages API's turns: each an assistant message of text and tool_use blocks,
     then a user message of their tool_result blocks (is_error set on a failed call)."""
@@ -52,6 +58,5 @@ def chat_messages(context: tuple[GivenTurn, ...], names: NameMap) -> list[dict[s
                           "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
             for c in turn.calls]})
         out += [{"role": "tool", "tool_call_id": c.id,
-                 "content": (ERROR_PREFIX if c.result.is_error else "") + c.result.as_text()}
-                for c in turn.calls]
+                 "content": tool_text(c.result)} for c in turn.calls]
     return out
