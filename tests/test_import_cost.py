@@ -132,7 +132,8 @@ def test_the_sdk_imports_beside_a_starting_mcp_server_without_a_deadlock(
 ENTRY_MODULES = {
     "pytest_toolselect", "pytest_toolselect.plugin", "pytest_toolselect.plugin.options",
     "pytest_toolselect.plugin.hookspecs", "pytest_toolselect.inputs",
-    "pytest_toolselect.inputs.option_table", "pytest_toolselect.inputs.labels",
+    "pytest_toolselect.inputs.option_table", "pytest_toolselect.inputs.report_formats",
+    "pytest_toolselect.inputs.labels",
     "pytest_toolselect.inputs.find_config", "pytest_toolselect.terms",
     "pytest_toolselect.terms.rule_names", "pytest_toolselect.messages",
     "pytest_toolselect.messages.errors", "pytest_toolselect.run", "pytest_toolselect.run.settings",

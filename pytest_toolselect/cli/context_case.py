@@ -17,6 +17,7 @@ from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.messages.masking import is_secret_name, redact
+from pytest_toolselect.messages.plural import plural
 
 from .transcripts import Call, Transcript
 
@@ -99,8 +100,8 @@ def chosen(transcript: Transcript, at: int) -> tuple[str, list[Call], Call]:
                               file=transcript.file, fix="record a conversation in which a tool was called")
     if at == 0 or not -len(calls) <= at <= len(calls):
         listed = "; ".join(f"{n}: {c.name} (line {c.line})" for n, c in enumerate(calls, 1))
-        raise ToolselectError(f"--at {at}: the transcript holds {len(calls)} tool "
-                              f"call{'s' if len(calls) != 1 else ''} ({listed[:600]})",
+        raise ToolselectError(f"--at {at}: the transcript holds {plural(len(calls), 'tool call')} "
+                              f"({listed[:600]})",
                               file=transcript.file, fix=f"give --at 1 to {len(calls)}, or -1 for the last")
     call = calls[at - 1 if at > 0 else at]
     index = next(i for i, (kind, step) in enumerate(transcript.steps) if step is call)

@@ -151,6 +151,6 @@ def from_transcript(args: argparse.Namespace) -> int:
                               fix="give another name with -o, or remove the file")
     write_text(out, text)
     count = text.count("\n  - id: ")
-    print(f"wrote {out}: {count} case{'s' if count != 1 else ''} from {source.name}, each the call "
+    print(f"wrote {out}: {plural(count, 'case')} from {source.name}, each the call "
           "the conversation made next; review each expectation and its why")
     return OK
