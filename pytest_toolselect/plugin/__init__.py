@@ -43,9 +43,6 @@ FINGERPRINTS_KEY = "toolselect_case_fingerprints"
 DEFINED_KEY = "toolselect_defined"
 CACHE_STATS_KEY = "toolselect_cache_stats"
 PROBLEMS_KEY = "toolselect_start_problems"
-#: exit statuses the verdict does not override: the run was refused or broke (an
-#: interrupted run is the verdict's too: blocking if what ran blocks, incomplete otherwise)
-_PYTEST_DECIDES = (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -74,13 +71,14 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     session = RunSession(config)
     config.stash[RUN_SESSION] = session
-    config.pluginmanager.register(SessionHooks(session), "toolselect-session")
+    hooks = SessionHooks(session)
+    config.pluginmanager.register(hooks, "toolselect-session")
     config.pluginmanager.register(StartRefusals(session), "toolselect-start-refusals")
     from .not_run import NotRunCases
 
     config.pluginmanager.register(NotRunCases(session, _is_case), "toolselect-not-run")
     # registered first, so it runs last (after every hook and every later cleanup)
-    config.add_cleanup(lambda: _keep_exit_status(session))
+    config.add_cleanup(lambda: _keep_exit_status(hooks))
     config.addinivalue_line("markers", "toolselect_lint: a --toolselect-lint item (one per server)")
     from pytest_toolselect.run.log_masking import install
 
@@ -139,11 +137,11 @@ def toolselect_result(request: pytest.FixtureRequest) -> Any:
     return setup_case(item, case)
 
 
-def _keep_exit_status(session: RunSession) -> None:
+def _keep_exit_status(hooks: SessionHooks) -> None:
     """Put back the failing exit status the plugin decided if something that ran after its
     pytest_sessionfinish (another plugin's or a conftest's) made the run pass: pytest returns
     session.exitstatus as it is after the configuration's cleanups."""
-    decided, pytest_session = session.state.exit_status, session.state.pytest_session
+    decided, pytest_session = hooks.decided, hooks.session.state.pytest_session
     if decided and pytest_session is not None and pytest_session.exitstatus == 0:
         pytest_session.exitstatus = decided
 
@@ -168,6 +166,9 @@ class SessionHooks:
 
     def __init__(self, session: RunSession) -> None:
         self.session = session
+        #: the exit status the plugin gave the session at its end (run_end.end_of_run): a
+        #: failing one is put back if a later hook set a passing one (_keep_exit_status)
+        self.decided: int | None = None
 
     def pytest_report_header(self) -> list[str] | None:
         if not self.session.settings.in_use():
@@ -367,33 +368,9 @@ class SessionHooks:
                 output[CACHE_STATS_KEY] = stats.to_dict()
             output[PROBLEMS_KEY] = list(self.session.state.start_problems)
             return
-        if self.session.state.start_problems:
-            # refused on the workers at their start (nothing ran): said once, a usage error
-            self.session.state.report_problems.extend(self.session.state.start_problems)
-            session.exitstatus = pytest.ExitCode.USAGE_ERROR
-            self.session.state.exit_status = int(session.exitstatus)
-            return
-        if self.session.state.collected and getattr(session.config.option, "dist", "no") != "no":
-            # under xdist the controller learns the cases only now: refuse the gate here
-            from pytest_toolselect.run.lifecycle import overlap_problem
+        from .run_end import end_of_run
 
-            problem = overlap_problem(self.session.baselines)
-            if problem is not None:
-                self.session.state.report_problems.append(problem)
-                session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        self.session.finish()
-        if self.session.state.write_refused is not None:
-            # another subject's baseline is on disk now: said once, a usage error
-            self.session.state.report_problems.append(self.session.state.write_refused)
-            session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        if self.session.state.gathered() and session.exitstatus not in _PYTEST_DECIDES:
-            # the one verdict decides, never the count pytest kept of the items' outcomes
-            session.exitstatus = self.session.summary.decision().exit_status
-        self.session.summary.write_reports(int(session.exitstatus), session.testsfailed)
-        if self.session.state.report_problems and session.exitstatus == 0:
-            session.exitstatus = 1  # a report CI expects is missing
-        if self.session.state.gathered() or self.session.state.report_problems:
-            self.session.state.exit_status = int(session.exitstatus)
+        self.decided = end_of_run(self.session, session)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if "pytest_toolselect.run.spend" in sys.modules:

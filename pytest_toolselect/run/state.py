@@ -57,9 +57,6 @@ class RunState:
     write_refused: str | None = None
     #: pytest's session, once it started (the plugin)
     pytest_session: pytest.Session | None = None
-    #: the exit status the plugin gave the session at its end; a failing one is put back if
-    #: a later hook (a conftest's pytest_sessionfinish) set a passing one (the plugin)
-    exit_status: int | None = None
     #: what --toolselect-dry-run found; the run then makes no call (SessionSummary.dry_run)
     dry_run_lines: list[str] = field(default_factory=list)
     #: reports asked for that could not be written: said in the summary, the run fails
