@@ -85,6 +85,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(install(session.settings.server_secrets))
     if session.settings.in_use():
         session.check_setup()
+        from .dry_run import NAME, DryRun
+
+        if DryRun.applies(session):
+            config.pluginmanager.register(DryRun(session), NAME)
         if session.settings.flag("lint"):
             from pytest_toolselect.plugin.lint_items import LintHooks
 
@@ -236,8 +240,6 @@ class SessionHooks:
         # keeps each item's place in the whole suite, so merged shards read as one run
         for index, item in enumerate(session.items):
             item.stash[ORDER] = item.stash.get(GLOBAL_ORDER, index)
-        if self.session.settings.flag("dry_run") and not self.session.settings.is_worker:
-            self.session.summary.dry_run(session.items)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -388,11 +390,6 @@ class SessionHooks:
         run, state = self.session, self.session.state
         if run.settings.is_worker:
             return
-        if state.dry_run_lines:
-            terminalreporter.section("toolselect dry run")
-            for line in state.dry_run_lines:
-                terminalreporter.write_line(self._shown(line))
-            return
         if state.records or (state.baseline_written and not state.group_records):
             from pytest_toolselect.report.terminal import lines, summarize
 
@@ -420,12 +417,6 @@ class SessionHooks:
             terminalreporter.write_line(self._shown(f"toolselect: {note}"), yellow=True)
         for problem in state.report_problems:
             terminalreporter.write_line(self._shown(f"toolselect: {problem}"), red=True)
-
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
-        # a dry run counts the calls and makes none
-        return True if self.session.settings.flag("dry_run") else None
 
 
 class StartRefusals:

@@ -25,6 +25,7 @@ from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.terms.vocabulary import Verdict
 
+from .dry_run import NAME as DRY_RUN
 from .shard import GLOBAL_ORDER, OTHER_SHARD
 from .shown import shown
 
@@ -225,7 +226,8 @@ class NotRunCases:
         result = yield
         # a worker runs only what it is sent; -x, --sw and a dry run leave items out on purpose
         if not (self.session.settings.is_worker or session.config.option.collectonly
-                or self.session.settings.flag("dry_run") or session.shouldfail or session.shouldstop):
+                or session.config.pluginmanager.has_plugin(DRY_RUN)
+                or session.shouldfail or session.shouldstop):
             self._name_the_unjudged(session)
         return result
 

@@ -57,8 +57,6 @@ class RunState:
     write_refused: str | None = None
     #: pytest's session, once it started (the plugin)
     pytest_session: pytest.Session | None = None
-    #: what --toolselect-dry-run found; the run then makes no call (SessionSummary.dry_run)
-    dry_run_lines: list[str] = field(default_factory=list)
     #: reports asked for that could not be written: said in the summary, the run fails
     #: (the summary, the lifecycle, the plugin)
     report_problems: list[str] = field(default_factory=list)
