@@ -71,6 +71,11 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     session = RunSession(config)
     config.stash[RUN_SESSION] = session
+    from . import shard
+
+    found = shard.Shard.of(session)
+    if found is not None:  # before the session's hooks: it takes its share after they key items
+        config.pluginmanager.register(found, shard.NAME)
     hooks = SessionHooks(session)
     config.pluginmanager.register(hooks, "toolselect-session")
     config.pluginmanager.register(StartRefusals(session), "toolselect-start-refusals")
@@ -201,13 +206,6 @@ class SessionHooks:
         groups = [i for i in items if getattr(i, "group", None) is not None]
         for item in groups:
             self.session.baselines.add_item_key(item)
-        shard = self.session.settings.options.shard if self.session.settings.in_use() else None
-        if shard is not None:
-            from .shard import select
-
-            keys = self.session.state.keys
-            select(items, self.session.settings.pytest_config, str(shard),
-                   key=lambda item: keys.get(item.nodeid, item.nodeid))
         if cases or groups or (self.session.settings.in_use() and self.session.settings.flag("lint")):
             from pytest_toolselect.run.imports import import_parts
 
