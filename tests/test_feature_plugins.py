@@ -24,7 +24,7 @@ def test_a_feature_s_plugin_is_registered_only_when_it_applies(project: Project,
                                                                feature: str) -> None:
     name, args = FEATURES[feature]
     project.config(model="local/bm25")
-    project.cases([case("c1", "Find the company called Acme", [FIND])])
+    project.cases([case(*FIND)])
     on = project.pytester.parseconfigure(*args)
     assert on.pluginmanager.has_plugin(name), feature
     off = project.pytester.parseconfigure()
