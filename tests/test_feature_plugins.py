@@ -30,7 +30,7 @@ def test_a_feature_s_plugin_is_registered_only_when_it_applies(project: Project,
     off = project.pytester.parseconfigure()
     assert not off.pluginmanager.has_plugin(name), feature
     # its state is its own: nothing of it is a field of the shared RunState
-    assert not {f.name for f in fields(RunState)} & {"dry_run_lines", "exit_status"}
+    assert not {f.name for f in fields(RunState)} & {"dry_run_lines", "exit_status", "start_problems"}
 
 
 def test_the_plugin_decides_no_feature_by_its_option_in_the_session_hooks() -> None:

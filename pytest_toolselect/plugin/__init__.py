@@ -42,7 +42,6 @@ COLLECTED_KEY = "toolselect_collected"
 FINGERPRINTS_KEY = "toolselect_case_fingerprints"
 DEFINED_KEY = "toolselect_defined"
 CACHE_STATS_KEY = "toolselect_cache_stats"
-PROBLEMS_KEY = "toolselect_start_problems"
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -78,7 +77,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(found, shard.NAME)
     hooks = SessionHooks(session)
     config.pluginmanager.register(hooks, "toolselect-session")
-    config.pluginmanager.register(StartRefusals(session), "toolselect-start-refusals")
+    from .ownership import NAME, Ownership
+
+    config.pluginmanager.register(Ownership(session, _is_case), NAME)
     from .not_run import NotRunCases
 
     config.pluginmanager.register(NotRunCases(session, _is_case), "toolselect-not-run")
@@ -351,9 +352,6 @@ class SessionHooks:
         stats = output.get(CACHE_STATS_KEY)
         if isinstance(stats, dict):
             self.session.state.worker_cache_stats.append(stats)
-        for problem in output.get(PROBLEMS_KEY, []):
-            if problem not in self.session.state.start_problems:  # every worker finds it
-                self.session.state.start_problems.append(problem)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Ctrl-C, -x or the end: nothing queued may still start
@@ -366,11 +364,13 @@ class SessionHooks:
             stats = self.session.wiring.cache_stats()
             if stats is not None:
                 output[CACHE_STATS_KEY] = stats.to_dict()
-            output[PROBLEMS_KEY] = list(self.session.state.start_problems)
             return
+        from .ownership import NAME, Ownership
         from .run_end import end_of_run
 
-        self.decided = end_of_run(self.session, session)
+        ownership = session.config.pluginmanager.get_plugin(NAME)
+        refused = ownership.refused if isinstance(ownership, Ownership) else []
+        self.decided = end_of_run(self.session, session, refused)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if "pytest_toolselect.run.spend" in sys.modules:
@@ -415,30 +415,3 @@ class SessionHooks:
             terminalreporter.write_line(self._shown(f"toolselect: {note}"), yellow=True)
         for problem in state.report_problems:
             terminalreporter.write_line(self._shown(f"toolselect: {problem}"), red=True)
-
-
-class StartRefusals:
-    """What would let pytest judge a case instead of the gate, refused at the start."""
-
-    def __init__(self, session: RunSession) -> None:
-        self.session = session
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, None, None]:
-        result = yield
-        # after every other plugin and conftest: what they left on the items is what would run
-        from .ownership import refusal
-
-        state = self.session.state
-        problem = refusal(items, _is_case, lambda item: state.case_fingerprints.get(
-            state.keys.get(item.nodeid, "")))
-        if problem is None:
-            return result
-        if not self.session.settings.is_worker:
-            raise pytest.UsageError(problem)
-        # a worker cannot stop the run at its start (xdist takes that for a crash): it runs
-        # nothing, and the controller says the problem once and exits with the usage error
-        self.session.state.start_problems.append(problem)
-        self.session.settings.pytest_config.hook.pytest_deselected(items=list(items))
-        items[:] = []
-        return result

@@ -7,6 +7,7 @@ them, and handed to the one function that decides it (gate/exit_status.py).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_toolselect.gate.exit_status import RunFacts, exit_status
@@ -17,14 +18,16 @@ if TYPE_CHECKING:
     from pytest_toolselect.run.session import RunSession
 
 
-def end_of_run(run: RunSession, session: pytest.Session) -> int | None:
+def end_of_run(run: RunSession, session: pytest.Session, refused: Sequence[str] = ()) -> int | None:
     """Finish the run (controller) and set the session's exit status; return the status the
-    plugin decided (None: pytest's own stands), which the plugin keeps to the end."""
+    plugin decided (None: pytest's own stands), which the plugin keeps to the end.
+
+    ``refused``: what the xdist workers refused at their start (plugin.ownership)."""
     state = run.state
-    usage_problem = bool(state.start_problems)
+    usage_problem = bool(refused)
     if usage_problem:
         # refused on the workers at their start (nothing ran): said once, a usage error
-        state.report_problems.extend(state.start_problems)
+        state.report_problems.extend(refused)
     else:
         if state.collected and getattr(session.config.option, "dist", "no") != "no":
             # under xdist the controller learns the cases only now: refuse the gate here
@@ -38,7 +41,7 @@ def end_of_run(run: RunSession, session: pytest.Session) -> int | None:
         if state.write_refused is not None:
             # another subject's baseline is on disk now: said once, a usage error
             state.report_problems.append(state.write_refused)
-    gathered = state.gathered() and not state.start_problems
+    gathered = state.gathered() and not refused
     facts = RunFacts(pytest_status=int(session.exitstatus), usage_problem=usage_problem,
                      write_refused=state.write_refused is not None,
                      # the one verdict decides, never the count pytest kept of the items
