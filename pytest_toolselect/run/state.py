@@ -70,9 +70,6 @@ class RunState:
     #: failed reports (and collection reports) of anything but a case's own verdict: plain
     #: tests, a group's or lint item's error, a decorated test's teardown (the plugin)
     other_failed: int = 0
-    #: node id -> what a case item did in an earlier attempt of this session (a rerun
-    #: plugin ran it again): the next attempt adds its reps to these (CaseCalls.run_case)
-    earlier_runs: dict[str, Any] = field(default_factory=dict)
 
     def gathered(self) -> bool:
         """Whether any case, group or lint record reached this process."""
