@@ -43,12 +43,6 @@ COLLECTED_KEY = "toolselect_collected"
 FINGERPRINTS_KEY = "toolselect_case_fingerprints"
 DEFINED_KEY = "toolselect_defined"
 CACHE_STATS_KEY = "toolselect_cache_stats"
-PROBLEMS_KEY = "toolselect_start_problems"
-#: exit statuses the verdict does not override: the run was refused or broke (an
-#: interrupted run is the verdict's too: blocking if what ran blocks, incomplete otherwise)
-_PYTEST_DECIDES = (pytest.ExitCode.INTERNAL_ERROR, pytest.ExitCode.USAGE_ERROR)
-
-
 
 
 def start(config: pytest.Config, *, pytest_session: pytest.Session | None = None,
@@ -65,20 +59,32 @@ def start(config: pytest.Config, *, pytest_session: pytest.Session | None = None
     config.stash[RUN_SESSION] = session
     session.state.pytest_session = pytest_session
     session.state.other_failed += failed
+    from . import shard
+
+    found = shard.Shard.of(session)
+    if found is not None:  # before the session's hooks: it takes its share after they key items
+        config.pluginmanager.register(found, shard.NAME)
     hooks = SessionHooks(session)
     config.pluginmanager.register(hooks, "toolselect-session")
-    config.pluginmanager.register(StartRefusals(session), "toolselect-start-refusals")
+    from .ownership import NAME, Ownership
+
+    config.pluginmanager.register(Ownership(session, _is_case), NAME)
     from .not_run import NotRunCases
 
     config.pluginmanager.register(NotRunCases(session, _is_case), "toolselect-not-run")
     # the entry registered this list's runner first, so it runs last (after every hook and
     # every later cleanup)
-    config.stash[FINAL].append(lambda: _keep_exit_status(session))
+    config.stash[FINAL].append(lambda: _keep_exit_status(hooks))
     from pytest_toolselect.run.log_masking import install
 
     config.add_cleanup(install(session.settings.server_secrets))
     if session.settings.in_use():
         session.check_setup()
+        from .dry_run import NAME as DRY_RUN
+        from .dry_run import DryRun
+
+        if DryRun.applies(session):
+            config.pluginmanager.register(DryRun(session), DRY_RUN)
         if session.settings.flag("lint"):
             from pytest_toolselect.plugin.lint_items import LintHooks
 
@@ -91,11 +97,11 @@ def start(config: pytest.Config, *, pytest_session: pytest.Session | None = None
     return hooks
 
 
-def _keep_exit_status(session: RunSession) -> None:
+def _keep_exit_status(hooks: SessionHooks) -> None:
     """Put back the failing exit status the plugin decided if something that ran after its
     pytest_sessionfinish (another plugin's or a conftest's) made the run pass: pytest returns
     session.exitstatus as it is after the configuration's cleanups."""
-    decided, pytest_session = session.state.exit_status, session.state.pytest_session
+    decided, pytest_session = hooks.decided, hooks.session.state.pytest_session
     if decided and pytest_session is not None and pytest_session.exitstatus == 0:
         pytest_session.exitstatus = decided
 
@@ -120,6 +126,9 @@ class SessionHooks:
 
     def __init__(self, session: RunSession) -> None:
         self.session = session
+        #: the exit status the plugin gave the session at its end (run_end.end_of_run): a
+        #: failing one is put back if a later hook set a passing one (_keep_exit_status)
+        self.decided: int | None = None
 
     def pytest_report_header(self) -> list[str] | None:
         if not self.session.settings.in_use():
@@ -148,13 +157,6 @@ class SessionHooks:
         groups = [i for i in items if getattr(i, "group", None) is not None]
         for item in groups:
             self.session.baselines.add_item_key(item)
-        shard = self.session.settings.options.shard if self.session.settings.in_use() else None
-        if shard is not None:
-            from .shard import select
-
-            keys = self.session.state.keys
-            select(items, self.session.settings.pytest_config, str(shard),
-                   key=lambda item: keys.get(item.nodeid, item.nodeid))
         lint = self.session.settings.in_use() and self.session.settings.flag("lint")
         if cases or groups or lint:
             from pytest_toolselect.run.imports import import_parts
@@ -188,8 +190,6 @@ class SessionHooks:
         # keeps each item's place in the whole suite, so merged shards read as one run
         for index, item in enumerate(session.items):
             item.stash[ORDER] = item.stash.get(GLOBAL_ORDER, index)
-        if self.session.settings.flag("dry_run") and not self.session.settings.is_worker:
-            self.session.summary.dry_run(session.items)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
@@ -303,9 +303,6 @@ class SessionHooks:
         stats = output.get(CACHE_STATS_KEY)
         if isinstance(stats, dict):
             self.session.state.worker_cache_stats.append(stats)
-        for problem in output.get(PROBLEMS_KEY, []):
-            if problem not in self.session.state.start_problems:  # every worker finds it
-                self.session.state.start_problems.append(problem)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Ctrl-C, -x or the end: nothing queued may still start
@@ -318,35 +315,13 @@ class SessionHooks:
             stats = self.session.wiring.cache_stats()
             if stats is not None:
                 output[CACHE_STATS_KEY] = stats.to_dict()
-            output[PROBLEMS_KEY] = list(self.session.state.start_problems)
             return
-        if self.session.state.start_problems:
-            # refused on the workers at their start (nothing ran): said once, a usage error
-            self.session.state.report_problems.extend(self.session.state.start_problems)
-            session.exitstatus = pytest.ExitCode.USAGE_ERROR
-            self.session.state.exit_status = int(session.exitstatus)
-            return
-        if self.session.state.collected and getattr(session.config.option, "dist", "no") != "no":
-            # under xdist the controller learns the cases only now: refuse the gate here
-            from pytest_toolselect.run.lifecycle import overlap_problem
+        from .ownership import NAME, Ownership
+        from .run_end import end_of_run
 
-            problem = overlap_problem(self.session.baselines)
-            if problem is not None:
-                self.session.state.report_problems.append(problem)
-                session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        self.session.finish()
-        if self.session.state.write_refused is not None:
-            # another subject's baseline is on disk now: said once, a usage error
-            self.session.state.report_problems.append(self.session.state.write_refused)
-            session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        if self.session.state.gathered() and session.exitstatus not in _PYTEST_DECIDES:
-            # the one verdict decides, never the count pytest kept of the items' outcomes
-            session.exitstatus = self.session.summary.decision().exit_status
-        self.session.summary.write_reports(int(session.exitstatus), session.testsfailed)
-        if self.session.state.report_problems and session.exitstatus == 0:
-            session.exitstatus = 1  # a report CI expects is missing
-        if self.session.state.gathered() or self.session.state.report_problems:
-            self.session.state.exit_status = int(session.exitstatus)
+        ownership = session.config.pluginmanager.get_plugin(NAME)
+        refused = ownership.refused if isinstance(ownership, Ownership) else []
+        self.decided = end_of_run(self.session, session, refused)
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if "pytest_toolselect.run.spend" in sys.modules:
@@ -363,11 +338,6 @@ class SessionHooks:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         run, state = self.session, self.session.state
         if run.settings.is_worker:
-            return
-        if state.dry_run_lines:
-            terminalreporter.section("toolselect dry run")
-            for line in state.dry_run_lines:
-                terminalreporter.write_line(self._shown(line))
             return
         if state.records or (state.baseline_written and not state.group_records):
             from pytest_toolselect.report.terminal import lines, summarize
@@ -396,36 +366,3 @@ class SessionHooks:
             terminalreporter.write_line(self._shown(f"toolselect: {note}"), yellow=True)
         for problem in state.report_problems:
             terminalreporter.write_line(self._shown(f"toolselect: {problem}"), red=True)
-
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
-        # a dry run counts the calls and makes none
-        return True if self.session.settings.flag("dry_run") else None
-
-
-class StartRefusals:
-    """What would let pytest judge a case instead of the gate, refused at the start."""
-
-    def __init__(self, session: RunSession) -> None:
-        self.session = session
-
-    @pytest.hookimpl(wrapper=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, None, None]:
-        result = yield
-        # after every other plugin and conftest: what they left on the items is what would run
-        from .ownership import refusal
-
-        state = self.session.state
-        problem = refusal(items, _is_case, lambda item: state.case_fingerprints.get(
-            state.keys.get(item.nodeid, "")))
-        if problem is None:
-            return result
-        if not self.session.settings.is_worker:
-            raise pytest.UsageError(problem)
-        # a worker cannot stop the run at its start (xdist takes that for a crash): it runs
-        # nothing, and the controller says the problem once and exits with the usage error
-        self.session.state.start_problems.append(problem)
-        self.session.settings.pytest_config.hook.pytest_deselected(items=list(items))
-        items[:] = []
-        return result

@@ -25,7 +25,9 @@ from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.terms.vocabulary import Verdict
 
+from .dry_run import NAME as DRY_RUN
 from .shard import GLOBAL_ORDER, OTHER_SHARD
+from .shard import NAME as SHARD
 from .shown import shown
 
 if TYPE_CHECKING:
@@ -135,7 +137,7 @@ class NotRunCases:
         # a run narrowed on purpose may have left these out anyway: named, not blocking
         narrowed = bool(self.deselected or getattr(option, "keyword", "")
                         or getattr(option, "markexpr", ""))
-        shard = settings.options.shard if settings.in_use() else None
+        shard = settings.pytest_config.pluginmanager.get_plugin(SHARD)
         for path, reason in self._skipped_paths.items():
             anchor = settings.config_for(path).root
             rel = Path(os.path.relpath(path, anchor)).as_posix()
@@ -143,7 +145,7 @@ class NotRunCases:
                 file = split(key)[0]
                 if not (file == rel or file.startswith(rel + "/")) or key in self.expected:
                     continue
-                if shard is not None and not _in_shard(key, str(shard)):
+                if shard is not None and not shard.holds(key):
                     continue  # another shard's case: that shard names it
                 if narrowed:
                     self.session.state.narrowed.add(key)
@@ -225,7 +227,8 @@ class NotRunCases:
         result = yield
         # a worker runs only what it is sent; -x, --sw and a dry run leave items out on purpose
         if not (self.session.settings.is_worker or session.config.option.collectonly
-                or self.session.settings.flag("dry_run") or session.shouldfail or session.shouldstop):
+                or session.config.pluginmanager.has_plugin(DRY_RUN)
+                or session.shouldfail or session.shouldstop):
             self._name_the_unjudged(session)
         return result
 
@@ -275,15 +278,6 @@ def _report_group(session: pytest.Session, nodeid: str, location: tuple[str, int
     hook.pytest_runtest_logstart(nodeid=nodeid, location=location)
     hook.pytest_runtest_logreport(report=report)
     hook.pytest_runtest_logfinish(nodeid=nodeid, location=location)
-
-
-def _in_shard(key: str, spec: str) -> bool:
-    from pytest_toolselect.inputs.shard_option import parse_shard
-
-    from .shard import shard_of
-
-    k, n = parse_shard(spec)
-    return shard_of(key, n) == k
 
 
 def _report(session: pytest.Session, rec: CaseRecord,

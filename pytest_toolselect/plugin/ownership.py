@@ -10,8 +10,8 @@ items of one test (a repeat plugin).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Generator, Sequence
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -26,6 +26,11 @@ from .verdict import ORDER, RECORD, RUN, xfail_reason
 if TYPE_CHECKING:
     from pytest_toolselect.gate.decision import GateSettings
     from pytest_toolselect.inputs.cases import Case
+    from pytest_toolselect.run.session import RunSession
+
+NAME = "toolselect-ownership"
+#: a worker's refusals at its start, in its output to the xdist controller
+REFUSED_KEY = "toolselect_start_problems"
 
 #: marks whose whole purpose is to change a test's outcome (pytest's skipping plugin)
 OUTCOME_MARKS = ("skip", "skipif", "xfail")
@@ -176,3 +181,44 @@ def shown_status(report: pytest.TestReport) -> tuple[str, str, str] | None:
         return ("error", "E", "ERROR") if report.failed else ("", "", "")
     return ("failed", "F", "FAILED") if report.failed else ("passed", ".", "PASSED")
 
+
+
+class Ownership:
+    """What would let pytest judge a case instead of the gate, refused at the start; on an
+    xdist worker, which cannot raise a usage error, held and handed to the controller, which
+    says it once (plugin.run_end)."""
+
+    def __init__(self, session: RunSession, is_case: Callable[[pytest.Item], bool]) -> None:
+        self.session = session
+        self.is_case = is_case
+        #: what was refused at the start (on a worker; on the controller, every worker's)
+        self.refused: list[str] = []
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> Generator[None, None, None]:
+        result = yield
+        # after every other plugin and conftest: what they left on the items is what would run
+        state = self.session.state
+        problem = refusal(items, self.is_case, lambda item: state.case_fingerprints.get(
+            state.keys.get(item.nodeid, "")))
+        if problem is None:
+            return result
+        if not self.session.settings.is_worker:
+            raise pytest.UsageError(problem)
+        # a worker cannot stop the run at its start (xdist takes that for a crash): it runs
+        # nothing, and the controller says the problem once and exits with the usage error
+        self.refused.append(problem)
+        self.session.settings.pytest_config.hook.pytest_deselected(items=list(items))
+        items[:] = []
+        return result
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.session.settings.is_worker:
+            session.config.workeroutput[REFUSED_KEY] = list(self.refused)  # type: ignore[attr-defined]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", None)
+        for problem in output.get(REFUSED_KEY, []) if isinstance(output, dict) else ():
+            if problem not in self.refused:  # every worker finds it
+                self.refused.append(problem)

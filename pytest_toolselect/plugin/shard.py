@@ -12,10 +12,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytest_toolselect.inputs.shard_option import parse_shard
+from pytest_toolselect.messages.errors import ToolselectError
+
+if TYPE_CHECKING:
+    from pytest_toolselect.run.session import RunSession
+
+NAME = "toolselect-shard"
 
 #: each item's index among all items before the shard was taken (the merged report's order)
 GLOBAL_ORDER = pytest.StashKey[int]()
@@ -50,3 +57,38 @@ def select(items: list[pytest.Item], config: pytest.Config, spec: str,
             item.stash[OTHER_SHARD] = True
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept
+
+
+class Shard:
+    """--toolselect-shard K/N as one plugin object: it keeps this job's share of the items.
+
+    Registered by the plugin's pytest_configure only when the option is given, before the
+    session's hooks: among the ``tryfirst`` hooks pytest calls the later registered first,
+    so the session has keyed every case and group (the whole suite's keys, which the merge
+    checks) before this shard takes its share.
+    """
+
+    def __init__(self, session: RunSession, spec: str) -> None:
+        self.session = session
+        self.index, self.count = parse_shard(spec)
+        self.spec = spec
+
+    @classmethod
+    def of(cls, session: RunSession) -> Shard | None:
+        """The run's shard, or None when the run is not sharded."""
+        settings = session.settings
+        try:
+            spec = settings.options.shard if settings.in_use() else None
+        except ToolselectError:
+            return None  # a bad option is the setup check's one usage error
+        return cls(session, str(spec)) if spec is not None else None
+
+    def holds(self, key: str) -> bool:
+        """Whether a case with this baseline key is this shard's."""
+        return shard_of(key, self.count) == self.index
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        keys = self.session.state.keys
+        select(items, self.session.settings.pytest_config, self.spec,
+               key=lambda item: keys.get(item.nodeid, item.nodeid))

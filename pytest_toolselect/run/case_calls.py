@@ -12,7 +12,7 @@ import pytest
 
 from pytest_toolselect.messages.errors import ToolselectError
 
-from .case_run import case_of
+from .case_run import CaseRun, case_of
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
@@ -38,6 +38,9 @@ class CaseCalls:
         #: items whose work was handed to the scheduler (each once)
         self._prefetched: set[str] = set()
         self._prefetched_all = False
+        #: node id -> what a case item did in an earlier attempt of this session (a rerun
+        #: plugin ran it again): the next attempt adds its reps to these (run_case)
+        self._earlier_runs: dict[str, CaseRun] = {}
 
     # running a case -----------------------------------------------------------------
     def servers_for(self, case: Case) -> list[str]:
@@ -180,9 +183,9 @@ class CaseCalls:
         run = outcome.run
         # a rerun plugin ran the item again: its reps add to the evidence, never replace it
         # (the last attempt alone would turn 0 of 31 into "held 1 of 1")
-        earlier = self.baselines.state.earlier_runs.get(nodeid)
+        earlier = self._earlier_runs.get(nodeid)
         if earlier is not None:
             run = replace(run, turns=(*earlier.turns, *run.turns), scores=(*earlier.scores, *run.scores),
                           inconclusive=(*earlier.inconclusive, *run.inconclusive))
-        self.baselines.state.earlier_runs[nodeid] = run
+        self._earlier_runs[nodeid] = run
         return outcome.with_run(run)

@@ -121,3 +121,48 @@ def case_parts(calls: CaseCalls, cases: Sequence[Case]) -> list[dict[str, int] |
         parts["harness"] = math.ceil(sent.body_bytes / CHARS_PER_TOKEN)
         out.append(parts)
     return out
+
+
+def dry_run_lines(settings: Settings, calls: CaseCalls, items: Sequence[Any],
+                  deterministic: bool) -> list[str]:
+    """What a dry run of these items says: the cases' and the groups' calls, tokens and cost
+    (estimated where the model is priced); no call made. `deterministic`: the provider's
+    answers do not vary (Wiring.deterministic), so adaptive reps add no call."""
+    from pytest_toolselect.report.dry_run import case_lines
+    from pytest_toolselect.report.probe_report import dry_run_lines as group_lines
+
+    from .case_run import case_of
+
+    groups = [item.group for item in items if getattr(item, "group", None) is not None]
+    cases = [case for item in items if (case := case_of(item)) is not None]
+    prices = per_mtok_prices(settings)
+    dry = case_dry_run(case_parts(calls, cases), settings.reps,
+                       escalation_cap(settings, deterministic), prices,
+                       attribution_cap(settings, len(cases)))
+    lines = list(case_lines(dry, prices))
+    if groups:
+        from pytest_toolselect.probe.dry_run import dry_run
+
+        from .probe_items import resolve
+
+        resolved = []
+        for group in groups:
+            try:
+                resolved.append(resolve(settings, group))
+            except ToolselectError:
+                resolved.append(group)  # its references count at an estimated size
+        lines.extend(group_lines(dry_run(resolved, settings.reps, prices=prices)))
+    return lines
+
+
+def per_mtok_prices(settings: Settings) -> dict[str, float] | None:
+    """The model's input and output price per million tokens (None: not priced)."""
+    model = str(settings.model.value)
+    if model.startswith("local/"):
+        return {"input_per_mtok": 0.0, "output_per_mtok": 0.0}
+    from pytest_toolselect.providers import price_per_token
+
+    price = price_per_token(model, settings.config.prices)
+    if price is None:
+        return None
+    return {"input_per_mtok": price["input"] * 1e6, "output_per_mtok": price["output"] * 1e6}

@@ -57,11 +57,6 @@ class RunState:
     write_refused: str | None = None
     #: pytest's session, once it started (the plugin)
     pytest_session: pytest.Session | None = None
-    #: the exit status the plugin gave the session at its end; a failing one is put back if
-    #: a later hook (a conftest's pytest_sessionfinish) set a passing one (the plugin)
-    exit_status: int | None = None
-    #: what --toolselect-dry-run found; the run then makes no call (SessionSummary.dry_run)
-    dry_run_lines: list[str] = field(default_factory=list)
     #: reports asked for that could not be written: said in the summary, the run fails
     #: (the summary, the lifecycle, the plugin)
     report_problems: list[str] = field(default_factory=list)
@@ -75,12 +70,6 @@ class RunState:
     #: failed reports (and collection reports) of anything but a case's own verdict: plain
     #: tests, a group's or lint item's error, a decorated test's teardown (the plugin)
     other_failed: int = 0
-    #: what was refused at the start on an xdist worker, which cannot raise a usage error
-    #: (the plugin; the controller says it once)
-    start_problems: list[str] = field(default_factory=list)
-    #: node id -> what a case item did in an earlier attempt of this session (a rerun
-    #: plugin ran it again): the next attempt adds its reps to these (CaseCalls.run_case)
-    earlier_runs: dict[str, Any] = field(default_factory=dict)
 
     def gathered(self) -> bool:
         """Whether any case, group or lint record reached this process."""

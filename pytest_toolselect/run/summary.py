@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_toolselect.gate import verdict_rules as gate
-from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.records.report_input import ResultsInput, SuiteChange, SummaryInput
-
-from .case_run import case_of
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.decision import Decision, GateSettings
@@ -28,7 +25,7 @@ if TYPE_CHECKING:
 
 
 class SessionSummary:
-    """What the controller says at the end: summary input, results, reports, the dry run."""
+    """What the controller says at the end: summary input, results, reports."""
 
     def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess,
                  recorder: CaseRecords, state: RunState) -> None:
@@ -39,7 +36,7 @@ class SessionSummary:
         self.baselines = baselines
         #: the gathered records, in order
         self.recorder = recorder
-        #: reads what the run gathered; writes dry_run_lines and report_problems
+        #: reads what the run gathered; writes report_problems
         self.state = state
         self._probe: tuple[list[str], ProbeSummary, Comparison | None] | None = None
         self._stopped: str | None = None
@@ -236,45 +233,6 @@ class SessionSummary:
             self.settings.server_secrets()))
         self.state.report_problems += write_reports(
             document, {name: self.settings.resolve_path(r) for name, r in wanted.items()})
-
-    def dry_run(self, items: Sequence[pytest.Item]) -> None:
-        """Count items and calls (and estimate the cost where the model is priced); no call."""
-        from pytest_toolselect.report.dry_run import case_lines
-        from pytest_toolselect.report.probe_report import dry_run_lines
-
-        from .dry_run import attribution_cap, case_dry_run, case_parts, escalation_cap
-
-        groups = [item.group for item in items if getattr(item, "group", None) is not None]
-        cases = [case for item in items if (case := case_of(item)) is not None]
-        prices = self._per_mtok_prices()
-        dry = case_dry_run(case_parts(self.recorder.calls, cases), self.settings.reps,
-                           escalation_cap(self.settings, self.wiring.deterministic), prices,
-                           attribution_cap(self.settings, len(cases)))
-        lines = list(case_lines(dry, prices))
-        if groups:
-            from pytest_toolselect.probe.dry_run import dry_run
-
-            from .probe_items import resolve
-
-            resolved = []
-            for group in groups:
-                try:
-                    resolved.append(resolve(self.settings, group))
-                except ToolselectError:
-                    resolved.append(group)  # its references count at an estimated size
-            lines.extend(dry_run_lines(dry_run(resolved, self.settings.reps, prices=prices)))
-        self.state.dry_run_lines = lines
-
-    def _per_mtok_prices(self) -> dict[str, float] | None:
-        model = str(self.settings.model.value)
-        if model.startswith("local/"):
-            return {"input_per_mtok": 0.0, "output_per_mtok": 0.0}
-        from pytest_toolselect.providers import price_per_token
-
-        price = price_per_token(model, self.settings.config.prices)
-        if price is None:
-            return None
-        return {"input_per_mtok": price["input"] * 1e6, "output_per_mtok": price["output"] * 1e6}
 
     def summary_input(self) -> SummaryInput:
         """Everything the terminal summary needs."""
