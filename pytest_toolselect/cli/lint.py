@@ -7,6 +7,7 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from pytest_toolselect.lint.findings import ERROR, WARNING
@@ -120,9 +121,10 @@ def run(args: argparse.Namespace) -> int:
 
     doc = build_report(args.config, args.model)
     view = LintView.read(doc)
-    outputs = [(out, render) for out, render in (
+    renderers: tuple[tuple[str | None, Callable[[], str]], ...] = (
         (args.json, lambda: json.dumps(doc, indent=2, ensure_ascii=False) + "\n"),
-        (args.markdown, lambda: markdown(view) + "\n")) if out is not None]
+        (args.markdown, lambda: markdown(view) + "\n"))
+    outputs = [(out, render) for out, render in renderers if out is not None]
     for out, render in outputs:
         emit(render(), out, [])
     if not any(out == "-" for out, _ in outputs):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 
 from pytest_toolselect.messages.errors import ServerError
 
@@ -27,7 +27,7 @@ class _Probe:
     def __init__(self) -> None:
         self.phase = "starting the server"
         self.stream_errors: list[Exception] = []
-        self.stderr: IO[str] | None = None
+        self.stderr: TextIO | None = None
         self.noise: Any = None  # an anyio.Event, made inside the event loop
         #: the status and reason of the last HTTP answer that was an error (the SDK keeps
         #: neither: a 401 or a 502 reach it as "Server returned an error response")

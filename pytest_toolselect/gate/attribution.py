@@ -90,7 +90,7 @@ def worse(better: tuple[int, int], head: tuple[int, int], alpha: float,
 
 
 def paired_outcome(recorded: tuple[int, int], base_now: tuple[int, int], head_now: tuple[int, int],
-                   deterministic: bool = False) -> tuple[str, float]:
+                   deterministic: bool = False) -> tuple[Verdict, float]:
     """regression or drift for a case the gate would block, and the paired p-value."""
     significant, p = worse(base_now, head_now, PAIRED_ALPHA, deterministic)
     if significant:
@@ -132,11 +132,11 @@ def changes(base_tools: Sequence[JSONObject], base_system: str | None,
     # a removed tool whose definition an added one carries under another name: a rename
     added = {c.tool: c for c in out if c.part == "added"}
     for c in [c for c in out if c.part == "removed"]:
-        for name, a in list(added.items()):
+        for name, added_tool in list(added.items()):
             if (old[c.tool].get("description"), old[c.tool].get("input_schema")) == (
                     new[name].get("description"), new[name].get("input_schema")):
                 out[out.index(c)] = ChangedTool(c.tool, "name", renamed_to=name)
-                out.remove(a)
+                out.remove(added_tool)
                 del added[name]
                 break
     return out

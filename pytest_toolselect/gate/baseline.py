@@ -257,7 +257,8 @@ def _validate(data: Any, path: Path, text: str) -> None:
         raise _malformed(path, text, tuple(error.absolute_path), error.message)
     for nodeid, case in data["cases"].items():
         # the schema cannot compare two items; the gate's statistics need passes <= reps
-        runs = [(("cases", nodeid), case["passes"], case["reps"])]
+        runs: list[tuple[tuple[str | int, ...], int, int]] = [
+            (("cases", nodeid), case["passes"], case["reps"])]
         runs += [(("cases", nodeid, "history", i), p, r)
                  for i, (p, r) in enumerate(case.get("history", ()))]
         for where, passes, reps in runs:

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pytest_toolselect.gate.verdict_rules import STILL_FAILING, Run, history_of
 from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.terms.vocabulary import Verdict
 
 
 def fresh_run(rec: CaseRecord) -> Run | None:
@@ -34,7 +35,7 @@ def replayed(rec: CaseRecord) -> bool:
     return rec.status is not None and fresh_run(rec) is None
 
 
-def dropped_from(verdict: str, base: CaseEntry | None) -> list[int] | None:
+def dropped_from(verdict: Verdict, base: CaseEntry | None) -> list[int] | None:
     """For a case that fails every rep now, held on the baseline at times, and that the
     rule does not call a regression (too little evidence): the baseline's pooled
     [passes, reps]. None otherwise ("still failing" is then the truth)."""

@@ -162,23 +162,23 @@ def classify(passes: int, reps: int, base: CaseEntry | None, *, have_baseline: b
     """The verdict of one case from its passes over reps now and its baseline entry (if any)."""
     status = status_of(passes, reps)
     if not have_baseline:
-        if status == FLAKY:
-            return FLAKY
-        return PASSED if status == HELD else FAILED
+        if status == Status.FLAKY:
+            return Verdict.FLAKY
+        return Verdict.PASSED if status == Status.HELD else Verdict.FAILED
     if base is None:
-        if status == FLAKY:
-            return FLAKY
-        return NEW if status == HELD else NEW_FAILING
-    if status == HELD:
-        return FIXED if base.status == FAILING else HELD
+        if status == Status.FLAKY:
+            return Verdict.FLAKY
+        return Verdict.NEW if status == Status.HELD else Verdict.NEW_FAILING
+    if status == Status.HELD:
+        return Verdict.FIXED if base.status == Status.FAILING else Verdict.HELD
     if get_rule(rule).regressed(history_of(base), passes, reps):
-        return REGRESSION
-    if status == FLAKY:
+        return Verdict.REGRESSION
+    if status == Status.FLAKY:
         # reps disagree within this run and the rule does not call it a regression
-        return FLAKY
+        return Verdict.FLAKY
     # every rep fails now, and the history says the case failed on the baseline too
     # (or the rule wants stronger evidence than a known-marginal case gives)
-    return STILL_FAILING
+    return Verdict.STILL_FAILING
 
 
 def evaluated_checks(base: CaseEntry) -> frozenset[str]:

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 from pytest_toolselect.exchange.json_value import JSONDict, JSONObject
 from pytest_toolselect.messages.allerrors import raise_all
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.sourced import PathT, Sourced
 from pytest_toolselect.positions.sourcemap import (
-    PathT,
-    Sourced,
     compile_schema,
     describe,
     load_file,
@@ -489,10 +488,10 @@ def check_offered(case: Case, tools: Sequence[Tool]) -> None:
         found = [path_problem(t.input_schema, path.split("."), t.input_schema) for t in targets]
         if all(found):
             reason, near = next(p for p in found if p)
-            tools = ", ".join(t.name for t in targets)
+            target_names = ", ".join(t.name for t in targets)
             problems.append(error(
                 f"expect_args[{j}].path",
-                f"path {path!r} leads to no argument of {tools}: {reason}, so this matcher can never "
+                f"path {path!r} leads to no argument of {target_names}: {reason}, so this matcher can never "
                 "hold" + (f"; did you mean {near!r}?" if near else ""),
                 f"write path: {near}" if near else "match an argument the tool declares, or use path: any",
             ))

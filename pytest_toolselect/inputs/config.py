@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError, nearest
-from pytest_toolselect.positions.sourced import Sourced, too_deep
+from pytest_toolselect.positions.sourced import MAX_DEPTH, PathT, Sourced, too_deep
 from pytest_toolselect.positions.sourcemap import (
-    MAX_DEPTH,
-    PathT,
     compile_schema,
     describe,
     load_file,
@@ -165,17 +164,17 @@ def _load_yaml_config(path: Path) -> Config:
 
 def _load_pyproject(path: Path, *, required: bool) -> Config | None:
     try:
-        import tomllib  # Python 3.11+
-    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ModuleNotFoundError:
-            if required:
-                raise ToolselectError(
-                    "reading a .toml config needs Python 3.11+ or the tomli package",
-                    file=path, fix="pip install tomli, or use toolselect.yaml",
-                ) from None
-            return None  # no TOML reader: pyproject configs are skipped, as documented
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - Python 3.10
+            import tomli as tomllib
+    except ModuleNotFoundError:
+        if required:
+            raise ToolselectError(
+                "reading a .toml config needs Python 3.11+ or the tomli package",
+                file=path, fix="pip install tomli, or use toolselect.yaml",
+            ) from None
+        return None  # no TOML reader: pyproject configs are skipped, as documented
     text = read_text(path, what="config file")
     try:
         doc = tomllib.loads(text)
@@ -259,7 +258,8 @@ def _servers_from(src: Sourced, root: Path, declared: dict[str, ServerSpec]) -> 
 
     named = src.data.get("servers_from")
     if named is None and "servers" not in src.data:
-        files = [(Path(p), None) for p in FOUND_WITHOUT_NAMING if (root / p).is_file()]
+        files: list[tuple[Path, int | None]] = [
+            (Path(p), None) for p in FOUND_WITHOUT_NAMING if (root / p).is_file()]
     else:
         listed = [named] if isinstance(named, str) else list(named or [])
         files = [(Path(p), i if not isinstance(named, str) else None) for i, p in enumerate(listed)]

@@ -42,7 +42,8 @@ def run_time_marks(config: pytest.Config) -> dict[str, str]:
     cached = config.stash.get(_RUN_TIME_MARKS, None)
     if cached is None or cached[0] != len(lines):
         # a conftest in a subfolder registers its marks before that folder is collected
-        cached = (len(lines), registered_at_run_time(lines, config.stash.get(DECLARED_MARKS, ())))
+        declared: frozenset[str] = config.stash.get(DECLARED_MARKS, frozenset())
+        cached = (len(lines), registered_at_run_time(lines, declared))
         config.stash[_RUN_TIME_MARKS] = cached
     return cached[1]
 

@@ -75,8 +75,10 @@ def notice(warning: Warning, filename: str | None = None, lineno: int = 0) -> No
     with warnings.catch_warnings():
         category = type(warning)
         # inside this block only: each filter that would raise shows the notice instead
-        warnings.filters[:] = [("default", *rest) if action == "error" else (action, *rest)
-                               for action, *rest in warnings.filters]
+        # (typeshed declares the filters a Sequence; they are the list the module reads)
+        warnings.filters[:] = [  # type: ignore[index]
+            ("default", *rest) if action == "error" else (action, *rest)
+            for action, *rest in warnings.filters]
         warnings.simplefilter("default", category, append=True)  # (and says the filters changed)
         if filename is None:
             warnings.warn(warning, stacklevel=2)

@@ -66,7 +66,7 @@ def read_text(path: Path, *, what: str = "file", split_hint: str | None = None,
                    f"point to the {what} itself") from None
     except FileTooLarge as exc:
         # a regular file's size is checked before it is read, so a huge file costs nothing
-        raise file_error(file, None, f"{what} is {exc.strerror.removeprefix('it is ')}",
+        raise file_error(file, None, f"{what} is {exc.said}",
                    split_hint or "split it into smaller files") from None
     except OSError as exc:
         raise file_error(file, None, f"cannot read {what}: {exc.strerror or exc}",

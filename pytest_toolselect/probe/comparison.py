@@ -165,15 +165,15 @@ def compare(stored: Mapping[str, GroupEntry], current: Mapping[str, GroupEntry],
 
     effect_changes: dict[str, EffectChange] = {}
     for factor in FACTORS:
-        values = [(now, was) for k in paired
-                  if (now := current[k].effects.get(factor)) is not None
-                  and (was := stored[k].effects.get(factor)) is not None]
+        values = [(effect_now, effect_was) for k in paired
+                  if (effect_now := current[k].effects.get(factor)) is not None
+                  and (effect_was := stored[k].effects.get(factor)) is not None]
         c = change(values)
         if c is not None:
             effect_changes[factor] = c
-    position = change([(now, was) for k in paired
-                       if (now := current[k].first_twin_share) is not None
-                       and (was := stored[k].first_twin_share) is not None])
+    position = change([(share_now, share_was) for k in paired
+                       if (share_now := current[k].first_twin_share) is not None
+                       and (share_was := stored[k].first_twin_share) is not None])
     regressions = [c.group for c in controls if c.verdict == REGRESSION]
     blocking = [f"control {g} over-calls now (it did not on the baseline)" for g in regressions]
     blocking += [f"{f} effect changed by {c.change:+.2f} [{c.low:+.2f}, {c.high:+.2f}]"

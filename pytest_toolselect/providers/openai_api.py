@@ -105,7 +105,8 @@ def _reply_json(http: Any) -> dict[str, Any]:
     """The reply body as a chat completion; an error body or garbage raises FaultError."""
     data = reply_data(http, _API_FIX)
     choices = data.get("choices") if isinstance(data, dict) else None
-    if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)
+    if not (isinstance(data, dict) and isinstance(choices, list) and choices
+            and isinstance(choices[0], dict)
             and isinstance(choices[0].get("message"), dict)):
         raise FaultError(Fault(
             f"HTTP {http.status_code} reply is not a Chat Completions response: {str(data)[:200]!r}",

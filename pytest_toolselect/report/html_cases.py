@@ -193,7 +193,7 @@ _WARN = {gate.DRIFT, gate.NEW_FAILING, gate.STILL_FAILING, gate.FLAKY, gate.SKIP
 def _by_severity(cases: Sequence[DocumentCase]) -> list[DocumentCase]:
     """Cases with the most serious verdict first, in the document's order within a verdict."""
     rank = {v: i for i, v in enumerate(gate.VERDICT_ORDER)}
-    return sorted(cases, key=lambda c: rank.get(str(c.record.verdict), len(rank)))
+    return sorted(cases, key=lambda c: rank.get(c.record.verdict, len(rank)))
 
 
 def _category(rec: CaseRecord) -> str:

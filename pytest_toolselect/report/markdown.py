@@ -301,13 +301,14 @@ def _sections(doc: ResultsDocument) -> Iterator[tuple[str, list[list[str]], bool
         yield (f"{TOOLS_SECTION.capitalize()} ({n}): each change once", [
             [f"- {text(c['line'])} ({counted(len(c['cases']), 'case')})"]
             for c in changes], False, "tool changes")
-    for verdict, title, sub in COLLAPSED_SECTIONS:
-        cases = by_verdict.get(verdict, [])
+    # a collapsed section is a verdict's, or DROPPED's (gate.evidence.section)
+    for shown, title, sub in COLLAPSED_SECTIONS:
+        cases = by_verdict.get(shown, [])
         if not cases:
             continue
-        if verdict == gate.FLAKY:
+        if shown == gate.FLAKY:
             blocks = [_flaky_block(c.record) for c in cases]
-        elif verdict == gate.SKIPPED:
+        elif shown == gate.SKIPPED:
             blocks = [[f"- {code(c.record.nodeid)}"] for c in cases]
         else:
             blocks = [_case_block(c) for c in cases]

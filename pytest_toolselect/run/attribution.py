@@ -82,7 +82,7 @@ class _Asker:
                 for i in range(n) for a, (tools, system) in enumerate(arms)]
         results = await asyncio.gather(*(j for _, j in jobs), return_exceptions=True)
         filled = bool(getattr(self.runner.wiring.provider, "fills_arguments", True))
-        out = [(0, 0, []) for _ in arms]
+        out: list[tuple[int, int, list[Turn]]] = [(0, 0, []) for _ in arms]
         errors = [r for r in results if isinstance(r, BaseException)]
         for (a, _), turn in zip(jobs, results, strict=True):
             if isinstance(turn, BaseException):

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.records.run_records import GROUP_KIND, CaseRecord, CheckEntry, GroupRecord
+from pytest_toolselect.terms.vocabulary import Verdict
 
 from .case_run import first_tool
 
@@ -71,7 +72,7 @@ class CaseRecords:
         return [clip_text(redact(t.text, secrets), TEXT_CLIP) if t.text else "" for t in turns]
 
     def record(self, nodeid: str, order: int, case: Case, outcome: CaseOutcome | None,
-               error: str | None = None, verdict: str = gate.ERROR,
+               error: str | None = None, verdict: Verdict = Verdict.ERROR,
                billed: Sequence[Turn] = (), inconclusive: bool = False) -> CaseRecord:
         """The record of one case, the unit the controller gathers, built from its outcome
         (None: it did not run). ``billed``: the calls of a case that errored after they

@@ -241,7 +241,8 @@ class SessionSummary:
 
         from .dry_run import attribution_cap, case_dry_run, case_parts, escalation_cap
 
-        groups = [item.group for item in items if getattr(item, "group", None) is not None]
+        # a preference group's item carries its group (plugin/collect.py, which run/ does not import)
+        groups = [group for item in items if (group := getattr(item, "group", None)) is not None]
         cases = [case for item in items if (case := case_of(item)) is not None]
         prices = self._per_mtok_prices()
         dry = case_dry_run(case_parts(self.recorder.calls, cases), self.settings.reps,
