@@ -8,6 +8,7 @@ second run only what changed (about a second).
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import subprocess
@@ -15,6 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from pytest_toolselect.terms.vocabulary import Status, Verdict
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -82,3 +85,49 @@ def test_the_package_is_clean_under_mypy_strict() -> None:
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Success: no issues found" in done.stdout
+
+
+# -- one spelling of a verdict ---------------------------------------------------------------------
+
+_WORDS = frozenset(str(w) for vocabulary in (Verdict, Status) for w in vocabulary)
+_PACKAGE_DIR = ROOT / PACKAGE
+
+
+def _modules() -> list[tuple[str, ast.Module]]:
+    return [(str(p.relative_to(ROOT)), ast.parse(p.read_text(encoding="utf-8")))
+            for p in sorted(_PACKAGE_DIR.rglob("*.py"))]
+
+
+def _is_word_member(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+            and node.value.id in ("Verdict", "Status"))
+
+
+def test_a_verdict_has_no_second_name() -> None:
+    # `REGRESSION = Verdict.REGRESSION` would make `gate.REGRESSION` another spelling of it
+    aliases = [f"{path}:{node.lineno}" for path, tree in _modules() for node in tree.body
+               if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None
+               and (_is_word_member(node.value) or (isinstance(node.value, ast.Tuple)
+                                                    and any(map(_is_word_member, node.value.elts))))]
+    assert aliases == []
+
+
+def _mentions_a_word_holder(node: ast.expr) -> bool:
+    return any((isinstance(n, ast.Name) and ("verdict" in n.id.lower() or "status" in n.id.lower()))
+               or (isinstance(n, ast.Attribute) and n.attr in ("verdict", "status"))
+               for n in ast.walk(node))
+
+
+def test_verdicts_and_statuses_are_compared_as_members_not_as_text() -> None:
+    # a string compared with a verdict or a status is the enum's word written again
+    found = []
+    for path, tree in _modules():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Compare):
+                continue
+            sides = [node.left, *node.comparators]
+            texts = [n.value for side in sides for n in ast.walk(side)
+                     if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in _WORDS]
+            if texts and any(_mentions_a_word_holder(s) for s in sides):
+                found.append(f"{path}:{node.lineno}: {texts}")
+    assert found == []

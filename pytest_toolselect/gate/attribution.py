@@ -27,7 +27,6 @@ from pytest_toolselect.terms.vocabulary import Verdict
 from .stats import exact_drop_p
 from .toolsdiff import SYSTEM, word_diff
 
-REGRESSION, DRIFT = Verdict.REGRESSION, Verdict.DRIFT
 #: the head is "significantly worse than the baseline's tools now" at this one-sided level
 #: (the default rule's alpha): under drift both arms share one pass rate, and a false
 #: "worse" blocks the pull request (docs/gate.md, measured by benchmarks/gate_validity.py)
@@ -94,10 +93,10 @@ def paired_outcome(recorded: tuple[int, int], base_now: tuple[int, int], head_no
     """regression or drift for a case the gate would block, and the paired p-value."""
     significant, p = worse(base_now, head_now, PAIRED_ALPHA, deterministic)
     if significant:
-        return REGRESSION, p
+        return Verdict.REGRESSION, p
     if drifted(recorded, base_now, deterministic):
-        return DRIFT, p
-    return REGRESSION, p
+        return Verdict.DRIFT, p
+    return Verdict.REGRESSION, p
 
 
 # -- the changed tools --------------------------------------------------------------------------
@@ -204,7 +203,7 @@ def summary(attribution: Attribution) -> str:
         raise ValueError("an attribution says its line once its paired check is made")
     base, head = paired.baseline_tools, paired.head
     counts = f"{base[0]}/{base[1]} now, {rec[0]}/{rec[1]} recorded"
-    if attribution.outcome == DRIFT:
+    if attribution.outcome == Verdict.DRIFT:
         return f"drift: fails with the baseline's tools too ({counts})"
     causes = attribution.causes
     paired_line = f"head {head[0]}/{head[1]}, baseline's tools {base[0]}/{base[1]} now"

@@ -32,24 +32,6 @@ if TYPE_CHECKING:
     from pytest_toolselect.records.report_input import SuiteChange
     from pytest_toolselect.records.run_records import CaseRecord
 
-# the words are the vocabulary's (terms/vocabulary.py); named here as the gate has always named them
-HELD, FAILING = Status.HELD, Status.FAILING
-#: a status and a verdict alike (the two members are equal, both "flaky")
-FLAKY = Verdict.FLAKY
-REGRESSION = Verdict.REGRESSION
-FIXED = Verdict.FIXED
-NEW = Verdict.NEW
-NEW_FAILING = Verdict.NEW_FAILING
-STILL_FAILING = Verdict.STILL_FAILING
-ERROR = Verdict.ERROR
-#: not run: the cost cap stopped new calls
-SKIPPED = Verdict.SKIPPED
-#: a regression the model's move explains: the baseline's own tools fail now too
-#: (gate/attribution.py); not blocking unless --toolselect-fail-on-drift
-DRIFT = Verdict.DRIFT
-#: without any baseline a case is an ordinary test
-PASSED, FAILED = Verdict.PASSED, Verdict.FAILED
-
 #: most severe first: the enum's own order
 VERDICT_ORDER = tuple(Verdict)
 
@@ -206,25 +188,27 @@ def judge(failing: Sequence[Collection[str]], base: CaseEntry | None, *,
     if known_verdict == verdict:
         return verdict, []
     unknown = sorted({c for f in failing for c in f} - known)
-    return (NEW_FAILING if known_verdict in (HELD, FIXED) else known_verdict), unknown
+    if known_verdict in (Verdict.HELD, Verdict.FIXED):
+        return Verdict.NEW_FAILING, unknown
+    return known_verdict, unknown
 
 
-def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: bool,
+def pytest_outcome(verdict: Verdict, *, fail_on_flaky: bool, fail_on_still_failing: bool,
                    accept_regressions: bool, fail_on_drift: bool = False) -> Outcome:
     """How a verdict shows in pytest: 'passed', 'failed', 'xfailed' or 'warned' (passed + warning)."""
-    if verdict in (HELD, PASSED, NEW, FIXED):
+    if verdict in (Verdict.HELD, Verdict.PASSED, Verdict.NEW, Verdict.FIXED):
         return Outcome.PASSED
-    if verdict == FLAKY:
+    if verdict == Verdict.FLAKY:
         return Outcome.FAILED if fail_on_flaky else Outcome.WARNED
-    if verdict == FAILED:
+    if verdict == Verdict.FAILED:
         return Outcome.FAILED
-    if verdict == REGRESSION:
+    if verdict == Verdict.REGRESSION:
         return Outcome.XFAILED if accept_regressions else Outcome.FAILED
-    if verdict == STILL_FAILING:
+    if verdict == Verdict.STILL_FAILING:
         return Outcome.FAILED if fail_on_still_failing else Outcome.XFAILED
-    if verdict == NEW_FAILING:
+    if verdict == Verdict.NEW_FAILING:
         return Outcome.XFAILED
-    if verdict == DRIFT:
+    if verdict == Verdict.DRIFT:
         return Outcome.XFAILED if accept_regressions or not fail_on_drift else Outcome.FAILED
     raise ValueError(f"no pytest outcome for verdict {verdict!r}")
 
@@ -251,8 +235,8 @@ def measure_suite(records: Iterable[CaseRecord], base_status: Mapping[str, str |
         if rec.status is None or rec.key not in base_status:
             continue
         n += 1
-        now_held += rec.status == HELD
-        base_held += base_status[rec.key] == HELD
+        now_held += rec.status == Status.HELD
+        base_held += base_status[rec.key] == Status.HELD
     if n == 0:
         return None
     change, low, high = newcombe_diff(now_held, n, base_held, n)

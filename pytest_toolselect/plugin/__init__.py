@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.run.case_run import DECORATED_CASE
 from pytest_toolselect.run.session import RUN_SESSION, RunSession
+from pytest_toolselect.terms.vocabulary import Verdict
 
 from .options import add_options
 from .shown import shown
@@ -284,7 +284,7 @@ class SessionHooks:
             report.longrepr = self._shown(str(call.excinfo.value))
             # plain data, so it reaches the xdist controller with the report
             report.toolselect_shown = True
-        elif report.skipped and rec is not None and rec.verdict == gate.SKIPPED:
+        elif report.skipped and rec is not None and rec.verdict == Verdict.SKIPPED:
             # point the skip at the case, not at the plugin line that skipped it
             # pytest's skip exception says its reason as its text
             reason = (str(call.excinfo.value) if call.excinfo is not None

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.run_records import GroupRecord
@@ -187,10 +186,10 @@ class GroupItem(_PlainErrors, pytest.Item):
                            key=session.baselines.key_of(self.nodeid))
         self.stash[RECORD] = rec
         if calls and all(c.skipped for c in calls):
-            self.stash[RECORD] = replace(rec, verdict=gate.SKIPPED)
+            self.stash[RECORD] = replace(rec, verdict=Verdict.SKIPPED)
             pytest.skip(str(calls[0].error or "cost cap reached"))
         if calls and not rec.entry:
-            self.stash[RECORD] = replace(rec, verdict=gate.ERROR)
+            self.stash[RECORD] = replace(rec, verdict=Verdict.ERROR)
             errors = [c.error for c in calls if c.error]
             cut = sum(1 for c in calls if c.inconclusive)
             if errors:

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.records.run_records import CaseRecord, GroupRecord
 from pytest_toolselect.run.case_outcome import CaseOutcome
@@ -98,7 +97,7 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
         from pytest_toolselect.providers import billed_turns
 
         item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=str(e), verdict=gate.SKIPPED,
+                                            error=str(e), verdict=Verdict.SKIPPED,
                                             billed=billed_turns(e)[0])
         pytest.skip(str(e))
     except ToolselectError as e:

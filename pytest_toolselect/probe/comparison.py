@@ -15,13 +15,6 @@ from .preference import FACTORS
 from .values import GroupStats, ProbeSummary
 
 KIND = GROUP_KIND
-# a group's verdicts are words of the cases' vocabulary
-REGRESSION = Verdict.REGRESSION
-HELD = Verdict.HELD
-FIXED = Verdict.FIXED
-FLAKY = Verdict.FLAKY
-STILL_FAILING = Verdict.STILL_FAILING
-NEW = Verdict.NEW
 #: "now over-calls in most reps": more than half of the control's scored calls
 MOST = 0.5
 
@@ -138,16 +131,17 @@ def compare(stored: Mapping[str, GroupEntry], current: Mapping[str, GroupEntry],
         if share is None:
             continue
         if before is None or before.kind != KIND or not before.control:
-            verdict = NEW
+            verdict = Verdict.NEW
             was = None
         else:
             was = before.over_call_share
             if was is None:
-                verdict = NEW
+                verdict = Verdict.NEW
             elif was == 0:
-                verdict = HELD if share == 0 else REGRESSION if share > MOST else FLAKY
+                verdict = (Verdict.HELD if share == 0 else Verdict.REGRESSION if share > MOST
+                           else Verdict.FLAKY)
             else:
-                verdict = FIXED if share == 0 else STILL_FAILING
+                verdict = Verdict.FIXED if share == 0 else Verdict.STILL_FAILING
         controls.append(ControlVerdict(key, verdict, was, share))
 
     paired = sorted(k for k in current if k in stored and not current[k].control
@@ -174,7 +168,7 @@ def compare(stored: Mapping[str, GroupEntry], current: Mapping[str, GroupEntry],
     position = change([(share_now, share_was) for k in paired
                        if (share_now := current[k].first_twin_share) is not None
                        and (share_was := stored[k].first_twin_share) is not None])
-    regressions = [c.group for c in controls if c.verdict == REGRESSION]
+    regressions = [c.group for c in controls if c.verdict == Verdict.REGRESSION]
     blocking = [f"control {g} over-calls now (it did not on the baseline)" for g in regressions]
     blocking += [f"{f} effect changed by {c.change:+.2f} [{c.low:+.2f}, {c.high:+.2f}]"
                  for f, c in effect_changes.items() if c.blocking]

@@ -22,6 +22,7 @@ from pytest_toolselect.gate.evidence import DROPPED, section
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.report_input import SuiteChange
 from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.terms.vocabulary import Verdict
 
 from .document import BaselineShown, DocumentCase, DocumentCost, ResultsDocument
 from .notes import TOOLS_SECTION, notes, tool_changes
@@ -52,21 +53,21 @@ _REF = re.compile(r"([@#])(?=\w)")
 
 #: sections shown in full, in this order (each blocks the merge; drift when flagged to)
 OPEN_SECTIONS = (
-    (gate.DRIFT, "Drift", "fail with the baseline's own tools now too (not blocking unless "
+    (Verdict.DRIFT, "Drift", "fail with the baseline's own tools now too (not blocking unless "
      "--toolselect-fail-on-drift)"),
-    (gate.REGRESSION, "Regressions", "held on the baseline, fail now"),
-    (gate.FAILED, "Failing", "no baseline: ordinary test failures"),
-    (gate.ERROR, "Errors", "not scored; their baseline entries are kept"),
+    (Verdict.REGRESSION, "Regressions", "held on the baseline, fail now"),
+    (Verdict.FAILED, "Failing", "no baseline: ordinary test failures"),
+    (Verdict.ERROR, "Errors", "not scored; their baseline entries are kept"),
 )
 #: sections a reviewer opens when curious
 COLLAPSED_SECTIONS = (
-    (gate.FIXED, "Fixed", "failed on the baseline, hold now"),
-    (gate.NEW_FAILING, "New failing", "not in the baseline"),
-    (gate.FLAKY, "Flaky", "reps disagree"),
+    (Verdict.FIXED, "Fixed", "failed on the baseline, hold now"),
+    (Verdict.NEW_FAILING, "New failing", "not in the baseline"),
+    (Verdict.FLAKY, "Flaky", "reps disagree"),
     (DROPPED, "Dropped, not significant", "held on the baseline at times, fail every rep now; "
      "too little evidence to block"),
-    (gate.STILL_FAILING, "Still failing", "failed on the baseline too"),
-    (gate.SKIPPED, "Not run", "the cost cap stopped new calls"),
+    (Verdict.STILL_FAILING, "Still failing", "failed on the baseline too"),
+    (Verdict.SKIPPED, "Not run", "the cost cap stopped new calls"),
 )
 
 
@@ -229,7 +230,7 @@ def _head(doc: ResultsDocument) -> list[str]:
         out = ["## ✅ toolselect: not blocking", "",
                "Nothing that held on the baseline fails now." if doc.baseline.mode == "compared"
                else "No case fails."]
-    drifted = summary.verdicts.get(gate.DRIFT)
+    drifted = summary.verdicts.get(Verdict.DRIFT)
     if drifted:
         from pytest_toolselect.gate.attribution import drift_line
 
@@ -290,7 +291,7 @@ def _sections(doc: ResultsDocument) -> Iterator[tuple[str, list[list[str]], bool
         by_verdict.setdefault(section(case.record), []).append(case)
     for verdict, title, sub in OPEN_SECTIONS:
         cases = by_verdict.get(verdict, [])
-        if cases and verdict == gate.REGRESSION and doc.settings.get("update_baseline"):
+        if cases and verdict == Verdict.REGRESSION and doc.settings.get("update_baseline"):
             title, sub = "Regressions accepted", "held on the baseline, fail now; the update records them"
         if cases:
             yield (f"{title} ({len(cases)}): {sub}", [_case_block(c) for c in cases], False,
@@ -306,9 +307,9 @@ def _sections(doc: ResultsDocument) -> Iterator[tuple[str, list[list[str]], bool
         cases = by_verdict.get(shown, [])
         if not cases:
             continue
-        if shown == gate.FLAKY:
+        if shown == Verdict.FLAKY:
             blocks = [_flaky_block(c.record) for c in cases]
-        elif shown == gate.SKIPPED:
+        elif shown == Verdict.SKIPPED:
             blocks = [[f"- {code(c.record.nodeid)}"] for c in cases]
         else:
             blocks = [_case_block(c) for c in cases]

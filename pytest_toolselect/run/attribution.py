@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.gate import attribution as attr
-from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.records.attribution import Attribution, Cause, ChangedTool, PairedCheck
+from pytest_toolselect.terms.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
@@ -107,7 +107,7 @@ def _tools(defs: Sequence[dict[str, Any]]) -> tuple[Tool, ...]:
 
 def should_attribute(parts: Caller, verdict: str) -> bool:
     settings = parts.settings
-    return (verdict == gate.REGRESSION and settings.options.attribution == "on"
+    return (verdict == Verdict.REGRESSION and settings.options.attribution == "on"
             and not settings.flag("update_baseline"))
 
 
@@ -151,7 +151,7 @@ async def attribute(runner: Caller, spend: Spend, outcome: CaseOutcome,
         paired, p = attr.paired_outcome(recorded, base_now, head_now, deterministic)
         result = replace(result, outcome=paired,
                         paired=PairedCheck(round(p, 6), base_now, head_now))
-        if paired == attr.REGRESSION and not same:
+        if paired == Verdict.REGRESSION and not same:
             base_d = [t.to_dict() for t in base_tools]
             head_d = [t.to_dict() for t in head_tools]
             changed = attr.changes(base_d, base_system, head_d, head_system)

@@ -7,7 +7,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.records.run_records import GROUP_KIND, CaseRecord, CheckEntry, GroupRecord
 from pytest_toolselect.terms.vocabulary import Verdict
 
@@ -122,8 +121,8 @@ class CaseRecords:
         status = run.status
         base, renamed = identity.entry, identity.renamed_from
         verdict, unevaluated = judged(self, outcome)
-        if verdict == gate.REGRESSION and run.attribution and run.attribution.outcome == gate.DRIFT:
-            verdict = gate.DRIFT  # the baseline's own tools fail now too: the model moved
+        if verdict == Verdict.REGRESSION and run.attribution and run.attribution.outcome == Verdict.DRIFT:
+            verdict = Verdict.DRIFT  # the baseline's own tools fail now too: the model moved
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
         secrets = [v for n in self.calls.servers_for(case) if n in self.settings.config.servers
                    for v in self.settings.config.servers[n].secrets]
