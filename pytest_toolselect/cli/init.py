@@ -7,8 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.gate.atomic import write_text
 from pytest_toolselect.messages.errors import ToolselectError
 
+from .ini import require_plugin
+from .saved_run import OK
 from .tools import add_common, discovered, parameters
 
 DEFAULT_OUT = "starter.toolselect.yaml"
@@ -89,10 +92,6 @@ def starter(found: dict[str, tuple[Tool, ...]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toolselect.gate.atomic import write_text
-
-    from .saved_run import OK
-
     config, found = discovered(args.config, args.server)
     if not any(found.values()):
         # a file of no cases is one its own loader refuses: nothing is written
@@ -108,7 +107,6 @@ def run(args: argparse.Namespace) -> int:
     count = sum(len(t) for t in found.values())
     print(f"wrote {out}: {count} case{'s' if count != 1 else ''}, one per tool, each asking its "
           "tool's description; edit the questions into what your users ask")
-    from .ini import require_plugin
 
     # a run without the plugin would collect no case and could pass: pytest refuses it
     print(require_plugin(config.root))

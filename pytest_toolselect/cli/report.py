@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from pytest_toolselect.report.document import ResultsDocument
+from pytest_toolselect.run.report_files import render
+
 from .saved_run import OK, emit, load_results
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toolselect.report.document import ResultsDocument
-    from pytest_toolselect.run.report_files import render
-
     document = ResultsDocument.from_json(load_results(args.results))
     wanted = [(kind, out) for kind, out in (("markdown", args.markdown), ("html", args.html))
               if out is not None]

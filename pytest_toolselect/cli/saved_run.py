@@ -8,7 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_toolselect.gate.atomic import write_text
+from pytest_toolselect.gate.baseline import MAX_BYTES
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.bounded import NotRegularFile, read_bounded
 from pytest_toolselect.report.printable import printable
 
 SCHEMA_VERSION = "tool_selection.v1"
@@ -30,9 +33,6 @@ OTHER_FILES = {
 
 def load_results(path: str) -> dict[str, Any]:
     """A tool_selection.v1 document from a file, checked against the shipped schema."""
-    from pytest_toolselect.gate.baseline import MAX_BYTES
-    from pytest_toolselect.positions.bounded import NotRegularFile, read_bounded
-
     try:
         raw = read_bounded(Path(path), MAX_BYTES)
     except FileNotFoundError:
@@ -99,7 +99,6 @@ def emit(text: str, out: str, inputs: Sequence[str]) -> None:
     if any(_same_file(path, Path(i)) for i in inputs):
         raise ToolselectError("would overwrite an input file", file=out,
                               fix="choose another path for the report")
-    from pytest_toolselect.gate.atomic import write_text
 
     try:
         write_text(path, text)
