@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.baseline_entry import Run as Run  # re-exported: gate.Run
+from pytest_toolselect.records.report_input import SuiteChange
 
 # the names and defaults are data the options table shows too; re-exported as gate.<name>
 from pytest_toolselect.terms.rule_names import DEFAULT_HISTORY as DEFAULT_HISTORY
@@ -226,8 +227,6 @@ def measure_suite(records: Iterable[CaseRecord], base_status: Mapping[str, str |
     independent (as Newcombe's method 10 does) makes the interval wider, never narrower:
     the check can only err towards not blocking. None when nothing can be compared.
     """
-    from pytest_toolselect.records.report_input import SuiteChange
-
     from .stats import newcombe_diff
 
     now_held = base_held = n = 0

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 # sourcemap imports only the standard library; yaml and jsonschema load inside its functions
 from pytest_toolselect.exchange.json_value import JSONDict, JSONObject
 from pytest_toolselect.messages.allerrors import raise_all
-from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError, nearest
 from pytest_toolselect.positions.sourced import PathT, Sourced
 from pytest_toolselect.positions.sourcemap import (
     compile_schema,
@@ -26,6 +26,7 @@ from pytest_toolselect.positions.sourcemap import (
 
 from .arg_paths import misspelt as _misspelt
 from .arg_paths import path_problem
+from .labels import problem, refused
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
@@ -352,8 +353,6 @@ def _case_validator(require_why: bool) -> Any:
 
 
 def _label_problems(item: dict[str, Any], src: Sourced, path: PathT) -> list[ToolselectError]:
-    from .labels import problem, refused
-
     named = [(k, item.get(k), (*path, k)) for k in ("category", "intent")]
     named += [("tag", t, (*path, "tags", j)) for j, t in enumerate(item.get("tags", ()))]
     return [src.error(at, *problem(field_name, label)) for field_name, label, at in named
@@ -441,8 +440,6 @@ def check_offered(case: Case, tools: Sequence[Tool]) -> None:
     matches must exist among the tools its servers offer, else the case can never pass
     (an expected tool that is not offered) or a check can never fail (a misspelled
     forbidden tool). Raises ToolselectError naming the case and the fix."""
-    from pytest_toolselect.messages.errors import ToolselectError, nearest
-
     offered = {t.name: t for t in tools}
     names = ", ".join(offered) or "none"
 

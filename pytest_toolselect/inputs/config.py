@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError, nearest
+from pytest_toolselect.messages.masking import argument_secrets, declared_secrets
 from pytest_toolselect.positions.sourced import MAX_DEPTH, PathT, Sourced, too_deep
 from pytest_toolselect.positions.sourcemap import (
     compile_schema,
@@ -20,6 +21,7 @@ from pytest_toolselect.positions.sourcemap import (
     read_text,
     validate,
 )
+from pytest_toolselect.terms.check_names import LINT_RULES
 
 from .cases import IdentifierSettings, merge_identifiers
 from .option_table import DEFAULT_DISCOVERY_TIMEOUT, OPTIONS
@@ -54,8 +56,6 @@ class ServerSpec:
         """The values of its `env:` and `headers:` that hold secrets (masked in its messages),
         with the values of the variables they, its `args:` and its `url:` read as ``${NAME}``,
         and the values of its `args:` flags named like credentials."""
-        from pytest_toolselect.messages.masking import argument_secrets, declared_secrets
-
         from .envrefs import read_variables, resolved_values
 
         # args and a URL are shown in messages as written: private are what they read, and
@@ -292,8 +292,6 @@ def _servers_from(src: Sourced, root: Path, declared: dict[str, ServerSpec]) -> 
 def _lint_allow(data: dict[str, dict[str, list[str]]], servers: dict[str, ServerSpec],
                 src: Sourced) -> dict[str, dict[str, tuple[str, ...]]]:
     """lint_allow, checked: its servers are configured ones and its rules exist."""
-    from pytest_toolselect.terms.check_names import LINT_RULES
-
     for server, tools in data.items():
         if server not in servers:
             raise src.error(("lint_allow", server), f"lint_allow names server {server!r}, which "

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.exchange.json_value import JSONObject
+from pytest_toolselect.messages.allerrors import by_place, raise_all
 from pytest_toolselect.messages.errors import ToolselectError, nearest
+from pytest_toolselect.messages.masking import redact
 
 from .jsonmap import parse_json
 from .sourced import BARE_KEY, MAX_BYTES, MAX_DEPTH, PathT, Sourced, file_error
@@ -131,8 +133,6 @@ def validate(validator: Any, src: Sourced, *,
 
     ``aliases`` maps a schema ``title`` to the aliases accepted there, for "did you mean".
     """
-    from pytest_toolselect.messages.allerrors import raise_all
-
     raise_all([e for _, e in schema_problems(validator, src, aliases=aliases)])
 
 
@@ -140,8 +140,6 @@ def schema_problems(validator: Any, src: Sourced, *,
                     aliases: Mapping[str, Mapping[str, str]] | None = None,
                     ) -> list[tuple[PathT, ToolselectError]]:
     """Every mistake :func:`validate` raises, each with the place in the data it is at."""
-    from pytest_toolselect.messages.allerrors import by_place
-
     return [(tuple(group[0].absolute_path), e)
             for group in by_place(validator.iter_errors(src.data))
             for e in _most_relevant(group, src, aliases)]
@@ -244,8 +242,6 @@ EXCERPT = 40
 def excerpt(text: str) -> str:
     """The start of a value read from a file, as an error quotes it: its first line, at
     most EXCERPT characters, credentials masked (before the cut, so none is left half)."""
-    from pytest_toolselect.messages.masking import redact
-
     lines = text.splitlines() or [""]
     first = redact(lines[0])
     if len(first) > EXCERPT:

@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_toolselect.inputs.groups import Group
 from pytest_toolselect.records.baseline_entry import GroupEntry
+from pytest_toolselect.records.fingerprint import fingerprint
 from pytest_toolselect.records.run_records import GROUP_KIND
 from pytest_toolselect.terms.vocabulary import Verdict
 
@@ -20,8 +21,6 @@ MOST = 0.5
 
 
 def group_fingerprint(group: Group) -> str:
-    from pytest_toolselect.records.fingerprint import fingerprint
-
     return fingerprint(group.fingerprint_data())
 
 
