@@ -16,6 +16,7 @@ from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, finish_tur
 from .api_keys import key_from_env
 from .chat import CUT, chat_request, parse_reply
 from .preflight import placeholder_key
+from .preload import import_sdk
 from .retry import (
     Fault,
     FaultError,
@@ -48,8 +49,6 @@ class OpenAIProvider(SDKProvider):
 
     def prepare(self) -> None:
         """Import the SDK now (the garbage collector paused), unless it is already."""
-        from .preload import import_sdk
-
         import_sdk("openai")
 
     def build_request(self, request: TurnRequest) -> tuple[dict[str, Any], Any, tuple[str, ...]]:

@@ -18,15 +18,20 @@ from typing import Any
 
 from pytest_toolselect.exchange.clip import clip_middle
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.gate.attribution import drift_line
 from pytest_toolselect.gate.evidence import DROPPED, section
 from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.probe.values import ProbeSummary
 from pytest_toolselect.records.report_input import SuiteChange
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.terms.vocabulary import Verdict
 
+from ..lint.document import LintView
+from ..lint.render import markdown as lint_markdown
 from .document import BaselineShown, DocumentCase, DocumentCost, ResultsDocument
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .printable import printable
+from .probe_report import lines
 from .run_report import NOTHING, CategoryCount, expected_label
 from .words import attribution_cost_line, counted, escalation_line, not_run_line, verdict_counts
 
@@ -208,10 +213,6 @@ def _fence(lines: Sequence[str]) -> list[str]:
 
 
 def _probe(preference: Mapping[str, Any]) -> list[str]:
-    from pytest_toolselect.probe.values import ProbeSummary
-
-    from .probe_report import lines
-
     summary = ProbeSummary.from_json(preference["summary"])
     # the probe's lines are data the run produced: cut long ones, keep them in a fence
     shown = [line if len(line) <= TEXT_LIMIT else line[:TEXT_LIMIT] + "…" for line in lines(summary)]
@@ -232,8 +233,6 @@ def _head(doc: ResultsDocument) -> list[str]:
                else "No case fails."]
     drifted = summary.verdicts.get(Verdict.DRIFT)
     if drifted:
-        from pytest_toolselect.gate.attribution import drift_line
-
         out += ["", f"**{text(drift_line(drifted), 500)}**"]
     if verdict.missing_shards:
         # toolselect merge --partial: this is not the whole suite's verdict
@@ -358,9 +357,6 @@ def render(doc: ResultsDocument, limit: int = LIMIT) -> str:
     if doc.preference:
         budget.add(_probe(doc.preference), "preference probe")
     if doc.lint:
-        from ..lint.document import LintView
-        from ..lint.render import markdown as lint_markdown
-
         budget.add(lint_markdown(LintView.read(doc.lint), heading="###").splitlines(), "lint")
     budget.add(_cost(doc.cost), "cost")
     if budget.cut:

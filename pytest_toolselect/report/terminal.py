@@ -9,6 +9,7 @@ from typing import Any
 
 from pytest_toolselect.exchange.clip import clip_text
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.gate.attribution import drift_line
 from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.report_input import Escalations, SuiteChange, SummaryInput
@@ -230,8 +231,6 @@ def _counts_line(summary: TerminalSummary) -> str:
 def lines(summary: TerminalSummary) -> Iterator[str]:
     drifted = summary.verdicts.get(Verdict.DRIFT)
     if drifted:
-        from pytest_toolselect.gate.attribution import drift_line
-
         yield drift_line(drifted)  # first: it explains every other red of this run
     yield summary.model_line
     if summary.baseline:
