@@ -55,7 +55,6 @@ _SHAPE_FIX = ("write a list of tools, or a mapping with a tools: list; each tool
 def _load_tools_file(path: Path, server: str) -> tuple[Tool, ...]:
     # sourcemap reads the file as the case and config loaders do: size, binary and UTF-8
     # checks, no YAML aliases, a depth cap, duplicate keys refused, and a line for every place
-
     who = f"server '{server}': " if server else ""
     try:
         src = load_file(path, what="tools file",
