@@ -137,7 +137,6 @@ _NETWORK = frozenset({"ConnectError", "ReadError", "WriteError", "NetworkError",
 
 
 def _classify(e: BaseException) -> Fault:
-
     if _is(e, "APIStatusError"):
         sdk_error: Any = e
         status = int(sdk_error.status_code)
