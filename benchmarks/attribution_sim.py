@@ -25,6 +25,7 @@ from pytest_toolselect.gate import attribution as attr
 from pytest_toolselect.gate import sequential
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.gate.stats import wilson
+from pytest_toolselect.terms.vocabulary import Verdict
 
 #: a model update: the drifted cases' pass rate falls to this share of what it was
 DRIFT_FACTOR = 0.3
@@ -36,7 +37,7 @@ CHANGED = (1, 2, 3, 5, 8)
 @cache
 def _outcome(hp: int, hr: int, b: int, h: int, n: int) -> bool:
     """Does the paired check keep the case a regression?"""
-    return attr.paired_outcome((hp, hr), (b, n), (h, n))[0] == attr.REGRESSION
+    return attr.paired_outcome((hp, hr), (b, n), (h, n))[0] == Verdict.REGRESSION
 
 
 def _pct(x: int, n: int) -> str:
@@ -102,7 +103,7 @@ def _bisect(rng: np.random.Generator, k: int, broken: float, n: int, m: int, cap
     calls = 2 * n
     base_now = (int(rng.binomial(n, 0.95)), n)
     head_now = (int(rng.binomial(n, broken)), n)
-    if attr.paired_outcome((15, 15), base_now, head_now)[0] != attr.REGRESSION:
+    if attr.paired_outcome((15, 15), base_now, head_now)[0] != Verdict.REGRESSION:
         return "cleared", calls
     changed = [attr.ChangedTool(f"t{i}", "description") for i in range(k)]
     culprit = "t0" if k == 1 else f"t{int(rng.integers(k))}"

@@ -44,6 +44,7 @@ from pytest_toolselect.gate.stats import wilson
 from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.terms.vocabulary import Status, Verdict
 
 #: the case population of the issue: (share of cases, true pass probability)
 POPULATION = ((0.80, 0.99), (0.15, 0.85), (0.05, 0.50))
@@ -125,7 +126,7 @@ def verdict_table(codes: np.ndarray, reps: int, runs: int, rules: Sequence[str]
         for passes in range(base):
             for rule in rules:
                 verdict = gate.classify(passes, reps, entry, have_baseline=True, rule=rule)
-                tables[rule][i, passes] = verdict == gate.REGRESSION
+                tables[rule][i, passes] = verdict == Verdict.REGRESSION
     return tables
 
 
@@ -136,9 +137,10 @@ def suite_blocks(held_now: int, held_base: int, cases: int) -> bool:
     """gate.measure_suite on a suite with these counts, as a run with the flag would ask it."""
     key = (held_now, held_base, cases)
     if key not in _SUITE_MEMO:
-        records = [CaseRecord.read({"nodeid": f"c{i}", "status": gate.HELD if i < held_now else gate.FAILING})
+        records = [CaseRecord.read({"nodeid": f"c{i}",
+                                    "status": Status.HELD if i < held_now else Status.FAILING})
                    for i in range(cases)]
-        base = {f"c{i}": {"status": gate.HELD if i < held_base else gate.FAILING} for i in range(cases)}
+        base = {f"c{i}": {"status": Status.HELD if i < held_base else Status.FAILING} for i in range(cases)}
         result = gate.measure_suite(records, base, fail_on_drop=True)
         _SUITE_MEMO[key] = bool(result and result.blocks)
     return _SUITE_MEMO[key]

@@ -13,6 +13,7 @@ from pytest_toolselect.gate import attribution as attr
 from pytest_toolselect.gate.toolsdiff import SYSTEM
 from pytest_toolselect.records.attribution import Attribution, Cause, ChangedTool, PairedCheck
 from pytest_toolselect.run.attribution import _search
+from pytest_toolselect.terms.vocabulary import Verdict
 
 NAMES = st.sampled_from(["a", "b", "c", "d", "e", "f"])
 TEXTS = st.sampled_from(["find it", "find it now", "list them", "look up"])
@@ -71,14 +72,14 @@ def test_drift_needs_the_baseline_arm_down_and_the_head_no_worse(
     b, h, n = arms
     outcome, p = attr.paired_outcome(recorded, (b, n), (h, n))
     assert 0.0 <= p <= 1.0
-    if outcome == attr.DRIFT:
+    if outcome == Verdict.DRIFT:
         assert attr.drifted(recorded, (b, n)) and p > attr.PAIRED_ALPHA
     # the head at least as good as the baseline's tools is never "significantly worse"
     if h >= b:
-        assert outcome == (attr.DRIFT if attr.drifted(recorded, (b, n)) else attr.REGRESSION)
+        assert outcome == (Verdict.DRIFT if attr.drifted(recorded, (b, n)) else Verdict.REGRESSION)
     # a baseline arm in line with what was recorded never excuses the head
     if not attr.drifted(recorded, (b, n)):
-        assert outcome == attr.REGRESSION
+        assert outcome == Verdict.REGRESSION
 
 
 @given(st.integers(2, 9), st.data())

@@ -21,6 +21,7 @@ from pytest_toolselect.inputs.option_table import BY_NAME
 from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.report_input import SuiteChange
 from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.terms.vocabulary import Verdict
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -51,19 +52,19 @@ def test_verdicts_outside_the_rule_are_unchanged(rule: str) -> None:
     def classify(passes: int, reps: int, base: CaseEntry | None, have: bool = True) -> str:
         return gate.classify(passes, reps, base, have_baseline=have, rule=rule)
 
-    assert classify(3, 3, None, have=False) == gate.PASSED
-    assert classify(0, 3, None, have=False) == gate.FAILED
-    assert classify(1, 3, None, have=False) == gate.FLAKY
-    assert classify(3, 3, None) == gate.NEW
-    assert classify(0, 3, None) == gate.NEW_FAILING
-    assert classify(2, 3, None) == gate.FLAKY
-    assert classify(3, 3, entry((3, 3))) == gate.HELD
-    assert classify(3, 3, entry((0, 3))) == gate.FIXED
-    assert classify(3, 3, entry((3, 3), (1, 3))) == gate.HELD  # flaky last time, held now
-    assert classify(0, 3, entry((0, 3))) == gate.STILL_FAILING
+    assert classify(3, 3, None, have=False) == Verdict.PASSED
+    assert classify(0, 3, None, have=False) == Verdict.FAILED
+    assert classify(1, 3, None, have=False) == Verdict.FLAKY
+    assert classify(3, 3, None) == Verdict.NEW
+    assert classify(0, 3, None) == Verdict.NEW_FAILING
+    assert classify(2, 3, None) == Verdict.FLAKY
+    assert classify(3, 3, entry((3, 3))) == Verdict.HELD
+    assert classify(3, 3, entry((0, 3))) == Verdict.FIXED
+    assert classify(3, 3, entry((3, 3), (1, 3))) == Verdict.HELD  # flaky last time, held now
+    assert classify(0, 3, entry((0, 3))) == Verdict.STILL_FAILING
     # a case that always held and now fails every rep: a clean break, for every rule
-    assert classify(0, 3, entry(*CLEAN_15)) == gate.REGRESSION
-    assert classify(0, 1, CaseEntry("held", 1, 1)) == gate.REGRESSION
+    assert classify(0, 3, entry(*CLEAN_15)) == Verdict.REGRESSION
+    assert classify(0, 1, CaseEntry("held", 1, 1)) == Verdict.REGRESSION
 
 
 def test_an_entry_from_before_the_history_is_one_run() -> None:
@@ -79,27 +80,27 @@ def test_an_entry_from_before_the_history_is_one_run() -> None:
 
 @pytest.mark.parametrize(("rule", "history", "passes", "expected"), [
     # 14 of 15 then a clean break: p = 0.0049 is strong enough for 0.005, not for 0.001
-    ("fisher-0.005", ONE_MISS, 0, gate.REGRESSION),
-    ("fisher-0.01", ONE_MISS, 0, gate.REGRESSION),
-    ("fisher-0.001", ONE_MISS, 0, gate.STILL_FAILING),
+    ("fisher-0.005", ONE_MISS, 0, Verdict.REGRESSION),
+    ("fisher-0.01", ONE_MISS, 0, Verdict.REGRESSION),
+    ("fisher-0.001", ONE_MISS, 0, Verdict.STILL_FAILING),
     # known marginal (13 of 15, held last time): p = 0.0123 blocks only the lenient rule
-    ("fisher-0.005", TWO_MISSES, 0, gate.STILL_FAILING),
-    ("fisher-0.01", TWO_MISSES, 0, gate.STILL_FAILING),
-    ("fisher-0.05", TWO_MISSES, 0, gate.REGRESSION),
+    ("fisher-0.005", TWO_MISSES, 0, Verdict.STILL_FAILING),
+    ("fisher-0.01", TWO_MISSES, 0, Verdict.STILL_FAILING),
+    ("fisher-0.05", TWO_MISSES, 0, Verdict.REGRESSION),
     # ... where the history-blind rule blocks, because the last run held
-    ("legacy", TWO_MISSES, 0, gate.REGRESSION),
-    ("clean-break", TWO_MISSES, 0, gate.STILL_FAILING),
+    ("legacy", TWO_MISSES, 0, Verdict.REGRESSION),
+    ("clean-break", TWO_MISSES, 0, Verdict.STILL_FAILING),
     # always held, one pass of 3 now: p = 0.0196; flaky unless the rule is lenient
-    ("fisher-0.005", CLEAN_15, 1, gate.FLAKY),
-    ("fisher-0.05", CLEAN_15, 1, gate.REGRESSION),
-    ("legacy", CLEAN_15, 1, gate.FLAKY),
+    ("fisher-0.005", CLEAN_15, 1, Verdict.FLAKY),
+    ("fisher-0.05", CLEAN_15, 1, Verdict.REGRESSION),
+    ("legacy", CLEAN_15, 1, Verdict.FLAKY),
     # the same, posterior: P(now >= base) = 24/6840 = 0.0035
-    ("beta-0.99", CLEAN_15, 1, gate.REGRESSION),
-    ("beta-0.995", CLEAN_15, 1, gate.REGRESSION),
-    ("beta-0.999", CLEAN_15, 1, gate.FLAKY),
+    ("beta-0.99", CLEAN_15, 1, Verdict.REGRESSION),
+    ("beta-0.995", CLEAN_15, 1, Verdict.REGRESSION),
+    ("beta-0.999", CLEAN_15, 1, Verdict.FLAKY),
     # the last run failed, so the history-blind rule calls it still failing
-    ("legacy", [(3, 3), (3, 3), (0, 3)], 0, gate.STILL_FAILING),
-    ("fisher-0.05", [(3, 3), (3, 3), (0, 3)], 0, gate.STILL_FAILING),
+    ("legacy", [(3, 3), (3, 3), (0, 3)], 0, Verdict.STILL_FAILING),
+    ("fisher-0.05", [(3, 3), (3, 3), (0, 3)], 0, Verdict.STILL_FAILING),
 ])
 def test_rules_on_hand_computed_examples(rule: str, history: list[tuple[int, int]], passes: int,
                                          expected: str) -> None:
@@ -109,8 +110,8 @@ def test_rules_on_hand_computed_examples(rule: str, history: list[tuple[int, int
 def test_more_reps_now_give_the_exact_test_power() -> None:
     # 25 of 25, 1 of 5 now: p = C(26,1) C(4,4) / C(30,5) = 26 / 142506
     history = [(5, 5)] * 5
-    assert verdict("fisher-0.001", history, 1, reps=5) == gate.REGRESSION
-    assert verdict("fisher-0.005", history, 3, reps=5) == gate.FLAKY
+    assert verdict("fisher-0.001", history, 1, reps=5) == Verdict.REGRESSION
+    assert verdict("fisher-0.005", history, 3, reps=5) == Verdict.FLAKY
 
 
 def test_the_default_rule_is_a_rule_and_the_option_default() -> None:

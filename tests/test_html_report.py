@@ -36,6 +36,7 @@ from pytest_toolselect.report.document import ResultsDocument
 from pytest_toolselect.report.html import CSP, script_json
 from pytest_toolselect.report.html_base import CALL_CLIP, CLIP
 from pytest_toolselect.run import report_files as files
+from pytest_toolselect.terms.vocabulary import Verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = jsonschema.Draft202012Validator(
@@ -46,10 +47,10 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 HOSTILE = ("</script><script>alert(1)</script> <img src=x onerror=alert(1)> `${alert(1)}` "
            "</details><details open> \u2028\u2029 \"quoted\" 'single' & <!-- --> </svg><svg onload=alert(1)>")
 
-_STATUS = {gate.HELD: "held", gate.PASSED: "held", gate.NEW: "held", gate.FIXED: "held",
-           gate.FLAKY: "flaky", gate.REGRESSION: "failing", gate.FAILED: "failing",
-           gate.NEW_FAILING: "failing", gate.STILL_FAILING: "failing", gate.ERROR: None,
-           gate.SKIPPED: None, gate.DRIFT: "failing"}
+_STATUS = {Verdict.HELD: "held", Verdict.PASSED: "held", Verdict.NEW: "held", Verdict.FIXED: "held",
+           Verdict.FLAKY: "flaky", Verdict.REGRESSION: "failing", Verdict.FAILED: "failing",
+           Verdict.NEW_FAILING: "failing", Verdict.STILL_FAILING: "failing", Verdict.ERROR: None,
+           Verdict.SKIPPED: None, Verdict.DRIFT: "failing"}
 
 
 def record(nodeid: str, verdict: str, *, expect: list[str] | None = None,
@@ -75,7 +76,7 @@ def record(nodeid: str, verdict: str, *, expect: list[str] | None = None,
         "failing_checks": failing,
         "failing_detail": {"tool_choice": "list_officers was called first; expected find_company"}
         if failing else {},
-        "error": "the provider answered 500 after 3 retries" if verdict == gate.ERROR else None,
+        "error": "the provider answered 500 after 3 retries" if verdict == Verdict.ERROR else None,
         "model": "local/bm25", "usage": {}, "costs": [0.0] * len(chosen), "cached": [False] * len(chosen),
     }
     rec.update(extra)
@@ -184,12 +185,12 @@ def svg(page: str, svg_id: str) -> ET.Element:
 
 def hostile_document() -> dict[str, Any]:
     args = {"name": HOSTILE, HOSTILE: "key", "nested": {"html": "<iframe srcdoc=x onload=alert(1)></iframe>"}}
-    rec = record(f"cases.toolselect.yaml::{HOSTILE}", gate.REGRESSION, expect=[HOSTILE, "find_company"],
+    rec = record(f"cases.toolselect.yaml::{HOSTILE}", Verdict.REGRESSION, expect=[HOSTILE, "find_company"],
                  chosen=[f"tool{HOSTILE}"], question=HOSTILE, why=HOSTILE, category=HOSTILE, intent=HOSTILE,
                  failing_detail={"tool_choice": HOSTILE}, failing_checks=["tool_choice"])
     rec["calls"] = [[{"name": f"tool{HOSTILE}", "arguments": args},
                      {"name": "raw", "arguments": None, "raw_arguments": HOSTILE}]]
-    err = record("cases.toolselect.yaml::err", gate.ERROR, error=HOSTILE)
+    err = record("cases.toolselect.yaml::err", Verdict.ERROR, error=HOSTILE)
     base = {rec["nodeid"]: {"status": "held", "passes": 1, "reps": 1, "first_tool": "find_company",
                             "failing_checks": []}}
     doc = document([rec, err], baseline=base, preference=preference_doc(
@@ -243,7 +244,7 @@ def test_hostile_tool_names_are_escaped_in_the_confusion_matrix() -> None:
 
 def test_long_values_are_clipped_for_display_but_searchable() -> None:
     long_arg = "x" * 4000 + "TAIL"
-    rec = record("c.yaml::long", gate.HELD)
+    rec = record("c.yaml::long", Verdict.HELD)
     rec["calls"] = [[{"name": "find_company", "arguments": {"name": long_arg}}]]
     rec["question"] = "q" * 1000
     page = render(document([rec]))
@@ -267,7 +268,7 @@ def test_same_document_same_bytes() -> None:
 
 
 def test_the_policy_allows_exactly_the_inline_style_and_script() -> None:
-    page = render(document([record("c.yaml::a", gate.HELD)]))
+    page = render(document([record("c.yaml::a", Verdict.HELD)]))
     style = re.search(r"<style>(.*?)</style>", page, re.S)
     code = re.findall(r"<script>(.*?)</script>", page, re.S)
     assert style is not None and len(code) == 1
@@ -292,7 +293,8 @@ def test_script_json_cannot_end_its_element() -> None:
 def test_every_verdict_is_shown_and_filterable() -> None:
     verdicts = list(gate.VERDICT_ORDER)
     base = {f"c.yaml::{v}": {"status": "held", "passes": 1, "reps": 1, "first_tool": "find_company",
-                             "failing_checks": []} for v in verdicts if v not in (gate.NEW, gate.PASSED)}
+                             "failing_checks": []}
+            for v in verdicts if v not in (Verdict.NEW, Verdict.PASSED)}
     # given in reverse: the table lists the most serious verdict first
     doc = document([record(f"c.yaml::{v}", v) for v in reversed(verdicts)], baseline=base)
     assert set(doc["summary"]["verdicts"]) == set(verdicts)
@@ -316,7 +318,7 @@ def test_every_verdict_is_shown_and_filterable() -> None:
 
 
 def test_a_run_with_only_cases_has_no_probe_card() -> None:
-    page = render(document([record("c.yaml::a", gate.HELD), record("c.yaml::b", gate.REGRESSION)]))
+    page = render(document([record("c.yaml::a", Verdict.HELD), record("c.yaml::b", Verdict.REGRESSION)]))
     assert 'id="preference-card"' not in page and "Preference probe" not in page
     assert 'id="forest"' not in page
     assert 'id="confusion"' in page and 'id="categories"' in page
@@ -335,9 +337,9 @@ def test_a_run_with_only_groups_has_no_matrix_and_an_empty_table() -> None:
 
 
 def test_confusion_matrix_cells_match_the_document() -> None:
-    recs = [record("c.yaml::a", gate.HELD, chosen=["find_company", "find_company"]),
-            record("c.yaml::b", gate.REGRESSION, chosen=["list_officers", None]),
-            record("c.yaml::c", gate.HELD, expect=["lookup_vat", "vat_check"], chosen=["vat_check"])]
+    recs = [record("c.yaml::a", Verdict.HELD, chosen=["find_company", "find_company"]),
+            record("c.yaml::b", Verdict.REGRESSION, chosen=["list_officers", None]),
+            record("c.yaml::c", Verdict.HELD, expect=["lookup_vat", "vat_check"], chosen=["vat_check"])]
     base = {r["nodeid"]: {"status": "held", "passes": 1, "reps": 1, "first_tool": None,
                           "failing_checks": []} for r in recs}
     doc = document(recs, baseline=base)
@@ -362,8 +364,8 @@ def test_confusion_matrix_cells_match_the_document() -> None:
 def test_a_tool_name_holding_the_separator_is_judged_by_its_name() -> None:
     # the label joins names with " | ": splitting it back would call this right choice wrong
     odd = "find | company"
-    recs = [record("c.yaml::a", gate.HELD, expect=[odd], chosen=[odd]),
-            record("c.yaml::b", gate.REGRESSION, expect=[odd], chosen=["find"])]
+    recs = [record("c.yaml::a", Verdict.HELD, expect=[odd], chosen=[odd]),
+            record("c.yaml::b", Verdict.REGRESSION, expect=[odd], chosen=["find"])]
     base = {r["nodeid"]: {"status": "held", "passes": 1, "reps": 1, "first_tool": odd,
                           "failing_checks": []} for r in recs}
     doc = document(recs, baseline=base)
@@ -375,7 +377,7 @@ def test_a_tool_name_holding_the_separator_is_judged_by_its_name() -> None:
 
 def test_a_matrix_of_200_tools_stays_small() -> None:
     tools = [f"tool_{i:03d}" for i in range(200)]
-    recs = [record(f"c.yaml::{t}", gate.REGRESSION, expect=[t], chosen=[tools[(i + 1) % 200]])
+    recs = [record(f"c.yaml::{t}", Verdict.REGRESSION, expect=[t], chosen=[tools[(i + 1) % 200]])
             for i, t in enumerate(tools)]
     matrix_markup = re.search(r'<svg id="confusion".*?</svg>', render(document(recs)), re.S)
     assert matrix_markup is not None
@@ -387,7 +389,7 @@ def test_a_matrix_of_200_tools_stays_small() -> None:
 
 
 def test_forest_plot_places_each_effect_against_zero() -> None:
-    doc = document([record("c.yaml::a", gate.HELD)], preference=preference_doc())
+    doc = document([record("c.yaml::a", Verdict.HELD)], preference=preference_doc())
     forest = svg(render(doc), "forest")
     zero = [line for line in forest.iter(f"{SVG_NS}line") if line.get("class") == "ref"]
     assert len(zero) == 2  # the effects' 0 and the position panel's 0.5
@@ -408,7 +410,7 @@ def test_forest_plot_places_each_effect_against_zero() -> None:
 
 
 def test_no_pair_group_scored_leaves_a_note_not_a_plot() -> None:
-    doc = document([record("c.yaml::a", gate.HELD)], preference=preference_doc(effects={}, first=None))
+    doc = document([record("c.yaml::a", Verdict.HELD)], preference=preference_doc(effects={}, first=None))
     page = render(doc)
     assert "No pair group was scored" in page
     assert 'id="forest"' not in page

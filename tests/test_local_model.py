@@ -25,6 +25,7 @@ from test_probe_e2e import _groups
 from conftest import FIND, OFFICERS, OUT_OF_SCOPE, Project, case, free_port
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.positions.sourcemap import load_schema
+from pytest_toolselect.terms.vocabulary import Verdict
 
 pytestmark = pytest.mark.local_model
 
@@ -80,7 +81,7 @@ def test_a_real_model_on_a_real_server(project: Project, llama_server: str) -> N
         assert entry["verdict"] in gate.VERDICT_ORDER
         if entry["status"] is None:
             # not scored: only because every rep was cut at max_tokens (inconclusive)
-            assert entry["verdict"] == gate.ERROR and entry.get("inconclusive") == 1, entry
+            assert entry["verdict"] == Verdict.ERROR and entry.get("inconclusive") == 1, entry
         else:
             assert entry["reps"] + entry["inconclusive"] == 1
         # the server's usage came back over the wire, with the model's own text

@@ -20,6 +20,7 @@ from pytest_toolselect.report import results
 from pytest_toolselect.report.document import ResultsDocument
 from pytest_toolselect.report.markdown import text as markdown_text
 from pytest_toolselect.report.merge_shards import merge_documents
+from pytest_toolselect.terms.vocabulary import Status, Verdict
 
 SUBJECT = {"provider": "script", "model": "script/planned"}
 PROVENANCE = {"created": "2026-01-01T00:00:00+00:00", "plugin_version": None, "pytest_version": "9",
@@ -58,7 +59,7 @@ def runs(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], dict[st
             if key.endswith(("1", "4")) and draw(st.booleans()):
                 rec["test_failure"] = "AssertionError: the body's own check"
         else:
-            rec.update(status=None, verdict=gate.ERROR if kind == "error" else gate.SKIPPED,
+            rec.update(status=None, verdict=Verdict.ERROR if kind == "error" else Verdict.SKIPPED,
                        error="it did not run")
         records.append(rec)
     split = [draw(st.integers(1, shards)) for _ in records]
@@ -72,7 +73,7 @@ def _status(base: dict[str, Any]) -> dict[str, Any]:
 
 def _document(records: list[dict[str, Any]], base: dict[str, Any], settings_: dict[str, Any],
               other_failed: int = 0, shard: dict[str, Any] | None = None) -> dict[str, Any]:
-    capped = any(r["verdict"] == gate.SKIPPED for r in records)
+    capped = any(r["verdict"] == Verdict.SKIPPED for r in records)
     suite = gate.measure_suite(list(map(CaseRecord.read, records)), _status(base), fail_on_drop=bool(
         settings_["fail_on_suite_drop"] and not settings_["update_baseline"]))
     return results.build(ResultsInput.read({
@@ -102,13 +103,13 @@ def test_the_run_its_document_and_any_merge_of_its_shards_agree(
     suite = gate.measure_suite(typed, _status(base), fail_on_drop=bool(
         settings_["fail_on_suite_drop"] and not settings_["update_baseline"]))
     decided = decide(typed, GateSettings.read(settings_), suite_blocks=bool(suite and suite.blocks),
-                     capped=any(r["verdict"] == gate.SKIPPED for r in records), other_failed=other)
+                     capped=any(r["verdict"] == Verdict.SKIPPED for r in records), other_failed=other)
     # the run's own verdict (what the plugin sets the exit status to) is the document's
     assert whole["verdict"] == decided.to_json()
     flags = GateSettings.read(settings_)
     blocking = [r["key"] for r in records if case_outcome(CaseRecord.read(r), flags) in BLOCKING_OUTCOMES]
     assert decided.blocking_cases == blocking
-    assert decided.exit_status == (2 if any(r["verdict"] == gate.SKIPPED for r in records)
+    assert decided.exit_status == (2 if any(r["verdict"] == Verdict.SKIPPED for r in records)
                                    else 1 if decided.reasons else 0)
     # each case's outcome in the document is the verdict's
     assert [c["outcome"] for c in whole["cases"]] == [c.outcome for c in decided.cases]
@@ -131,8 +132,8 @@ def test_an_older_shard_file_without_other_failed_still_fails_on_its_plain_tests
     settings_ = {"reps": 1, "rule": "fisher-0.005", "history": 1, "fail_on_suite_drop": False,
                  "update_baseline": False}
     held = {"nodeid": "a.toolselect.yaml::c", "key": "a.toolselect.yaml::c", "order": 0,
-            "case_id": "c", "question": "q", "status": gate.HELD, "passes": 1, "reps": 1,
-            "verdict": gate.PASSED}
+            "case_id": "c", "question": "q", "status": Status.HELD, "passes": 1, "reps": 1,
+            "verdict": Verdict.PASSED}
     keys = [held["key"]]
     doc = _document([held], {}, settings_, shard={"index": 1, "count": 1, "keys": keys})
     assert _merge([("s.json", doc)])["provenance"]["exit_status"] == 0
@@ -146,7 +147,7 @@ def test_an_older_shard_file_without_other_failed_still_fails_on_its_plain_tests
 def _as_expected(rec: dict[str, Any]) -> CaseRecord:
     """What the controller knows of a case before it runs: the case, nothing scored."""
     return CaseRecord.read({k: rec[k] for k in ("nodeid", "key", "order", "case_id", "question")}
-                           | {"status": None, "verdict": gate.ERROR})
+                           | {"status": None, "verdict": Verdict.ERROR})
 
 
 @settings(max_examples=100, deadline=None)
@@ -186,7 +187,7 @@ def test_a_case_missing_from_the_records_blocks_in_the_run_its_document_comment_
     suite = gate.measure_suite(typed, _status(base), fail_on_drop=bool(
         settings_["fail_on_suite_drop"] and not settings_["update_baseline"]))
     decided = decide(typed, GateSettings.read(settings_), suite_blocks=bool(suite and suite.blocks),
-                     capped=any(r.verdict == gate.SKIPPED for r in typed))
+                     capped=any(r.verdict == Verdict.SKIPPED for r in typed))
     assert verdict == decided.to_json()
     # the comment says blocking and names each lost case
     comment = render(ResultsDocument.from_json(whole))
@@ -214,7 +215,7 @@ def test_merge_names_a_case_left_out_on_purpose_only_when_no_shard_ran_it() -> N
     def held(i: int) -> dict[str, Any]:
         key = f"a.toolselect.yaml::c{i}"
         return {"nodeid": key, "key": key, "order": i, "case_id": f"c{i}", "question": "q",
-                "status": gate.HELD, "passes": 1, "reps": 1, "verdict": gate.PASSED}
+                "status": Status.HELD, "passes": 1, "reps": 1, "verdict": Verdict.PASSED}
 
     keys = [held(i)["key"] for i in range(3)]
 

@@ -20,6 +20,7 @@ from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report.document import ResultsDocument
 from pytest_toolselect.report.results import build
 from pytest_toolselect.report.words import escalation_line
+from pytest_toolselect.terms.vocabulary import Status, Verdict
 
 counts = st.integers(min_value=0, max_value=500)
 shares = st.floats(min_value=0, max_value=1)
@@ -53,8 +54,8 @@ def test_escalations_come_back_from_their_json(esc: Escalations) -> None:
     assert escalation_line(esc) == escalation_line(data)
 
 
-@given(st.lists(st.tuples(st.sampled_from([gate.HELD, gate.FAILING, None]),
-                          st.sampled_from([gate.HELD, gate.FLAKY, None])), max_size=30),
+@given(st.lists(st.tuples(st.sampled_from([Status.HELD, Status.FAILING, None]),
+                          st.sampled_from([Verdict.HELD, Verdict.FLAKY, None])), max_size=30),
        st.booleans())
 def test_the_measured_suite_is_the_documents_suite(pairs: list[tuple[Any, Any]],
                                                    fail_on_drop: bool) -> None:
@@ -96,7 +97,7 @@ def test_the_document_is_the_same_from_the_typed_input_and_from_plain_data(
         "cache_savings": {"m": 0.5}, "cost_cap": 2.0, "capped": capped, "probe_blocks": False,
         "preference": None, "lint": None,
     }
-    stored = {r.key: {"status": gate.HELD, "passes": 1, "reps": 1} for r in records[:1]}
+    stored = {r.key: {"status": Status.HELD, "passes": 1, "reps": 1} for r in records[:1]}
     typed = ResultsInput(**shared, records=tuple(records), gone=("gone.yaml::x",),
                          suite=suite, escalations=esc,
                          baseline_cases={k: CaseEntry.from_json(e) for k, e in stored.items()})

@@ -23,6 +23,7 @@ from conftest import PLANNED, REGISTRY_TOOLS, Project, case
 from pytest_toolselect.positions.sourcemap import load_schema
 from pytest_toolselect.report import markdown
 from pytest_toolselect.report.document import ResultsDocument
+from pytest_toolselect.terms.vocabulary import Verdict
 
 GOLDEN = Path(__file__).parent / "golden" / "every_outcome.md"
 HOSTILE = "</details><script>alert(1)</script> ``` `x` | <img src=x onerror=alert(2)> [l](javascript:1)"
@@ -257,9 +258,8 @@ def test_a_report_that_cannot_be_written_fails_the_run_and_says_why(project: Pro
 def _pure_doc(**extra: Any) -> dict[str, Any]:
     from test_html_report import document, record
 
-    from pytest_toolselect.gate import verdict_rules as gate
 
-    return document([record("c.yaml::a", gate.REGRESSION, **extra)],
+    return document([record("c.yaml::a", Verdict.REGRESSION, **extra)],
                     baseline={"c.yaml::a": {"status": "held", "passes": 1, "reps": 1,
                                             "first_tool": FIND, "failing_checks": []}})
 

@@ -21,6 +21,7 @@ from pytest_toolselect.report import markdown, results
 from pytest_toolselect.report.document import ResultsDocument
 from pytest_toolselect.report.merge_shards import merge_documents
 from pytest_toolselect.report.terminal import lines, summarize
+from pytest_toolselect.terms.vocabulary import Verdict
 
 SUBJECT = {"provider": "script", "model": "script/planned"}
 PROVENANCE = {"created": "2026-01-01T00:00:00+00:00", "plugin_version": None, "pytest_version": "9",
@@ -62,7 +63,7 @@ def _scored(nodeid: str, **fields: Any) -> dict[str, Any]:
     passes = fields.pop("passes", len(firsts))
     return {"nodeid": nodeid, "key": nodeid, "order": 0, "case_id": nodeid, "question": "q",
             "expect_tool": ["find"], "status": gate.status_of(passes, len(firsts)),
-            "passes": passes, "reps": len(firsts), "verdict": gate.PASSED, "model": "m",
+            "passes": passes, "reps": len(firsts), "verdict": Verdict.PASSED, "model": "m",
             "usage": {"input_tokens": 10, "output_tokens": 2}, "costs": [0.5] * len(firsts),
             **fields}
 
@@ -72,7 +73,7 @@ def _scored(nodeid: str, **fields: Any) -> dict[str, Any]:
 
 def test_a_case_that_allows_no_call_is_one_label_in_every_report() -> None:
     rec = _scored("a.toolselect.yaml::c", allow_no_tool=True, first_tools=["get"], passes=0,
-                  verdict=gate.FAILED, failing_checks=["tool_choice"])
+                  verdict=Verdict.FAILED, failing_checks=["tool_choice"])
     doc = _document([rec])
     assert doc["summary"]["confusion"] == [
         {"expected": "find | (nothing)", "chosen": "get", "count": 1, "correct": False}]
@@ -147,7 +148,7 @@ def runs(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], list[in
                        costs=draw(st.lists(st.sampled_from([None, 0.25, 0.5]), min_size=reps,
                                            max_size=reps)))
         else:
-            rec.update(status=None, verdict=gate.ERROR if kind == "error" else gate.SKIPPED,
+            rec.update(status=None, verdict=Verdict.ERROR if kind == "error" else Verdict.SKIPPED,
                        error="it did not run")
         records.append(rec)
     return records, base, [draw(st.integers(1, 2)) for _ in records]

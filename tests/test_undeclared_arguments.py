@@ -17,6 +17,7 @@ from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.scoring.checks import score
 from pytest_toolselect.scoring.undeclared import OPENING_KEYS, undeclared
 from pytest_toolselect.terms.check_names import CHECKS_BEFORE_LIST
+from pytest_toolselect.terms.vocabulary import Verdict
 
 #: every JSON type, nested
 JSON = st.recursive(
@@ -141,7 +142,7 @@ def test_a_baseline_recorded_without_it_is_not_blocked_by_it() -> None:
     old = CaseEntry.from_json({"status": "passing", "passes": 1, "reps": 1, "history": [[1, 1]],
                                "checks": ["tool_choice", "valid_arguments"]})
     verdict, aside = gate.judge([["no_undeclared_arguments"]], old, have_baseline=True)
-    assert (verdict, aside) == (gate.NEW_FAILING, ["no_undeclared_arguments"])
+    assert (verdict, aside) == (Verdict.NEW_FAILING, ["no_undeclared_arguments"])
     new = CaseEntry.from_json({**old.to_json(), "checks": ["tool_choice", "valid_arguments",
                                                            "no_undeclared_arguments"]})
-    assert gate.judge([["no_undeclared_arguments"]], new, have_baseline=True)[0] == gate.REGRESSION
+    assert gate.judge([["no_undeclared_arguments"]], new, have_baseline=True)[0] == Verdict.REGRESSION

@@ -13,6 +13,7 @@ from conftest import FIND, OFFICERS, PLANNED, Project, case
 from pytest_toolselect.report import html, markdown
 from pytest_toolselect.report.document import ResultsDocument
 from pytest_toolselect.report.printable import printable
+from pytest_toolselect.terms.vocabulary import Verdict
 
 #: a forged link around a made-up tool name, a screen clear, a carriage return, a reversal
 LINK = "\x1b]8;;https://evil.example\x07find_company\x1b]8;;\x07"
@@ -63,9 +64,8 @@ def test_no_control_character_reaches_any_output(project: Project) -> None:
 def test_reports_render_controls_visibly() -> None:
     from test_html_report import document, record
 
-    from pytest_toolselect.gate import verdict_rules as gate
 
-    doc = document([record("c.yaml::a", gate.FAILED, question=QUESTION, why=ARGUMENT)])
+    doc = document([record("c.yaml::a", Verdict.FAILED, question=QUESTION, why=ARGUMENT)])
     read = ResultsDocument.from_json(doc)
     comment, page = markdown.render(read), html.render(read)
     for char in RAW:

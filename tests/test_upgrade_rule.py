@@ -18,6 +18,7 @@ from pytest_toolselect.records.report_input import SummaryInput
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.report.terminal import lines, summarize
 from pytest_toolselect.terms.check_names import CHECK_NAMES, CHECKS_BEFORE_LIST
+from pytest_toolselect.terms.vocabulary import Verdict
 
 NEW = sorted(set(CHECK_NAMES) - set(CHECKS_BEFORE_LIST))
 runs = st.tuples(st.integers(1, 5), st.integers(0, 5)).map(lambda r: (min(r[1], r[0]), r[0]))
@@ -48,11 +49,11 @@ def test_a_case_is_judged_on_the_checks_its_entry_was_evaluated_with(
     known = gate.evaluated_checks(entry)
     on_known = gate.judge(_only(failing, known), entry, have_baseline=True, rule=rule)[0]
     # it blocks exactly when the checks the entry knows block
-    assert (verdict == gate.REGRESSION) == (on_known == gate.REGRESSION)
-    if on_known in (gate.HELD, gate.FIXED):
+    assert (verdict == Verdict.REGRESSION) == (on_known == Verdict.REGRESSION)
+    if on_known in (Verdict.HELD, Verdict.FIXED):
         # held on what the entry knows: held, or new failing when only new checks failed
         failed_new = any(set(f) - known for f in failing)
-        assert verdict == (gate.NEW_FAILING if failed_new else on_known)
+        assert verdict == (Verdict.NEW_FAILING if failed_new else on_known)
     else:
         assert verdict == on_known
     # what is set aside are checks the entry does not know, and only when they mattered
@@ -87,13 +88,13 @@ def test_an_old_entry_is_read_as_the_checks_before_the_list() -> None:
     assert "valid_arguments" not in gate.evaluated_checks(old)
     # a held case that fails only valid_arguments now: new failing, not a regression
     assert gate.judge([["valid_arguments"]] * 3, old, have_baseline=True) == (
-        gate.NEW_FAILING, ["valid_arguments"])
+        Verdict.NEW_FAILING, ["valid_arguments"])
     # one that also fails an old check on every rep regresses as it did
     assert gate.judge([["tool_choice", "valid_arguments"]] * 3, old, have_baseline=True) == (
-        gate.REGRESSION, [])
+        Verdict.REGRESSION, [])
     assert gate.judge([["valid_arguments"]] * 3,
                       CaseEntry.from_json({**old.to_json(), "checks": list(CHECK_NAMES)}),
-                      have_baseline=True) == (gate.REGRESSION, [])
+                      have_baseline=True) == (Verdict.REGRESSION, [])
 
 
 def _record(**kw: Any) -> CaseRecord:

@@ -14,9 +14,14 @@ from typing import Any, NoReturn
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.report.printable import printable
 
+from .example import add_parser as add_example
+from .init import add_parser as add_init
+from .lint import add_parser as add_lint
+from .merge import add_merge
 from .report import add_format_flags
 from .report import run as run_report
 from .saved_run import OK, USAGE
+from .tools import add_parser as add_tools
 
 EPILOG = """\
 examples:
@@ -98,12 +103,6 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--markdown", action="store_true",
                          help="markdown tables (default: plain text, aligned columns)")
     compare.set_defaults(run=run_compare, parser=compare)
-
-    from .example import add_parser as add_example
-    from .init import add_parser as add_init
-    from .lint import add_parser as add_lint
-    from .merge import add_merge
-    from .tools import add_parser as add_tools
 
     add_merge(commands, formatter)
     add_lint(commands, formatter)

@@ -11,7 +11,10 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from pytest_toolselect.gate.atomic import write_text
 from pytest_toolselect.messages.errors import ToolselectError
+
+from .saved_run import OK
 
 #: the servers, as folders of the package's demo/ and of the folder written
 SERVERS = ("companies", "finance")
@@ -36,10 +39,6 @@ def add_parser(commands: Any, formatter: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toolselect.gate.atomic import write_text
-
-    from .saved_run import OK
-
     folder = Path(args.folder)
     targets = {name: folder / name / "server.py" for name in SERVERS}
     there = [str(path) for path in targets.values() if path.exists()]

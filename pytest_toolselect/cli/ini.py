@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from pytest_toolselect.gate.atomic import write_text
+
 DISTRIBUTION = "pytest-toolselect"
 
 #: (file name, its pytest section's header, the line to add)
@@ -80,8 +82,6 @@ def _governing(folder: Path) -> tuple[Path, str, str] | None:
 def require_plugin(folder: Path) -> str:
     """Make the pytest configuration that governs ``folder`` require this plugin: one line
     that says what was done (or what to add by hand)."""
-    from pytest_toolselect.gate.atomic import write_text
-
     found = _governing(folder)
     if found is None:
         pyproject = folder / "pyproject.toml"

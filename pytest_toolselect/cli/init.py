@@ -7,9 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.gate.atomic import write_text
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.messages.plural import plural
 
+from .ini import require_plugin
+from .saved_run import OK
 from .tools import add_common, discovered, parameters
 
 DEFAULT_OUT = "starter.toolselect.yaml"
@@ -104,9 +107,7 @@ def starter(found: dict[str, tuple[Tool, ...]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toolselect.gate.atomic import write_text
 
-    from .saved_run import OK
 
     if args.transcript is not None:
         return from_transcript(args)
@@ -127,7 +128,6 @@ def run(args: argparse.Namespace) -> int:
     count = sum(len(t) for t in found.values())
     print(f"wrote {out}: {plural(count, 'case')}, one per tool, each asking its "
           "tool's description; edit the questions into what your users ask")
-    from .ini import require_plugin
 
     # a run without the plugin would collect no case and could pass: pytest refuses it
     print(require_plugin(config.root))
@@ -136,10 +136,8 @@ def run(args: argparse.Namespace) -> int:
 
 def from_transcript(args: argparse.Namespace) -> int:
     """Cases from a recorded conversation: read, chosen and written without starting a server."""
-    from pytest_toolselect.gate.atomic import write_text
 
     from .context_case import context_file
-    from .saved_run import OK
     from .transcripts import read_transcript
 
     source = Path(args.transcript).expanduser()

@@ -7,11 +7,24 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
+from pytest_toolselect.inputs.option_table import DEFAULT_MODEL
+from pytest_toolselect.lint.decorated import find_decorated
+from pytest_toolselect.lint.document import LintView
 from pytest_toolselect.lint.findings import ERROR, WARNING
+from pytest_toolselect.lint.render import markdown, text_lines
+from pytest_toolselect.lint.run import (
+    instructions_of,
+    lint,
+    load_cases,
+    project_files,
+    toolset_of,
+)
 
-from .tools import add_config
+from .saved_run import emit
+from .tools import add_config, discovered, discovery_timeout
 
 #: exit statuses: clean, findings at the --fail-on level (bad input is the CLI's own 2)
 CLEAN, FINDINGS = 0, 1
@@ -51,17 +64,7 @@ def add_parser(commands: Any, formatter: Any) -> None:
 def build_report(config_path: str | None, model: str | None = None) -> dict[str, Any]:
     """Discover, lint and return the report as plain data (the JSON document)."""
     from pytest_toolselect.inputs import CASE_SUFFIXES
-    from pytest_toolselect.inputs.option_table import DEFAULT_MODEL
-    from pytest_toolselect.lint.decorated import find_decorated
-    from pytest_toolselect.lint.run import (
-        instructions_of,
-        lint,
-        load_cases,
-        project_files,
-        toolset_of,
-    )
 
-    from .tools import discovered, discovery_timeout
 
     config, tools = discovered(config_path, None)
     # the servers are discovered once: their instructions come from the same cache
@@ -113,16 +116,12 @@ class Progress:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toolselect.lint.document import LintView
-    from pytest_toolselect.lint.render import markdown, text_lines
-
-    from .saved_run import emit
-
     doc = build_report(args.config, args.model)
     view = LintView.read(doc)
-    outputs = [(out, render) for out, render in (
+    renderers: tuple[tuple[str | None, Callable[[], str]], ...] = (
         (args.json, lambda: json.dumps(doc, indent=2, ensure_ascii=False) + "\n"),
-        (args.markdown, lambda: markdown(view) + "\n")) if out is not None]
+        (args.markdown, lambda: markdown(view) + "\n"))
+    outputs = [(out, render) for out, render in renderers if out is not None]
     for out, render in outputs:
         emit(render(), out, [])
     if not any(out == "-" for out, _ in outputs):

@@ -7,11 +7,23 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
 from pytest_toolselect.inputs.report_formats import DEFAULT_FORMAT
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.report.document import ResultsDocument
+from pytest_toolselect.report.merge_shards import (
+    baseline_group_entries,
+    baseline_lint_entries,
+    baseline_lint_tools,
+    baseline_records,
+    merge_documents,
+)
 from pytest_toolselect.report.printable import printable
+from pytest_toolselect.run.report_files import render
 
 from .report import add_format_flags, asked
+from .saved_run import emit, load_results
 
 if TYPE_CHECKING:
     from pytest_toolselect.report.document import ResultsDocument
@@ -50,12 +62,6 @@ def add_merge(commands: Any, formatter: Any) -> None:
 
 
 def run_merge(args: argparse.Namespace) -> int:
-    from pytest_toolselect.report.document import ResultsDocument
-    from pytest_toolselect.report.merge_shards import merge_documents
-    from pytest_toolselect.run.report_files import render
-
-    from .saved_run import emit, load_results
-
     try:
         document = merge_documents([(path, ResultsDocument.from_json(load_results(path)))
                                     for path in args.results], partial=args.partial)
@@ -77,15 +83,6 @@ def run_merge(args: argparse.Namespace) -> int:
 
 
 def write_baseline(path: Path, document: ResultsDocument) -> None:
-    from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
-    from pytest_toolselect.records.run_records import CaseRecord
-    from pytest_toolselect.report.merge_shards import (
-        baseline_group_entries,
-        baseline_lint_entries,
-        baseline_lint_tools,
-        baseline_records,
-    )
-
     old = load(path)
     # the merged document's subject and cases, read once as the values a run hands build
     subject = document.subject

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pytest_toolselect.inputs import report_formats
 from pytest_toolselect.inputs.report_formats import DEFAULT_FORMAT
+from pytest_toolselect.report.document import ResultsDocument
+from pytest_toolselect.run.report_files import render
 
 from .saved_run import OK, emit, load_results
 
@@ -28,9 +30,6 @@ def asked(args: argparse.Namespace, command: Command) -> list[tuple[str, str]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pytest_toolselect.report.document import ResultsDocument
-    from pytest_toolselect.run.report_files import render
-
     document = ResultsDocument.from_json(load_results(args.results))
     wanted = asked(args, "in_report")
     # every rendering first: a renderer that fails leaves no report half-written

@@ -8,7 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_toolselect.gate.atomic import write_text
+from pytest_toolselect.gate.baseline import MAX_BYTES
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.bounded import NotRegularFile, read_bounded
 from pytest_toolselect.report.printable import printable
 
 SCHEMA_VERSION = "tool_selection.v1"
@@ -30,9 +33,6 @@ OTHER_FILES = {
 
 def load_results(path: str) -> dict[str, Any]:
     """A tool_selection.v1 document from a file, checked against the shipped schema."""
-    from pytest_toolselect.gate.baseline import MAX_BYTES
-    from pytest_toolselect.positions.bounded import NotRegularFile, read_bounded
-
     try:
         raw = read_bounded(Path(path), MAX_BYTES)
     except FileNotFoundError:
@@ -48,17 +48,16 @@ def load_results(path: str) -> dict[str, Any]:
     except json.JSONDecodeError as e:
         raise ToolselectError(f"not valid JSON: {e.msg} (column {e.colno}); the file may be truncated",
                               file=path, line=e.lineno, fix=WRITE_RESULTS) from None
-    _validate(data, path)
-    return data
+    return _validate(data, path)
 
 
-def _validate(data: Any, path: str) -> None:
+def _validate(data: Any, path: str) -> dict[str, Any]:
     found = data.get("schema_version") if isinstance(data, dict) else None
     if found in OTHER_FILES:
         what, hint = OTHER_FILES[found]
         raise ToolselectError(f"this is a {found} file ({what}), not a run's results ({SCHEMA_VERSION})",
                               file=path, fix=WRITE_RESULTS + hint)
-    if found != SCHEMA_VERSION:
+    if not isinstance(data, dict) or found != SCHEMA_VERSION:
         what = f"schema_version {found!r}" if isinstance(data, dict) else f"a JSON {_json_type(data)}"
         raise ToolselectError(f"not a {SCHEMA_VERSION} results file ({what})", file=path,
                               fix=WRITE_RESULTS)
@@ -68,7 +67,7 @@ def _validate(data: Any, path: str) -> None:
     import jsonschema
 
     # the probe's document inside is checked against its own schema, as its renderers read it
-    parts = [(SCHEMA_VERSION, data, ())]
+    parts: list[tuple[str, Any, tuple[str, ...]]] = [(SCHEMA_VERSION, data, ())]
     if isinstance(data.get("preference"), dict):
         parts.append(("tool_preference.v1", data["preference"], ("preference",)))
     for name, part, prefix in parts:
@@ -80,6 +79,7 @@ def _validate(data: Any, path: str) -> None:
             raise ToolselectError(f"the results file is malformed: {error.message}", file=path,
                                   place=where.lstrip(".") or None,
                                   fix="pass the file as pytest --toolselect-json wrote it")
+    return data
 
 
 def _json_type(data: Any) -> str:
@@ -99,7 +99,6 @@ def emit(text: str, out: str, inputs: Sequence[str]) -> None:
     if any(_same_file(path, Path(i)) for i in inputs):
         raise ToolselectError("would overwrite an input file", file=out,
                               fix="choose another path for the report")
-    from pytest_toolselect.gate.atomic import write_text
 
     try:
         write_text(path, text)

@@ -8,8 +8,14 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.exchange.tool import Tool
-from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.inputs.client_servers import FOUND_WITHOUT_NAMING
+from pytest_toolselect.inputs.config import load_config
+from pytest_toolselect.inputs.option_table import DEFAULT_DISCOVERY_TIMEOUT
+from pytest_toolselect.lint.run import discover_all
+from pytest_toolselect.messages.errors import ToolselectError, nearest
 from pytest_toolselect.messages.plural import plural
+
+from .saved_run import OK, emit
 
 EPILOG = """\
 examples:
@@ -51,10 +57,6 @@ def add_common(parser: argparse.ArgumentParser) -> None:
 
 def discovered(config_path: str | None, only: list[str] | None) -> tuple[Any, dict[str, tuple[Tool, ...]]]:
     """The config and its servers' tools, by server in config order."""
-    from pytest_toolselect.inputs.config import load_config
-    from pytest_toolselect.lint.run import discover_all
-    from pytest_toolselect.messages.errors import nearest
-
     config = load_config(Path.cwd(), Path(config_path) if config_path else None)
     if not config.servers:
         raise no_servers(config)
@@ -68,16 +70,12 @@ def discovered(config_path: str | None, only: list[str] | None) -> tuple[Any, di
 
 def discovery_timeout(config: Any) -> float:
     """The config's discovery timeout (or the default), as every command discovers with."""
-    from pytest_toolselect.inputs.option_table import DEFAULT_DISCOVERY_TIMEOUT
-
     return float(config.options.get("discovery_timeout") or DEFAULT_DISCOVERY_TIMEOUT)
 
 
 def no_servers(config: Any) -> ToolselectError:
     """Nothing to list or start cases from is a mistake, not an empty success: say where
     servers are read from."""
-    from pytest_toolselect.inputs.client_servers import FOUND_WITHOUT_NAMING
-
     clients = ", ".join(str(config.root / f) for f in FOUND_WITHOUT_NAMING)
     if config.path is not None:
         where = f"{config.path} defines no servers, and none of {clients} declares any"
@@ -138,8 +136,6 @@ def as_json(found: dict[str, tuple[Tool, ...]]) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .saved_run import OK, emit
-
     config, found = discovered(args.config, args.server)
     if args.json is not None:
         emit(json.dumps(as_json(found), indent=2, ensure_ascii=False) + "\n", args.json, [])

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import IO, TYPE_CHECKING, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 
-from pytest_toolselect.messages.errors import ServerError
+from pytest_toolselect.messages.errors import ServerError, ToolselectError
+from pytest_toolselect.messages.masking import redact
 
 if TYPE_CHECKING:
     from pytest_toolselect.inputs.config import ServerSpec
@@ -27,7 +28,7 @@ class _Probe:
     def __init__(self) -> None:
         self.phase = "starting the server"
         self.stream_errors: list[Exception] = []
-        self.stderr: IO[str] | None = None
+        self.stderr: TextIO | None = None
         self.noise: Any = None  # an anyio.Event, made inside the event loop
         #: the status and reason of the last HTTP answer that was an error (the SDK keeps
         #: neither: a 401 or a 502 reach it as "Server returned an error response")
@@ -79,8 +80,6 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def _internal(exc: BaseException) -> bool:
     """A fault of this process, not of the server or the config: an import that deadlocked
     or failed, or an error raised by the plugin's own code (not one of its messages)."""
-    from pytest_toolselect.messages.errors import ToolselectError
-
     if isinstance(exc, ToolselectError):
         return False
     if isinstance(exc, ImportError) or type(exc).__name__ == "_DeadlockError":
@@ -181,7 +180,6 @@ def _fail(spec: ServerSpec, probe: _Probe, exc: BaseException) -> NoReturn:
         reason = f"failed during {probe.phase}: {_reason(cause)}"
     if probe.stream_errors and not isinstance(cause, _NotJsonRpc):
         reason += f"; it wrote something that is not JSON-RPC: {_stream_error(probe.stream_errors[0])}"
-    from pytest_toolselect.messages.masking import redact
 
     tail = _stderr_tail(probe.stderr)
     if tail:
@@ -279,7 +277,6 @@ def _stderr_tail(stderr: IO[str] | None) -> str:
         text = stderr.read()
     except (OSError, ValueError):
         return ""
-    from pytest_toolselect.messages.masking import redact
 
     # masked before it is cut: a private key's last lines would no longer show its shape
     lines = redact(text).rstrip().splitlines()[-STDERR_TAIL_LINES:]

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from pytest_toolselect.exchange.tool import Tool
-from pytest_toolselect.messages.errors import ServerError, nearest
+from pytest_toolselect.messages.errors import ServerError, ToolselectError, nearest
+from pytest_toolselect.positions.sourcemap import describe, excerpt, load_file
 
 if TYPE_CHECKING:
     pass
@@ -54,9 +55,6 @@ _SHAPE_FIX = ("write a list of tools, or a mapping with a tools: list; each tool
 def _load_tools_file(path: Path, server: str) -> tuple[Tool, ...]:
     # sourcemap reads the file as the case and config loaders do: size, binary and UTF-8
     # checks, no YAML aliases, a depth cap, duplicate keys refused, and a line for every place
-    from pytest_toolselect.messages.errors import ToolselectError
-    from pytest_toolselect.positions.sourcemap import describe, excerpt, load_file
-
     who = f"server '{server}': " if server else ""
     try:
         src = load_file(path, what="tools file",
@@ -115,8 +113,6 @@ class _EntryError(Exception):
 
 
 def _parse_entry(entry: Any) -> Tool:
-    from pytest_toolselect.positions.sourcemap import describe, excerpt
-
     if not isinstance(entry, Mapping):
         raise _EntryError(f"a tool must be a mapping, got {describe(entry)}",
                           "write each tool as a mapping with at least name: and description:")

@@ -53,7 +53,7 @@ def alternatives(node: Any, root: Any, *, keeps: Callable[[JSONObject], bool] = 
     return out
 
 
-def deref(node: Any, root: Any) -> Any:
+def deref(node: Any, root: Any) -> JSONObject | None:
     """Follow local ``$ref``s (``#/$defs/X``), as pydantic-built MCP schemas use them."""
     for _ in range(MAX_DEPTH):
         if not isinstance(node, Mapping):

@@ -27,7 +27,6 @@ from pytest_toolselect.terms.vocabulary import Verdict
 from .stats import exact_drop_p
 from .toolsdiff import SYSTEM, word_diff
 
-REGRESSION, DRIFT = Verdict.REGRESSION, Verdict.DRIFT
 #: the head is "significantly worse than the baseline's tools now" at this one-sided level
 #: (the default rule's alpha): under drift both arms share one pass rate, and a false
 #: "worse" blocks the pull request (docs/gate.md, measured by benchmarks/gate_validity.py)
@@ -90,14 +89,14 @@ def worse(better: tuple[int, int], head: tuple[int, int], alpha: float,
 
 
 def paired_outcome(recorded: tuple[int, int], base_now: tuple[int, int], head_now: tuple[int, int],
-                   deterministic: bool = False) -> tuple[str, float]:
+                   deterministic: bool = False) -> tuple[Verdict, float]:
     """regression or drift for a case the gate would block, and the paired p-value."""
     significant, p = worse(base_now, head_now, PAIRED_ALPHA, deterministic)
     if significant:
-        return REGRESSION, p
+        return Verdict.REGRESSION, p
     if drifted(recorded, base_now, deterministic):
-        return DRIFT, p
-    return REGRESSION, p
+        return Verdict.DRIFT, p
+    return Verdict.REGRESSION, p
 
 
 # -- the changed tools --------------------------------------------------------------------------
@@ -132,11 +131,11 @@ def changes(base_tools: Sequence[JSONObject], base_system: str | None,
     # a removed tool whose definition an added one carries under another name: a rename
     added = {c.tool: c for c in out if c.part == "added"}
     for c in [c for c in out if c.part == "removed"]:
-        for name, a in list(added.items()):
+        for name, added_tool in list(added.items()):
             if (old[c.tool].get("description"), old[c.tool].get("input_schema")) == (
                     new[name].get("description"), new[name].get("input_schema")):
                 out[out.index(c)] = ChangedTool(c.tool, "name", renamed_to=name)
-                out.remove(a)
+                out.remove(added_tool)
                 del added[name]
                 break
     return out
@@ -204,7 +203,7 @@ def summary(attribution: Attribution) -> str:
         raise ValueError("an attribution says its line once its paired check is made")
     base, head = paired.baseline_tools, paired.head
     counts = f"{base[0]}/{base[1]} now, {rec[0]}/{rec[1]} recorded"
-    if attribution.outcome == DRIFT:
+    if attribution.outcome == Verdict.DRIFT:
         return f"drift: fails with the baseline's tools too ({counts})"
     causes = attribution.causes
     paired_line = f"head {head[0]}/{head[1]}, baseline's tools {base[0]}/{base[1]} now"

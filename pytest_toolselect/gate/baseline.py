@@ -14,13 +14,18 @@ from typing import Any
 from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.bounded import kind_of
+from pytest_toolselect.positions.sourced import format_path
+from pytest_toolselect.positions.sourcemap import describe, parse_text, read_text
 from pytest_toolselect.records.baseline_entry import CaseEntry, GroupEntry
 from pytest_toolselect.records.fingerprint import fingerprint as fingerprint  # re-exported
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.terms.check_names import CHECK_NAMES
 
 from .atomic import write_text
+from .evidence import fresh_run, replayed
 from .subject import Subject
+from .toolsdiff import rebuild
 from .verdict_rules import DEFAULT_HISTORY
 
 SCHEMA_VERSION = "toolselect_baseline.v1"
@@ -106,8 +111,6 @@ class Baseline:
     def tool_set(self, tools_fingerprint: str | None) -> tuple[tuple[Tool, ...], str | None] | None:
         """The tools and system prompt an entry was recorded with, or None: the file was
         written before the baseline kept them (update it on main to keep them)."""
-        from .toolsdiff import rebuild
-
         order = self.offered.get(tools_fingerprint or "")
         return None if order is None else rebuild(order, self.tools)
 
@@ -152,9 +155,6 @@ def load(path: Path) -> Baseline | None:
     A file that exists but cannot be read as a complete baseline is refused, never
     re-recorded over: losing a team's baseline silently would un-gate every case.
     """
-    from pytest_toolselect.positions.bounded import kind_of
-    from pytest_toolselect.positions.sourcemap import read_text
-
     try:
         mode = path.stat().st_mode
     except (FileNotFoundError, NotADirectoryError):
@@ -216,9 +216,6 @@ def _malformed(path: Path, text: str, where: tuple[str | int, ...] | None, messa
     line-aware parse (slow, but only ever run on a broken file). With ``adopt``, the fault
     is one that parse stops at too (a duplicate key, deep nesting): its message and line
     are taken as they are more precise."""
-    from pytest_toolselect.positions.sourced import format_path
-    from pytest_toolselect.positions.sourcemap import parse_text
-
     line = None
     try:
         line = parse_text(text, file=str(path), json_syntax=True).line_of(where or ())
@@ -239,8 +236,6 @@ def _validate(data: Any, path: Path, text: str) -> None:
     schema = json.loads(files("pytest_toolselect").joinpath("schemas/toolselect_baseline.v1.json")
                         .read_text())
     if not isinstance(data, dict) or data.get("schema_version") != SCHEMA_VERSION:
-        from pytest_toolselect.positions.sourcemap import describe
-
         if not isinstance(data, dict):
             found = f"its top is {describe(data)}, not a mapping"
         elif "schema_version" not in data:
@@ -257,7 +252,8 @@ def _validate(data: Any, path: Path, text: str) -> None:
         raise _malformed(path, text, tuple(error.absolute_path), error.message)
     for nodeid, case in data["cases"].items():
         # the schema cannot compare two items; the gate's statistics need passes <= reps
-        runs = [(("cases", nodeid), case["passes"], case["reps"])]
+        runs: list[tuple[tuple[str | int, ...], int, int]] = [
+            (("cases", nodeid), case["passes"], case["reps"])]
         runs += [(("cases", nodeid, "history", i), p, r)
                  for i, (p, r) in enumerate(case.get("history", ()))]
         for where, passes, reps in runs:
@@ -293,8 +289,6 @@ def merged_history(old: CaseEntry | None, rec: CaseRecord, keep: int = DEFAULT_H
     (its case or tools fingerprint): passes of another question or other tool
     descriptions say nothing about how marginal this one is.
     """
-    from .evidence import fresh_run
-
     if keep < 1:
         raise ValueError(f"keep at least one run, got {keep}")
     # only reps the model was really asked are evidence (a cache replay is not)
@@ -323,8 +317,6 @@ def build(subject: Subject, records: Iterable[CaseRecord], old: Baseline | None,
     runs (merged_history), so a case that wobbles on main is known as marginal.
     Records are the run's own, or a merged results document's cases (read as records).
     """
-    from .evidence import replayed
-
     cases: dict[str, CaseEntry] = dict(old.cases) if old is not None else {}
     for nodeid in gone:
         cases.pop(nodeid, None)

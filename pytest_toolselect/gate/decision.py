@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.run_records import CaseRecord
-from pytest_toolselect.terms.vocabulary import Outcome
+from pytest_toolselect.terms.vocabulary import Outcome, Verdict
 
 from . import verdict_rules as gate
 
@@ -26,9 +26,9 @@ from . import verdict_rules as gate
 BLOCKING_OUTCOMES = (Outcome.FAILED, Outcome.ERROR)
 
 #: verdicts that block whatever the flags (a regression unless accepted), in the reasons' order
-_ALWAYS = {gate.REGRESSION: ("regression", "regressions"),
-           gate.FAILED: ("failing case (no baseline)", "failing cases (no baseline)"),
-           gate.ERROR: ("error (not scored)", "errors (not scored)")}
+_ALWAYS = {Verdict.REGRESSION: ("regression", "regressions"),
+           Verdict.FAILED: ("failing case (no baseline)", "failing cases (no baseline)"),
+           Verdict.ERROR: ("error (not scored)", "errors (not scored)")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +53,7 @@ def case_outcome(rec: CaseRecord, settings: GateSettings) -> Outcome:
     """How one case ends in pytest: passed, failed, xfailed, warned, error or skipped."""
     if rec.test_failure:
         return Outcome.FAILED  # a decorated test's own assertion failed: the case still counts
-    if rec.verdict in (gate.ERROR, gate.SKIPPED):
+    if rec.verdict in (Verdict.ERROR, Verdict.SKIPPED):
         return Outcome(rec.verdict)
     return gate.pytest_outcome(
         rec.verdict,
@@ -117,17 +117,17 @@ def decide(cases: Iterable[CaseRecord], settings: GateSettings, *,
     counts = Counter(r.verdict for r in records)
     reasons = [f"{counts[v]} {one if counts[v] == 1 else many}"
                for v, (one, many) in _ALWAYS.items()
-               if counts.get(v) and not (v == gate.REGRESSION and settings.update_baseline)]
+               if counts.get(v) and not (v == Verdict.REGRESSION and settings.update_baseline)]
     own = sum(1 for r in records if r.test_failure)
     if own:
         whose = "its" if own == 1 else "their"
         reasons.append(f"{plural(own, 'decorated test')} failed {whose} own assertion")
-    if counts.get(gate.DRIFT) and settings.fail_on_drift and not settings.update_baseline:
-        reasons.append(f"{counts[gate.DRIFT]} drift (--toolselect-fail-on-drift)")
-    if counts.get(gate.FLAKY) and settings.fail_on_flaky:
-        reasons.append(f"{counts[gate.FLAKY]} flaky (--toolselect-fail-on-flaky)")
-    if counts.get(gate.STILL_FAILING) and settings.fail_on_still_failing:
-        reasons.append(f"{counts[gate.STILL_FAILING]} still failing (--toolselect-fail-on-still-failing)")
+    if counts.get(Verdict.DRIFT) and settings.fail_on_drift and not settings.update_baseline:
+        reasons.append(f"{counts[Verdict.DRIFT]} drift (--toolselect-fail-on-drift)")
+    if counts.get(Verdict.FLAKY) and settings.fail_on_flaky:
+        reasons.append(f"{counts[Verdict.FLAKY]} flaky (--toolselect-fail-on-flaky)")
+    if counts.get(Verdict.STILL_FAILING) and settings.fail_on_still_failing:
+        reasons.append(f"{counts[Verdict.STILL_FAILING]} still failing (--toolselect-fail-on-still-failing)")
     if suite_blocks:
         reasons.append("the suite's pass rate fell (--toolselect-fail-on-suite-drop)")
     if probe_blocks:

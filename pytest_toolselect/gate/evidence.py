@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from pytest_toolselect.gate.verdict_rules import STILL_FAILING, Run, history_of
+from pytest_toolselect.gate.verdict_rules import Run, history_of
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.terms.vocabulary import Verdict
 
 
 def fresh_run(rec: CaseRecord) -> Run | None:
@@ -35,11 +36,11 @@ def replayed(rec: CaseRecord) -> bool:
     return rec.status is not None and fresh_run(rec) is None
 
 
-def dropped_from(verdict: str, base: CaseEntry | None) -> list[int] | None:
+def dropped_from(verdict: Verdict, base: CaseEntry | None) -> list[int] | None:
     """For a case that fails every rep now, held on the baseline at times, and that the
     rule does not call a regression (too little evidence): the baseline's pooled
     [passes, reps]. None otherwise ("still failing" is then the truth)."""
-    if base is None or verdict != STILL_FAILING:
+    if base is None or verdict != Verdict.STILL_FAILING:
         return None
     runs = history_of(base)
     passes, reps = sum(p for p, _ in runs), sum(r for _, r in runs)
@@ -52,7 +53,7 @@ DROPPED = "dropped_not_significant"
 
 def section(rec: CaseRecord) -> str:
     """The report section of a record (a run's, or a results case read as one): its verdict, or DROPPED."""
-    if rec.verdict == STILL_FAILING and rec.dropped_from:
+    if rec.verdict == Verdict.STILL_FAILING and rec.dropped_from:
         return DROPPED
     return rec.verdict
 

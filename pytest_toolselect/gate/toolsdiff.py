@@ -14,6 +14,9 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.exchange.json_value import JSONDict
+from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.messages.masking import redact, redact_data
+from pytest_toolselect.records.fingerprint import fingerprint
 from pytest_toolselect.records.tool_changes import ADDED, CHANGED, REMOVED, ToolChange
 
 if TYPE_CHECKING:
@@ -31,8 +34,6 @@ CONTEXT = 3
 
 
 def _fingerprint(data: Any) -> str:
-    from pytest_toolselect.records.fingerprint import fingerprint
-
     return fingerprint(data)
 
 
@@ -63,7 +64,6 @@ def texts(tools: Sequence[Tool], system: str | None, skip: Collection[str] = (),
     secret is masked: the text is written to the baseline and shown in reports."""
     if skip and all(fp in skip for fp in toolset(tools, system).values()):
         return {}  # the common case: every text already travelled
-    from pytest_toolselect.messages.masking import redact
 
     named = [(_tool_fingerprint(t), t.description) for t in tools]
     if system is not None:
@@ -79,7 +79,6 @@ def definitions(tools: Sequence[Tool], system: str | None, skip: Collection[str]
     was recorded (attribution); key-shaped strings and declared secrets are masked."""
     if skip and all(fp in skip for fp in toolset(tools, system).values()):
         return {}
-    from pytest_toolselect.messages.masking import redact, redact_data
 
     out = {_tool_fingerprint(t): {"name": t.name, "description": redact(t.description, secrets),
                                   "input_schema": redact_data(t.input_schema, secrets)}
@@ -103,8 +102,6 @@ def rebuild(order: Sequence[str], defs: Mapping[str, Mapping[str, Any]]
             ) -> tuple[tuple[Tool, ...], str | None] | None:
     """The tools and system prompt a baseline recorded (offered() over definitions()), or
     None when a definition is missing (a file written before the tools were kept)."""
-    from pytest_toolselect.exchange.tool import Tool
-
     tools: list[Tool] = []
     system: str | None = None
     for fp in order:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.baseline_entry import CaseEntry
 from pytest_toolselect.records.baseline_entry import Run as Run  # re-exported: gate.Run
+from pytest_toolselect.records.report_input import SuiteChange
 
 # the names and defaults are data the options table shows too; re-exported as gate.<name>
 from pytest_toolselect.terms.rule_names import DEFAULT_HISTORY as DEFAULT_HISTORY
@@ -31,24 +32,6 @@ from pytest_toolselect.terms.vocabulary import Outcome, Status, Verdict
 if TYPE_CHECKING:
     from pytest_toolselect.records.report_input import SuiteChange
     from pytest_toolselect.records.run_records import CaseRecord
-
-# the words are the vocabulary's (terms/vocabulary.py); named here as the gate has always named them
-HELD, FAILING = Status.HELD, Status.FAILING
-#: a status and a verdict alike (the two members are equal, both "flaky")
-FLAKY = Verdict.FLAKY
-REGRESSION = Verdict.REGRESSION
-FIXED = Verdict.FIXED
-NEW = Verdict.NEW
-NEW_FAILING = Verdict.NEW_FAILING
-STILL_FAILING = Verdict.STILL_FAILING
-ERROR = Verdict.ERROR
-#: not run: the cost cap stopped new calls
-SKIPPED = Verdict.SKIPPED
-#: a regression the model's move explains: the baseline's own tools fail now too
-#: (gate/attribution.py); not blocking unless --toolselect-fail-on-drift
-DRIFT = Verdict.DRIFT
-#: without any baseline a case is an ordinary test
-PASSED, FAILED = Verdict.PASSED, Verdict.FAILED
 
 #: most severe first: the enum's own order
 VERDICT_ORDER = tuple(Verdict)
@@ -162,23 +145,23 @@ def classify(passes: int, reps: int, base: CaseEntry | None, *, have_baseline: b
     """The verdict of one case from its passes over reps now and its baseline entry (if any)."""
     status = status_of(passes, reps)
     if not have_baseline:
-        if status == FLAKY:
-            return FLAKY
-        return PASSED if status == HELD else FAILED
+        if status == Status.FLAKY:
+            return Verdict.FLAKY
+        return Verdict.PASSED if status == Status.HELD else Verdict.FAILED
     if base is None:
-        if status == FLAKY:
-            return FLAKY
-        return NEW if status == HELD else NEW_FAILING
-    if status == HELD:
-        return FIXED if base.status == FAILING else HELD
+        if status == Status.FLAKY:
+            return Verdict.FLAKY
+        return Verdict.NEW if status == Status.HELD else Verdict.NEW_FAILING
+    if status == Status.HELD:
+        return Verdict.FIXED if base.status == Status.FAILING else Verdict.HELD
     if get_rule(rule).regressed(history_of(base), passes, reps):
-        return REGRESSION
-    if status == FLAKY:
+        return Verdict.REGRESSION
+    if status == Status.FLAKY:
         # reps disagree within this run and the rule does not call it a regression
-        return FLAKY
+        return Verdict.FLAKY
     # every rep fails now, and the history says the case failed on the baseline too
     # (or the rule wants stronger evidence than a known-marginal case gives)
-    return STILL_FAILING
+    return Verdict.STILL_FAILING
 
 
 def evaluated_checks(base: CaseEntry) -> frozenset[str]:
@@ -206,25 +189,27 @@ def judge(failing: Sequence[Collection[str]], base: CaseEntry | None, *,
     if known_verdict == verdict:
         return verdict, []
     unknown = sorted({c for f in failing for c in f} - known)
-    return (NEW_FAILING if known_verdict in (HELD, FIXED) else known_verdict), unknown
+    if known_verdict in (Verdict.HELD, Verdict.FIXED):
+        return Verdict.NEW_FAILING, unknown
+    return known_verdict, unknown
 
 
-def pytest_outcome(verdict: str, *, fail_on_flaky: bool, fail_on_still_failing: bool,
+def pytest_outcome(verdict: Verdict, *, fail_on_flaky: bool, fail_on_still_failing: bool,
                    accept_regressions: bool, fail_on_drift: bool = False) -> Outcome:
     """How a verdict shows in pytest: 'passed', 'failed', 'xfailed' or 'warned' (passed + warning)."""
-    if verdict in (HELD, PASSED, NEW, FIXED):
+    if verdict in (Verdict.HELD, Verdict.PASSED, Verdict.NEW, Verdict.FIXED):
         return Outcome.PASSED
-    if verdict == FLAKY:
+    if verdict == Verdict.FLAKY:
         return Outcome.FAILED if fail_on_flaky else Outcome.WARNED
-    if verdict == FAILED:
+    if verdict == Verdict.FAILED:
         return Outcome.FAILED
-    if verdict == REGRESSION:
+    if verdict == Verdict.REGRESSION:
         return Outcome.XFAILED if accept_regressions else Outcome.FAILED
-    if verdict == STILL_FAILING:
+    if verdict == Verdict.STILL_FAILING:
         return Outcome.FAILED if fail_on_still_failing else Outcome.XFAILED
-    if verdict == NEW_FAILING:
+    if verdict == Verdict.NEW_FAILING:
         return Outcome.XFAILED
-    if verdict == DRIFT:
+    if verdict == Verdict.DRIFT:
         return Outcome.XFAILED if accept_regressions or not fail_on_drift else Outcome.FAILED
     raise ValueError(f"no pytest outcome for verdict {verdict!r}")
 
@@ -242,8 +227,6 @@ def measure_suite(records: Iterable[CaseRecord], base_status: Mapping[str, str |
     independent (as Newcombe's method 10 does) makes the interval wider, never narrower:
     the check can only err towards not blocking. None when nothing can be compared.
     """
-    from pytest_toolselect.records.report_input import SuiteChange
-
     from .stats import newcombe_diff
 
     now_held = base_held = n = 0
@@ -251,8 +234,8 @@ def measure_suite(records: Iterable[CaseRecord], base_status: Mapping[str, str |
         if rec.status is None or rec.key not in base_status:
             continue
         n += 1
-        now_held += rec.status == HELD
-        base_held += base_status[rec.key] == HELD
+        now_held += rec.status == Status.HELD
+        base_held += base_status[rec.key] == Status.HELD
     if n == 0:
         return None
     change, low, high = newcombe_diff(now_held, n, base_held, n)

@@ -7,6 +7,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_toolselect.messages.errors import nearest
+
 
 def path_problem(node: Any, segments: list[str], root: Any, done: tuple[str, ...] = (),
                   depth: int = 0) -> tuple[str, str | None] | None:
@@ -128,8 +130,6 @@ def _near_path(segments: list[str], names: list[str]) -> str | None:
     """The declared name the path most likely meant, with the rest of the path kept:
     company.number -> company_number (one name misread as two), mayb.x -> maybe.x."""
     import difflib
-
-    from pytest_toolselect.messages.errors import nearest
 
     rest = ".".join(segments)
     whole, first = nearest(rest, names), nearest(segments[0], names)

@@ -14,10 +14,9 @@ from pytest_toolselect.exchange.context import GivenTurn, context_to_data
 from pytest_toolselect.exchange.json_value import JSONDict, JSONObject
 from pytest_toolselect.inputs import CASE_SUFFIXES
 from pytest_toolselect.messages.allerrors import raise_all
-from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.messages.errors import ToolselectError, nearest
+from pytest_toolselect.positions.sourced import PathT, Sourced
 from pytest_toolselect.positions.sourcemap import (
-    PathT,
-    Sourced,
     compile_schema,
     describe,
     load_file,
@@ -28,6 +27,7 @@ from pytest_toolselect.positions.sourcemap import (
 
 from .arg_paths import misspelt as _misspelt
 from .arg_paths import path_problem
+from .labels import problem, refused
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
@@ -357,8 +357,6 @@ def _case_validator(require_why: bool) -> Any:
 
 
 def _label_problems(item: dict[str, Any], src: Sourced, path: PathT) -> list[ToolselectError]:
-    from .labels import problem, refused
-
     named = [(k, item.get(k), (*path, k)) for k in ("category", "intent")]
     named += [("tag", t, (*path, "tags", j)) for j, t in enumerate(item.get("tags", ()))]
     return [src.error(at, *problem(field_name, label)) for field_name, label, at in named
@@ -453,8 +451,6 @@ def check_offered(case: Case, tools: Sequence[Tool]) -> None:
     matches must exist among the tools its servers offer, else the case can never pass
     (an expected tool that is not offered) or a check can never fail (a misspelled
     forbidden tool). Raises ToolselectError naming the case and the fix."""
-    from pytest_toolselect.messages.errors import ToolselectError, nearest
-
     offered = {t.name: t for t in tools}
     names = ", ".join(offered) or "none"
 
@@ -511,10 +507,10 @@ def check_offered(case: Case, tools: Sequence[Tool]) -> None:
         found = [path_problem(t.input_schema, path.split("."), t.input_schema) for t in targets]
         if all(found):
             reason, near = next(p for p in found if p)
-            tools = ", ".join(t.name for t in targets)
+            target_names = ", ".join(t.name for t in targets)
             problems.append(error(
                 f"expect_args[{j}].path",
-                f"path {path!r} leads to no argument of {tools}: {reason}, so this matcher can never "
+                f"path {path!r} leads to no argument of {target_names}: {reason}, so this matcher can never "
                 "hold" + (f"; did you mean {near!r}?" if near else ""),
                 f"write path: {near}" if near else "match an argument the tool declares, or use path: any",
             ))

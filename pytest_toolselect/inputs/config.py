@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError, nearest
-from pytest_toolselect.positions.sourced import Sourced, too_deep
+from pytest_toolselect.messages.masking import argument_secrets, declared_secrets
+from pytest_toolselect.positions.sourced import MAX_DEPTH, PathT, Sourced, too_deep
 from pytest_toolselect.positions.sourcemap import (
-    MAX_DEPTH,
-    PathT,
     compile_schema,
     describe,
     load_file,
@@ -21,6 +21,7 @@ from pytest_toolselect.positions.sourcemap import (
     read_text,
     validate,
 )
+from pytest_toolselect.terms.check_names import LINT_RULES
 
 from .cases import IdentifierSettings, merge_identifiers
 from .option_table import DEFAULT_DISCOVERY_TIMEOUT, OPTIONS
@@ -55,8 +56,6 @@ class ServerSpec:
         """The values of its `env:` and `headers:` that hold secrets (masked in its messages),
         with the values of the variables they, its `args:` and its `url:` read as ``${NAME}``,
         and the values of its `args:` flags named like credentials."""
-        from pytest_toolselect.messages.masking import argument_secrets, declared_secrets
-
         from .envrefs import read_variables, resolved_values
 
         # args and a URL are shown in messages as written: private are what they read, and
@@ -165,17 +164,17 @@ def _load_yaml_config(path: Path) -> Config:
 
 def _load_pyproject(path: Path, *, required: bool) -> Config | None:
     try:
-        import tomllib  # Python 3.11+
-    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ModuleNotFoundError:
-            if required:
-                raise ToolselectError(
-                    "reading a .toml config needs Python 3.11+ or the tomli package",
-                    file=path, fix="pip install tomli, or use toolselect.yaml",
-                ) from None
-            return None  # no TOML reader: pyproject configs are skipped, as documented
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - Python 3.10
+            import tomli as tomllib
+    except ModuleNotFoundError:
+        if required:
+            raise ToolselectError(
+                "reading a .toml config needs Python 3.11+ or the tomli package",
+                file=path, fix="pip install tomli, or use toolselect.yaml",
+            ) from None
+        return None  # no TOML reader: pyproject configs are skipped, as documented
     text = read_text(path, what="config file")
     try:
         doc = tomllib.loads(text)
@@ -259,7 +258,8 @@ def _servers_from(src: Sourced, root: Path, declared: dict[str, ServerSpec]) -> 
 
     named = src.data.get("servers_from")
     if named is None and "servers" not in src.data:
-        files = [(Path(p), None) for p in FOUND_WITHOUT_NAMING if (root / p).is_file()]
+        files: list[tuple[Path, int | None]] = [
+            (Path(p), None) for p in FOUND_WITHOUT_NAMING if (root / p).is_file()]
     else:
         listed = [named] if isinstance(named, str) else list(named or [])
         files = [(Path(p), i if not isinstance(named, str) else None) for i, p in enumerate(listed)]
@@ -292,8 +292,6 @@ def _servers_from(src: Sourced, root: Path, declared: dict[str, ServerSpec]) -> 
 def _lint_allow(data: dict[str, dict[str, list[str]]], servers: dict[str, ServerSpec],
                 src: Sourced) -> dict[str, dict[str, tuple[str, ...]]]:
     """lint_allow, checked: its servers are configured ones and its rules exist."""
-    from pytest_toolselect.terms.check_names import LINT_RULES
-
     for server, tools in data.items():
         if server not in servers:
             raise src.error(("lint_allow", server), f"lint_allow names server {server!r}, which "

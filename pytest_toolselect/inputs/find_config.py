@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.sourced import MAX_BYTES
+
+from .config import Config, client_only, load_config
 
 if TYPE_CHECKING:
     from .cases import Case, CaseFile
@@ -34,7 +37,6 @@ class Found:
 
 def has_table(pyproject: Path) -> bool:
     from pytest_toolselect.positions.bounded import read_bounded
-    from pytest_toolselect.positions.sourced import MAX_BYTES
 
     try:
         return TABLE in read_bounded(pyproject, MAX_BYTES).decode("utf-8")
@@ -90,8 +92,6 @@ class Configs:
     @cached_property
     def main(self) -> Config:
         """The run's config; with no config file, the MCP client files at the rootdir."""
-        from .config import client_only
-
         return self.from_file or client_only(self.rootdir)
 
     @cached_property
@@ -99,15 +99,11 @@ class Configs:
         """Where option values are read: the config file, or none. A run without a config
         file reads no MCP client file for its options, so a project that has a .mcp.json
         and no toolselect items never reads it."""
-        from .config import Config
-
         return self.from_file or Config(path=None, root=self.rootdir)
 
     @cached_property
     def from_file(self) -> Config | None:
         """The config file that governs the run, loaded (None: there is none)."""
-        from .config import load_config
-
         if self.governs_all:
             return load_config(self.rootdir, self.explicit)
         # none at the rootdir: the nearest one to the paths named on the command line
@@ -126,8 +122,6 @@ class Configs:
         return found
 
     def load(self, path: Path) -> Config:
-        from .config import load_config
-
         config = self._loaded.get(path.parent)
         if config is None:
             config = self._loaded[path.parent] = load_config(path.parent)

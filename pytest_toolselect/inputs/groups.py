@@ -23,9 +23,8 @@ from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.inputs import GROUPS_SUFFIXES
 from pytest_toolselect.messages.errors import ToolselectError, nearest
+from pytest_toolselect.positions.sourced import PathT, Sourced
 from pytest_toolselect.positions.sourcemap import (
-    PathT,
-    Sourced,
     compile_schema,
     describe,
     load_file,

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_toolselect.inputs.shard_option import shard_problem
 from pytest_toolselect.terms.rule_names import (
     DEFAULT_HISTORY,
     DEFAULT_MAX_EXTRA_REPS,
@@ -63,8 +64,6 @@ def _max_calls(v: Any) -> str | None:
 
 
 def _shard(v: Any) -> str | None:
-    from pytest_toolselect.inputs.shard_option import shard_problem
-
     return shard_problem(v)
 
 

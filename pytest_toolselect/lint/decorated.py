@@ -16,6 +16,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytest_toolselect.positions.bounded import read_bounded
+from pytest_toolselect.positions.sourced import MAX_BYTES
+
 MARK = "toolselect_case"
 PACKAGE = "pytest_toolselect"
 
@@ -44,9 +47,6 @@ def is_test_file(path: Path) -> bool:
 
 def decorated_cases(path: Path) -> list[DecoratedCase]:
     """The decorated cases of one test file, in source order (none when it does not parse)."""
-    from pytest_toolselect.positions.bounded import read_bounded
-    from pytest_toolselect.positions.sourced import MAX_BYTES
-
     try:
         tree = ast.parse(read_bounded(path, MAX_BYTES), filename=str(path))
     except (SyntaxError, ValueError, OSError):

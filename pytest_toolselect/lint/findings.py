@@ -45,7 +45,7 @@ class Finding:
             parts.append(self.subject)
         return ":".join(parts)
 
-    def at_least(self, severity: str) -> bool:
+    def at_least(self, severity: Severity) -> bool:
         return _RANK[self.severity] <= _RANK[severity]
 
     def to_dict(self) -> dict[str, Any]:
@@ -103,7 +103,7 @@ def _one(same: list[Finding]) -> Finding:
                    subject=first.subject)
 
 
-def blocking(findings: Iterable[Finding], fail_on: str) -> list[Finding]:
+def blocking(findings: Iterable[Finding], fail_on: Severity) -> list[Finding]:
     return [f for f in findings if f.at_least(fail_on)]
 
 

@@ -12,6 +12,7 @@ from . import patterns
 from .decode import decoded
 from .findings import ERROR, WARNING, Finding
 from .text import escaped, find_hidden, normal, readings, strings
+from .tool_rules import _properties
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
@@ -182,8 +183,6 @@ def _words(name: str) -> str:
 
 
 def secret_seeking_parameters(toolset: ToolSet) -> list[Finding]:
-    from .tool_rules import _properties
-
     found = []
     for server, tool in toolset.all_tools():
         purpose = _words(tool.name) + " " + normal(tool.description)

@@ -7,7 +7,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.discovery.servers import discover
 from pytest_toolselect.inputs import CASE_SUFFIXES
+from pytest_toolselect.scoring.contradictions import load_case_file
 
 from . import poisoning
 from . import tool_rules as rules
@@ -104,8 +106,6 @@ def discover_servers(config: Config, timeout: float | None = None,
                      only: Sequence[str] | None = None) -> dict[str, ServerTools]:
     """Every server of the config (or those named), discovered as the gate does (cached):
     its tools and its instructions."""
-    from pytest_toolselect.discovery.servers import discover
-
     found = {}
     for name, spec in config.servers.items():
         if only is not None and name not in only:
@@ -147,8 +147,6 @@ def find_case_files(root: Path) -> list[Path]:
 
 
 def load_cases(paths: Iterable[Path], config: Config) -> list[Case]:
-    from pytest_toolselect.scoring.contradictions import load_case_file
-
     return [case for p in paths for case in load_case_file(p, config.identifiers).cases]
 
 

@@ -19,6 +19,11 @@ if TYPE_CHECKING:
     from .decorated import DecoratedCase
     from .similarity import Similarity
 
+from pytest_toolselect.messages.errors import nearest
+from pytest_toolselect.scoring.identifiers import identifier_param
+
+from ..providers.local import rank
+from ..providers.pricing import price_per_token
 from .similarity import as_written, param_names, terms
 
 #: what Anthropic, OpenAI and Gemini all accept as a tool name (fullmatch: no trailing newline)
@@ -172,8 +177,6 @@ def _properties(schema: Any, prefix: str = "") -> list[tuple[str, dict[str, Any]
 
 
 def parameters(toolset: ToolSet, settings: IdentifierSettings) -> list[Finding]:
-    from pytest_toolselect.scoring.identifiers import identifier_param
-
     found = []
     for server, tool in toolset.all_tools():
         for path, schema in _properties(tool.input_schema):
@@ -265,7 +268,6 @@ def size(toolset: ToolSet) -> tuple[list[Finding], dict[str, Any]]:
 def _cost(toolset: ToolSet, tokens: int) -> float | None:
     if toolset.model.startswith("local/"):
         return 0.0
-    from ..providers.pricing import price_per_token
 
     price = price_per_token(toolset.model, toolset.prices)
     return None if price is None else round(price["input"] * tokens, 6)
@@ -334,14 +336,10 @@ def _what_cases_name(toolset: ToolSet) -> list[tuple[str, list[str], tuple[str, 
 
 
 def _nearest_each(names: list[str], known: Mapping[str, Any]) -> str:
-    from pytest_toolselect.messages.errors import nearest
-
     return ", ".join(f"{near!r}" for n in names if (near := nearest(n, list(known))))
 
 
 def ranking_collisions(toolset: ToolSet, margin: float = RANKING_MARGIN) -> list[Finding]:
-    from ..providers.local import rank
-
     found = []
     for case in toolset.cases:
         if not case.expect_tool:

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.run_records import GroupRecord
@@ -40,7 +39,8 @@ def run_time_marks(config: pytest.Config) -> dict[str, str]:
     cached = config.stash.get(_RUN_TIME_MARKS, None)
     if cached is None or cached[0] != len(lines):
         # a conftest in a subfolder registers its marks before that folder is collected
-        cached = (len(lines), registered_at_run_time(lines, config.stash.get(DECLARED_MARKS, ())))
+        declared: frozenset[str] = config.stash.get(DECLARED_MARKS, frozenset())
+        cached = (len(lines), registered_at_run_time(lines, declared))
         config.stash[_RUN_TIME_MARKS] = cached
     return cached[1]
 
@@ -184,10 +184,10 @@ class GroupItem(_PlainErrors, pytest.Item):
                            key=session.baselines.key_of(self.nodeid))
         self.stash[RECORD] = rec
         if calls and all(c.skipped for c in calls):
-            self.stash[RECORD] = replace(rec, verdict=gate.SKIPPED)
+            self.stash[RECORD] = replace(rec, verdict=Verdict.SKIPPED)
             pytest.skip(str(calls[0].error or "cost cap reached"))
         if calls and not rec.entry:
-            self.stash[RECORD] = replace(rec, verdict=gate.ERROR)
+            self.stash[RECORD] = replace(rec, verdict=Verdict.ERROR)
             errors = [c.error for c in calls if c.error]
             cut = sum(1 for c in calls if c.inconclusive)
             if errors:

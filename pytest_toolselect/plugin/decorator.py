@@ -26,8 +26,11 @@ def case(**fields: Any) -> Callable[[F], F]:
         raise TypeError("case(): the case id is the test's own id; drop `id=`")
 
     def decorate(func: F) -> F:
-        func = getattr(pytest.mark, MARK)(**fields)(func)
-        return pytest.mark.usefixtures("toolselect_result")(func)
+        marker: pytest.MarkDecorator = getattr(pytest.mark, MARK)
+        # a mark returns the function it marks; mypy cannot pick that overload of
+        # MarkDecorator.__call__ for a type variable, so the result is said to be F
+        marked: F = pytest.mark.usefixtures("toolselect_result")(marker(**fields)(func))
+        return marked
 
     return decorate
 

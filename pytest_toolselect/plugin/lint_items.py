@@ -123,7 +123,7 @@ def _own(report: pytest.TestReport, rec: LintRecord) -> None:
     if errors:
         if not hasattr(report, "wasxfail"):  # --runxfail made the item's own xfail a no-op
             report.longrepr = None
-            report.wasxfail = (f"{errors} error-level lint finding(s) on "  # type: ignore[attr-defined]
+            report.wasxfail = (f"{errors} error-level lint finding(s) on "
                                f"{rec.server}, known to the baseline")
         report.outcome = "skipped"
     else:
@@ -202,7 +202,7 @@ class LintHooks:
         # the items were made after collection: say so, as a collector would, so that the
         # "collected N items" line (and a shard's "deselected") counts them
         session.ihook.pytest_collectreport(report=pytest.CollectReport(
-            session.nodeid, "passed", None, lint_items))
+            session.nodeid, "passed", None, [*lint_items]))
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item,

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.run.case_run import DECORATED_CASE
 from pytest_toolselect.run.session import RUN_SESSION, RunSession
+from pytest_toolselect.terms.vocabulary import Verdict
 
 from .options import FINAL
 from .shown import shown
@@ -210,9 +210,10 @@ class SessionHooks:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         # each attempt (a rerun plugin runs the item again) starts without the last's record
-        for key in (RECORD, RUN):
-            if key in item.stash:
-                del item.stash[key]
+        if RECORD in item.stash:
+            del item.stash[RECORD]
+        if RUN in item.stash:
+            del item.stash[RUN]
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item,
@@ -236,9 +237,10 @@ class SessionHooks:
             report.longrepr = self._shown(str(call.excinfo.value))
             # plain data, so it reaches the xdist controller with the report
             report.toolselect_shown = True
-        elif report.skipped and rec is not None and rec.verdict == gate.SKIPPED:
+        elif report.skipped and rec is not None and rec.verdict == Verdict.SKIPPED:
             # point the skip at the case, not at the plugin line that skipped it
-            reason = (call.excinfo.value.msg if call.excinfo is not None
+            # pytest's skip exception says its reason as its text
+            reason = (str(call.excinfo.value) if call.excinfo is not None
                       else rec.error if isinstance(rec, CaseRecord) else None)
             report.longrepr = (str(item.path), (item.location[1] or 0) + 1, self._shown(f"Skipped: {reason}"))
         return report

@@ -123,6 +123,8 @@ def own_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Te
         # the body skipped or xfailed itself after the model was asked: the case is scored
         rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, outcome)
         item.stash[RECORD] = rec
+    # RECORD holds a group's record on a group item; a case item's is a case's
+    assert isinstance(rec, CaseRecord)
     _set_outcome(report, rec, case, session.summary.gate_settings(),
                  session.settings.server_secrets())
     # plain JSON data on the report travels to the xdist controller with it
@@ -149,7 +151,7 @@ def _set_outcome(report: pytest.TestReport, rec: CaseRecord, case: Case,
         _drop_xfail(report)
     elif wanted == Outcome.XFAILED:
         report.outcome = "skipped"
-        report.wasxfail = shown(xfail_reason(rec), secrets)  # type: ignore[attr-defined]
+        report.wasxfail = shown(xfail_reason(rec), secrets)
     elif wanted == Outcome.SKIPPED:
         if not report.skipped:
             report.outcome = "skipped"

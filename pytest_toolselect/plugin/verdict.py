@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.records.run_records import CaseRecord, GroupRecord
 from pytest_toolselect.run.case_outcome import CaseOutcome
@@ -75,8 +74,10 @@ def notice(warning: Warning, filename: str | None = None, lineno: int = 0) -> No
     with warnings.catch_warnings():
         category = type(warning)
         # inside this block only: each filter that would raise shows the notice instead
-        warnings.filters[:] = [("default", *rest) if action == "error" else (action, *rest)
-                               for action, *rest in warnings.filters]
+        # (typeshed declares the filters a Sequence; they are the list the module reads)
+        warnings.filters[:] = [  # type: ignore[index]
+            ("default", *rest) if action == "error" else (action, *rest)
+            for action, *rest in warnings.filters]
         warnings.simplefilter("default", category, append=True)  # (and says the filters changed)
         if filename is None:
             warnings.warn(warning, stacklevel=2)
@@ -96,7 +97,7 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
         from pytest_toolselect.providers import billed_turns
 
         item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=str(e), verdict=gate.SKIPPED,
+                                            error=str(e), verdict=Verdict.SKIPPED,
                                             billed=billed_turns(e)[0])
         pytest.skip(str(e))
     except ToolselectError as e:

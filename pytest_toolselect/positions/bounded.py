@@ -36,7 +36,9 @@ class FileTooLarge(OSError):
 
     def __init__(self, path: str | os.PathLike[str], size: int | None, cap: int) -> None:
         shown = f"{size / 1024 / 1024:.1f} MB" if size is not None else "larger than the cap"
-        super().__init__(errno.EFBIG, f"it is {shown}; files over {_mb(cap)} are refused", str(path))
+        #: the size and the cap in words ("3.2 MB; files over 1 MB are refused")
+        self.said = f"{shown}; files over {_mb(cap)} are refused"
+        super().__init__(errno.EFBIG, f"it is {self.said}", str(path))
         self.size = size
         self.cap = cap
 

@@ -13,13 +13,20 @@ walked here; strings go through ``json.decoder.scanstring`` and numbers through 
 from __future__ import annotations
 
 import bisect
+import json.decoder
 import math
 import re
+from collections.abc import Callable
+from json.decoder import JSONDecodeError
 from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError
 
 from .sourced import MAX_DEPTH, PathT, Sourced, file_error, shown_key, too_deep
+
+# the string scanner json.loads uses; typeshed leaves this public name of json.decoder out
+_scanstring: Callable[[str, int, bool], tuple[str, int]] = (
+    json.decoder.scanstring)  # type: ignore[attr-defined]
 
 _WS = re.compile(r"[ \t\n\r]*")
 _NUMBER = re.compile(r"(-?(?:0|[1-9][0-9]*))(\.[0-9]+)?([eE][-+]?[0-9]+)?")
@@ -38,8 +45,6 @@ def _json_msg(msg: str) -> str:
 
 def parse_json(text: str, file: str) -> Sourced:
     """An iterative JSON parser that records lines; values decode exactly as ``json`` does."""
-    from json.decoder import JSONDecodeError, scanstring
-
     newlines = [i for i, c in enumerate(text) if c == "\n"]
 
     def line_at(pos: int) -> int:
@@ -66,7 +71,7 @@ def parse_json(text: str, file: str) -> Sourced:
         if pos >= len(text) or text[pos] != '"':
             raise fail(pos, "expected a key in double quotes")
         try:
-            key, end = scanstring(text, pos + 1, True)
+            key, end = _scanstring(text, pos + 1, True)
         except JSONDecodeError as exc:
             raise fail(exc.pos, _json_msg(exc.msg)) from None
         container, path = frame[0], frame[1]
@@ -130,7 +135,7 @@ def parse_json(text: str, file: str) -> Sourced:
             pos += 1
         elif c == '"':
             try:
-                value, pos = scanstring(text, pos + 1, True)
+                value, pos = _scanstring(text, pos + 1, True)
             except JSONDecodeError as exc:
                 raise fail(exc.pos, _json_msg(exc.msg)) from None
         else:

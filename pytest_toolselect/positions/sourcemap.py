@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from pytest_toolselect.exchange.json_value import JSONObject
+from pytest_toolselect.messages.allerrors import by_place, raise_all
 from pytest_toolselect.messages.errors import ToolselectError, nearest
+from pytest_toolselect.messages.masking import redact
 from pytest_toolselect.messages.plural import plural
 
 from .jsonmap import parse_json
@@ -67,7 +69,7 @@ def read_text(path: Path, *, what: str = "file", split_hint: str | None = None,
                    f"point to the {what} itself") from None
     except FileTooLarge as exc:
         # a regular file's size is checked before it is read, so a huge file costs nothing
-        raise file_error(file, None, f"{what} is {exc.strerror.removeprefix('it is ')}",
+        raise file_error(file, None, f"{what} is {exc.said}",
                    split_hint or "split it into smaller files") from None
     except OSError as exc:
         raise file_error(file, None, f"cannot read {what}: {exc.strerror or exc}",
@@ -132,8 +134,6 @@ def validate(validator: Any, src: Sourced, *,
 
     ``aliases`` maps a schema ``title`` to the aliases accepted there, for "did you mean".
     """
-    from pytest_toolselect.messages.allerrors import raise_all
-
     raise_all([e for _, e in schema_problems(validator, src, aliases=aliases)])
 
 
@@ -141,8 +141,6 @@ def schema_problems(validator: Any, src: Sourced, *,
                     aliases: Mapping[str, Mapping[str, str]] | None = None,
                     ) -> list[tuple[PathT, ToolselectError]]:
     """Every mistake :func:`validate` raises, each with the place in the data it is at."""
-    from pytest_toolselect.messages.allerrors import by_place
-
     return [(tuple(group[0].absolute_path), e)
             for group in by_place(validator.iter_errors(src.data))
             for e in _most_relevant(group, src, aliases)]
@@ -247,8 +245,6 @@ EXCERPT = 40
 def excerpt(text: str) -> str:
     """The start of a value read from a file, as an error quotes it: its first line, at
     most EXCERPT characters, credentials masked (before the cut, so none is left half)."""
-    from pytest_toolselect.messages.masking import redact
-
     lines = text.splitlines() or [""]
     first = redact(lines[0])
     if len(first) > EXCERPT:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError
@@ -55,7 +56,7 @@ def _resolve_tagged(value: str, tag: str, file: str, line: int) -> Any:
         return value
     if kind in ("int", "float", "bool", "null"):
         resolved = _resolve_plain(value)
-        ok = {
+        ok: Callable[[Any], bool] = {
             "int": lambda v: isinstance(v, int) and not isinstance(v, bool),
             "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
             "bool": lambda v: isinstance(v, bool),
@@ -118,6 +119,8 @@ def parse_yaml(text: str, file: str) -> Sourced:
 
     try:
         for event in yaml.parse(text, Loader=loader_cls):
+            # the parser marks every event it emits (the stubs allow None for hand-built ones)
+            assert event.start_mark is not None
             line = event.start_mark.line + 1
             if isinstance(event, yaml.DocumentStartEvent):
                 documents += 1

@@ -8,6 +8,7 @@ from typing import Any
 
 from pytest_toolselect.inputs.groups import Group
 from pytest_toolselect.records.baseline_entry import GroupEntry
+from pytest_toolselect.records.fingerprint import fingerprint
 from pytest_toolselect.records.run_records import GROUP_KIND
 from pytest_toolselect.terms.vocabulary import Verdict
 
@@ -15,20 +16,11 @@ from .preference import FACTORS
 from .values import GroupStats, ProbeSummary
 
 KIND = GROUP_KIND
-# a group's verdicts are words of the cases' vocabulary
-REGRESSION = Verdict.REGRESSION
-HELD = Verdict.HELD
-FIXED = Verdict.FIXED
-FLAKY = Verdict.FLAKY
-STILL_FAILING = Verdict.STILL_FAILING
-NEW = Verdict.NEW
 #: "now over-calls in most reps": more than half of the control's scored calls
 MOST = 0.5
 
 
 def group_fingerprint(group: Group) -> str:
-    from pytest_toolselect.records.fingerprint import fingerprint
-
     return fingerprint(group.fingerprint_data())
 
 
@@ -138,16 +130,17 @@ def compare(stored: Mapping[str, GroupEntry], current: Mapping[str, GroupEntry],
         if share is None:
             continue
         if before is None or before.kind != KIND or not before.control:
-            verdict = NEW
+            verdict = Verdict.NEW
             was = None
         else:
             was = before.over_call_share
             if was is None:
-                verdict = NEW
+                verdict = Verdict.NEW
             elif was == 0:
-                verdict = HELD if share == 0 else REGRESSION if share > MOST else FLAKY
+                verdict = (Verdict.HELD if share == 0 else Verdict.REGRESSION if share > MOST
+                           else Verdict.FLAKY)
             else:
-                verdict = FIXED if share == 0 else STILL_FAILING
+                verdict = Verdict.FIXED if share == 0 else Verdict.STILL_FAILING
         controls.append(ControlVerdict(key, verdict, was, share))
 
     paired = sorted(k for k in current if k in stored and not current[k].control
@@ -165,16 +158,16 @@ def compare(stored: Mapping[str, GroupEntry], current: Mapping[str, GroupEntry],
 
     effect_changes: dict[str, EffectChange] = {}
     for factor in FACTORS:
-        values = [(now, was) for k in paired
-                  if (now := current[k].effects.get(factor)) is not None
-                  and (was := stored[k].effects.get(factor)) is not None]
+        values = [(effect_now, effect_was) for k in paired
+                  if (effect_now := current[k].effects.get(factor)) is not None
+                  and (effect_was := stored[k].effects.get(factor)) is not None]
         c = change(values)
         if c is not None:
             effect_changes[factor] = c
-    position = change([(now, was) for k in paired
-                       if (now := current[k].first_twin_share) is not None
-                       and (was := stored[k].first_twin_share) is not None])
-    regressions = [c.group for c in controls if c.verdict == REGRESSION]
+    position = change([(share_now, share_was) for k in paired
+                       if (share_now := current[k].first_twin_share) is not None
+                       and (share_was := stored[k].first_twin_share) is not None])
+    regressions = [c.group for c in controls if c.verdict == Verdict.REGRESSION]
     blocking = [f"control {g} over-calls now (it did not on the baseline)" for g in regressions]
     blocking += [f"{f} effect changed by {c.change:+.2f} [{c.low:+.2f}, {c.high:+.2f}]"
                  for f, c in effect_changes.items() if c.blocking]

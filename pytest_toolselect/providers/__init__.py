@@ -16,7 +16,7 @@ client per event loop) and ``pricing`` (cost from usage). None imports an SDK.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol
@@ -133,15 +133,25 @@ class InconclusiveError(ProviderCallError):
         self.turns = turns
 
 
+#: the attribute an error of a case carries its paid-for reps in (any exception type can)
+_PAID = "paid"
+
+
+def carry_paid(error: BaseException, turns: Iterable[Turn]) -> None:
+    """Attach every rep of a case that was paid for to the error the case errs on."""
+    setattr(error, _PAID, tuple(turns))
+
+
 def billed_turns(error: BaseException) -> tuple[tuple[Turn, ...], bool]:
     """The paid-for replies an error carries (every rep cut, an unreadable reply), and
     whether they were every rep, each cut before any tool call (InconclusiveError)."""
     cut = isinstance(error, InconclusiveError)
-    # `paid`: set by the runner, every rep of the case; else the error's own reply or replies
-    paid = getattr(error, "paid", None)
+    # set by the runner (carry_paid), every rep of the case; else the error's own reply or replies
+    paid = getattr(error, _PAID, None)
     if paid is None:
         turn = getattr(error, "turn", None)
-        paid = error.turns if cut else (() if turn is None else (turn,))
+        paid = error.turns if isinstance(error, InconclusiveError) else (
+            () if turn is None else (turn,))
     return tuple(paid), cut
 
 

@@ -16,6 +16,7 @@ from pytest_toolselect.exchange.tool import ToolCall
 from . import Turn, TurnRequest, finish_turn
 from .api_keys import key_from_env
 from .preflight import placeholder_key
+from .preload import import_sdk
 from .replay import anthropic_messages
 from .retry import (
     Fault,
@@ -43,8 +44,6 @@ class AnthropicProvider(SDKProvider):
 
     def prepare(self) -> None:
         """Import the SDK now (the garbage collector paused), unless it is already."""
-        from .preload import import_sdk
-
         import_sdk("anthropic")
 
     # request --------------------------------------------------------------------------

@@ -19,8 +19,13 @@ from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.exchange.replies import read_faults
 from pytest_toolselect.exchange.tool import Tool
+from pytest_toolselect.inputs.config import ServerSpec
+from pytest_toolselect.inputs.envrefs import resolve, resolve_value
 from pytest_toolselect.messages.errors import ToolselectError
+
+from .api_keys import redact
 
 if TYPE_CHECKING:
     from .routes import Route
@@ -89,8 +94,6 @@ def mcp_config(servers: Iterable[Any], root: str | None,
     started as discovery starts them (command, args, declared env, cwd), HTTP servers with
     their headers. ToolselectError for a server a harness cannot start (a tools file).
     With `stderr_to`, each stdio server's stderr goes to its `stderr_file` there."""
-    from pytest_toolselect.inputs.envrefs import resolve, resolve_value
-
     base = Path(root or ".").resolve()
     config: dict[str, dict[str, Any]] = {}
     for spec in servers:
@@ -137,8 +140,6 @@ def served(request: Any, folder: Path, builtins: Iterable[str] = ()) -> Any:
     servers. Each tool keeps its name; the harness's own `builtins` it offers itself."""
     from dataclasses import replace
 
-    from pytest_toolselect.inputs.config import ServerSpec
-
     if request.servers:
         return request
     own = frozenset(builtins)
@@ -172,8 +173,6 @@ def write_private(path: Path, text: str) -> Path:
 def not_connected(statuses: Any, folder: Path | None, secrets: Iterable[str | None]) -> str | None:
     """What the harness's report of its MCP servers (``[{name, status}, ...]``) says of those
     that did not connect, with the end of each one's kept stderr; None when all did."""
-    from .api_keys import redact
-
     said: list[str] = []
     for entry in statuses if isinstance(statuses, list) else []:
         if not isinstance(entry, dict) or entry.get("status") == "connected":
@@ -223,10 +222,7 @@ class HarnessProvider:
         served by a throwaway server when it names none; any failure a ProviderCallError."""
         import tempfile
 
-        from pytest_toolselect.exchange.replies import read_faults
-
         from . import ProviderCallError, UnreadableReplyError
-        from .api_keys import redact
 
         timeout = self.settings.timeout
         async with self._slots.get():

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from pytest_toolselect.exchange.json_value import JSONDict
+from pytest_toolselect.providers.shutdown import freeze_imports
 
 from . import ProviderSettings, Turn, TurnRequest, finish_turn, http_subject
 from .api_keys import key_from_env
@@ -41,7 +42,6 @@ def import_litellm() -> Any:
 
     # no "Give Feedback / Get Help" banners on errors: our error message says it all
     litellm.suppress_debug_info = True
-    from pytest_toolselect.providers.shutdown import freeze_imports
 
     freeze_imports()  # litellm's heap lives to the end: later collections skip it
     return litellm

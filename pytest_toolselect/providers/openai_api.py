@@ -16,6 +16,7 @@ from . import ProviderCallError, ProviderSettings, Turn, TurnRequest, finish_tur
 from .api_keys import key_from_env
 from .chat import CUT, chat_request, parse_reply
 from .preflight import placeholder_key
+from .preload import import_sdk
 from .retry import (
     Fault,
     FaultError,
@@ -48,8 +49,6 @@ class OpenAIProvider(SDKProvider):
 
     def prepare(self) -> None:
         """Import the SDK now (the garbage collector paused), unless it is already."""
-        from .preload import import_sdk
-
         import_sdk("openai")
 
     def build_request(self, request: TurnRequest) -> tuple[dict[str, Any], Any, tuple[str, ...]]:
@@ -105,7 +104,8 @@ def _reply_json(http: Any) -> dict[str, Any]:
     """The reply body as a chat completion; an error body or garbage raises FaultError."""
     data = reply_data(http, _API_FIX)
     choices = data.get("choices") if isinstance(data, dict) else None
-    if not (isinstance(choices, list) and choices and isinstance(choices[0], dict)
+    if not (isinstance(data, dict) and isinstance(choices, list) and choices
+            and isinstance(choices[0], dict)
             and isinstance(choices[0].get("message"), dict)):
         raise FaultError(Fault(
             f"HTTP {http.status_code} reply is not a Chat Completions response: {str(data)[:200]!r}",
@@ -137,7 +137,6 @@ _NETWORK = frozenset({"ConnectError", "ReadError", "WriteError", "NetworkError",
 
 
 def _classify(e: BaseException) -> Fault:
-
     if _is(e, "APIStatusError"):
         sdk_error: Any = e
         status = int(sdk_error.status_code)

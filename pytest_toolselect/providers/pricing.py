@@ -11,6 +11,7 @@ from typing import Any
 
 from pytest_toolselect.exchange.context import GivenTurn, context_to_data
 from pytest_toolselect.messages.errors import ToolselectError, nearest
+from pytest_toolselect.positions.bounded import read_bounded
 
 #: the keys of one `prices` entry, per million tokens
 PRICE_KEYS = ("input_per_mtok", "output_per_mtok", "cache_read_per_mtok", "cache_write_per_mtok")
@@ -78,7 +79,6 @@ def _read_bundled_map() -> dict[str, Any]:
     if spec is None or not spec.origin:
         return {}
     path = os.path.join(os.path.dirname(spec.origin), "model_prices_and_context_window_backup.json")
-    from pytest_toolselect.positions.bounded import read_bounded
 
     try:
         data = json.loads(read_bounded(path, 64 * 1024 * 1024))

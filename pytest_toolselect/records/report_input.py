@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .baseline_entry import CaseEntry
-from .run_records import CaseRecord, as_case_record, require_keys
+from .run_records import CaseRecord, as_case_record
+from .strict import require_keys
 
 _SUITE_KEYS = ("cases", "held_now", "held_baseline", "rate_now", "rate_baseline", "change",
                "low", "high", "level", "method", "dropped", "blocks")

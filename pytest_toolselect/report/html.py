@@ -29,6 +29,7 @@ from .document import DocumentCost, DocumentSummary, ResultsDocument
 from .html_base import _NONE, _VERDICT_COLOURS, _chip, _clip, _money, script_json
 from .html_cases import _by_severity, _cases_card, _index
 from .html_tools import tools_card
+from .lint_heatmap import lint_card
 from .words import escalation_line, not_run_line
 
 # -- page ------------------------------------------------------------------------------------
@@ -392,7 +393,6 @@ def _categories_card(summary: DocumentSummary) -> Iterator[str]:
 def _lint_card(lint: Mapping[str, Any] | None) -> list[str]:
     if not lint:
         return []
-    from .lint_heatmap import lint_card
 
     return lint_card(lint)
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pytest_toolselect.gate import verdict_rules as gate
-from pytest_toolselect.terms.vocabulary import Outcome
+from pytest_toolselect.terms.vocabulary import Outcome, Verdict
 
 from .charts import esc as _e
 from .printable import HIDDEN
@@ -21,10 +20,11 @@ CALL_CLIP = 160
 INDEX_CLIP = 5000
 
 _VERDICT_COLOURS = {
-    gate.DRIFT: "#9a3412", gate.REGRESSION: "#b91c1c", gate.FAILED: "#b91c1c", gate.ERROR: "#7e22ce",
-    gate.SKIPPED: "#6b7280", gate.FIXED: "#0f766e", gate.NEW_FAILING: "#c2410c",
-    gate.STILL_FAILING: "#b45309", gate.FLAKY: "#a16207", gate.NEW: "#1d4ed8",
-    gate.HELD: "#15803d", gate.PASSED: "#15803d",
+    Verdict.DRIFT: "#9a3412", Verdict.REGRESSION: "#b91c1c", Verdict.FAILED: "#b91c1c",
+    Verdict.ERROR: "#7e22ce",
+    Verdict.SKIPPED: "#6b7280", Verdict.FIXED: "#0f766e", Verdict.NEW_FAILING: "#c2410c",
+    Verdict.STILL_FAILING: "#b45309", Verdict.FLAKY: "#a16207", Verdict.NEW: "#1d4ed8",
+    Verdict.HELD: "#15803d", Verdict.PASSED: "#15803d",
 }
 _OUTCOMES = tuple(Outcome)
 

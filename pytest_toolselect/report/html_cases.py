@@ -190,14 +190,14 @@ def _cases_card(cases: Sequence[DocumentCase]) -> Iterator[str]:
 
 
 #: verdicts that block whatever the flags, and those that are failures but not blocking by default
-_SEVERE = {gate.REGRESSION, gate.FAILED, gate.ERROR}
-_WARN = {gate.DRIFT, gate.NEW_FAILING, gate.STILL_FAILING, gate.FLAKY, gate.SKIPPED}
+_SEVERE = {Verdict.REGRESSION, Verdict.FAILED, Verdict.ERROR}
+_WARN = {Verdict.DRIFT, Verdict.NEW_FAILING, Verdict.STILL_FAILING, Verdict.FLAKY, Verdict.SKIPPED}
 
 
 def _by_severity(cases: Sequence[DocumentCase]) -> list[DocumentCase]:
     """Cases with the most serious verdict first, in the document's order within a verdict."""
     rank = {v: i for i, v in enumerate(gate.VERDICT_ORDER)}
-    return sorted(cases, key=lambda c: rank.get(str(c.record.verdict), len(rank)))
+    return sorted(cases, key=lambda c: rank.get(c.record.verdict, len(rank)))
 
 
 def _category(rec: CaseRecord) -> str:

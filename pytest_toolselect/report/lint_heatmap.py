@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from ..lint.render import counts_line
 from .charts import _MONO_PX, _mix, _num, esc, tool_label
 from .html_tools import diff_html
 
@@ -81,7 +82,6 @@ def lint_card(lint: Mapping[str, Any] | None) -> list[str]:
     """The HTML report's lint section (nothing when the run linted nothing)."""
     if not lint:
         return []
-    from ..lint.render import counts_line
 
     findings = lint.get("findings") or []
     out = ['<section class="card" id="lint-card">', "<h2>Lint: the tool set alone</h2>",

@@ -18,14 +18,20 @@ from typing import Any
 
 from pytest_toolselect.exchange.clip import clip_middle
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.gate.attribution import drift_line
 from pytest_toolselect.gate.evidence import DROPPED, section
 from pytest_toolselect.messages.plural import plural
+from pytest_toolselect.probe.values import ProbeSummary
 from pytest_toolselect.records.report_input import SuiteChange
 from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.terms.vocabulary import Verdict
 
+from ..lint.document import LintView
+from ..lint.render import markdown as lint_markdown
 from .document import BaselineShown, DocumentCase, DocumentCost, ResultsDocument
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .printable import printable
+from .probe_report import lines
 from .run_report import NOTHING, CategoryCount, expected_label
 from .words import attribution_cost_line, counted, escalation_line, not_run_line, verdict_counts
 
@@ -52,21 +58,21 @@ _REF = re.compile(r"([@#])(?=\w)")
 
 #: sections shown in full, in this order (each blocks the merge; drift when flagged to)
 OPEN_SECTIONS = (
-    (gate.DRIFT, "Drift", "fail with the baseline's own tools now too (not blocking unless "
+    (Verdict.DRIFT, "Drift", "fail with the baseline's own tools now too (not blocking unless "
      "--toolselect-fail-on-drift)"),
-    (gate.REGRESSION, "Regressions", "held on the baseline, fail now"),
-    (gate.FAILED, "Failing", "no baseline: ordinary test failures"),
-    (gate.ERROR, "Errors", "not scored; their baseline entries are kept"),
+    (Verdict.REGRESSION, "Regressions", "held on the baseline, fail now"),
+    (Verdict.FAILED, "Failing", "no baseline: ordinary test failures"),
+    (Verdict.ERROR, "Errors", "not scored; their baseline entries are kept"),
 )
 #: sections a reviewer opens when curious
 COLLAPSED_SECTIONS = (
-    (gate.FIXED, "Fixed", "failed on the baseline, hold now"),
-    (gate.NEW_FAILING, "New failing", "not in the baseline"),
-    (gate.FLAKY, "Flaky", "reps disagree"),
+    (Verdict.FIXED, "Fixed", "failed on the baseline, hold now"),
+    (Verdict.NEW_FAILING, "New failing", "not in the baseline"),
+    (Verdict.FLAKY, "Flaky", "reps disagree"),
     (DROPPED, "Dropped, not significant", "held on the baseline at times, fail every rep now; "
      "too little evidence to block"),
-    (gate.STILL_FAILING, "Still failing", "failed on the baseline too"),
-    (gate.SKIPPED, "Not run", "the cost cap stopped new calls"),
+    (Verdict.STILL_FAILING, "Still failing", "failed on the baseline too"),
+    (Verdict.SKIPPED, "Not run", "the cost cap stopped new calls"),
 )
 
 
@@ -209,10 +215,6 @@ def _fence(lines: Sequence[str]) -> list[str]:
 
 
 def _probe(preference: Mapping[str, Any]) -> list[str]:
-    from pytest_toolselect.probe.values import ProbeSummary
-
-    from .probe_report import lines
-
     summary = ProbeSummary.from_json(preference["summary"])
     # the probe's lines are data the run produced: cut long ones, keep them in a fence
     shown = [line if len(line) <= TEXT_LIMIT else line[:TEXT_LIMIT] + "…" for line in lines(summary)]
@@ -231,10 +233,8 @@ def _head(doc: ResultsDocument) -> list[str]:
         out = ["## ✅ toolselect: not blocking", "",
                "Nothing that held on the baseline fails now." if doc.baseline.mode == "compared"
                else "No case fails."]
-    drifted = summary.verdicts.get(gate.DRIFT)
+    drifted = summary.verdicts.get(Verdict.DRIFT)
     if drifted:
-        from pytest_toolselect.gate.attribution import drift_line
-
         out += ["", f"**{text(drift_line(drifted), 500)}**"]
     if verdict.missing_shards:
         # toolselect merge --partial: this is not the whole suite's verdict
@@ -292,7 +292,7 @@ def _sections(doc: ResultsDocument) -> Iterator[tuple[str, list[list[str]], bool
         by_verdict.setdefault(section(case.record), []).append(case)
     for verdict, title, sub in OPEN_SECTIONS:
         cases = by_verdict.get(verdict, [])
-        if cases and verdict == gate.REGRESSION and doc.settings.get("update_baseline"):
+        if cases and verdict == Verdict.REGRESSION and doc.settings.get("update_baseline"):
             title, sub = "Regressions accepted", "held on the baseline, fail now; the update records them"
         if cases:
             yield (f"{title} ({len(cases)}): {sub}", [_case_block(c) for c in cases], False,
@@ -303,13 +303,14 @@ def _sections(doc: ResultsDocument) -> Iterator[tuple[str, list[list[str]], bool
         yield (f"{TOOLS_SECTION.capitalize()} ({n}): each change once", [
             [f"- {text(c['line'])} ({counted(len(c['cases']), 'case')})"]
             for c in changes], False, "tool changes")
-    for verdict, title, sub in COLLAPSED_SECTIONS:
-        cases = by_verdict.get(verdict, [])
+    # a collapsed section is a verdict's, or DROPPED's (gate.evidence.section)
+    for shown, title, sub in COLLAPSED_SECTIONS:
+        cases = by_verdict.get(shown, [])
         if not cases:
             continue
-        if verdict == gate.FLAKY:
+        if shown == Verdict.FLAKY:
             blocks = [_flaky_block(c.record) for c in cases]
-        elif verdict == gate.SKIPPED:
+        elif shown == Verdict.SKIPPED:
             blocks = [[f"- {code(c.record.nodeid)}"] for c in cases]
         else:
             blocks = [_case_block(c) for c in cases]
@@ -358,9 +359,6 @@ def render(doc: ResultsDocument, limit: int = LIMIT) -> str:
     if doc.preference:
         budget.add(_probe(doc.preference), "preference probe")
     if doc.lint:
-        from ..lint.document import LintView
-        from ..lint.render import markdown as lint_markdown
-
         budget.add(lint_markdown(LintView.read(doc.lint), heading="###").splitlines(), "lint")
     budget.add(_cost(doc.cost), "cost")
     if budget.cut:

@@ -17,6 +17,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.probe.comparison import compare
+from pytest_toolselect.probe.preference import summarize_stats
+from pytest_toolselect.probe.values import GroupStats
+from pytest_toolselect.records.baseline_entry import GroupEntry
+from pytest_toolselect.records.probe_call import ProbeCall
 
 #: what each shard's probe must share for its groups to be one run's (the subject is
 #: the results document's, checked there)
@@ -41,11 +46,6 @@ def merge_preference(documents: Sequence[tuple[str, Mapping[str, Any]]], *,
     naming the file when the shards' probes are not one run's."""
     if not documents:
         return None
-    from pytest_toolselect.probe.comparison import compare
-    from pytest_toolselect.probe.preference import summarize_stats
-    from pytest_toolselect.probe.values import GroupStats
-    from pytest_toolselect.records.baseline_entry import GroupEntry
-    from pytest_toolselect.records.probe_call import ProbeCall
 
     first_path, first = documents[0]
     seed, resamples = int(first["summary"]["seed"]), int(first["summary"]["resamples"])

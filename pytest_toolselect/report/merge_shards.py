@@ -62,10 +62,10 @@ def merge_documents(documents: Sequence[tuple[str, ResultsDocument]],
             cases.append(dict(case))
     if not missing:
         # every shard is here: each case of the suite was judged, left out on purpose, or lost
-        suite = {k for _, doc in documents if doc.shard is not None for k in doc.shard.keys}
+        suite_keys = {k for _, doc in documents if doc.shard is not None for k in doc.shard.keys}
         narrowed = {k for _, doc in documents for k in doc.summary.not_run_in_this_run}
         cases += [results.case_entry(rec, None, first.settings) for rec in unjudged_keys(
-            suite, {c.get("key") or c["nodeid"] for c in cases}, narrowed)]
+            suite_keys, {c.get("key") or c["nodeid"] for c in cases}, narrowed)]
     # the whole suite's order, which every shard kept (older files: node id order)
     cases.sort(key=lambda c: (c.get("order") is None, c.get("order") or 0, c["nodeid"]))
     settings = first.settings

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from pytest_toolselect.gate.attribution import summary
 from pytest_toolselect.gate.evidence import dropped_label
 from pytest_toolselect.gate.toolsdiff import lines as tool_lines
 from pytest_toolselect.messages.plural import plural
@@ -66,8 +67,6 @@ def tool_changes(records: Iterable[CaseRecord]) -> list[dict[str, Any]]:
 
 def attribution_note(found: Attribution) -> tuple[str, list[str]]:
     """What asking again with the baseline's tools found, and the word diffs of its causes."""
-    from pytest_toolselect.gate.attribution import summary
-
     calls = found.calls
     spent = f"attribution: {plural(calls, 'call')}"
     if found.outcome is None:

@@ -163,8 +163,8 @@ def comparison_lines(comparison: Comparison, *, every_change: bool = True) -> It
     shown = [(name, c) for name, c in rows if every_change or c.blocking or not c.holds_zero]
     if shown:
         yield "  change since the baseline (paired over groups):"
-    for name, c in shown:
-        yield f"    {name:<13} {_change(c)}"
+    for name, effect in shown:
+        yield f"    {name:<13} {_change(effect)}"
     quiet = [name for name, c in rows if (name, c) not in shown]
     if quiet:
         yield (f"  {'other changes' if shown else 'changes'} since the baseline whose 95% CI holds 0: "

@@ -16,6 +16,7 @@ from typing import Any
 
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.terms.vocabulary import Status
 
 #: the label of a rep that called no tool
 NOTHING = "(nothing)"
@@ -129,11 +130,11 @@ def _categories(records: Iterable[CaseRecord], baseline_status: Mapping[str, str
     for r in records:
         row = rows.setdefault(r.category or "(none)", [0, 0, 0, 0])
         if r.status is not None:
-            row[0] += r.status == gate.HELD
+            row[0] += r.status == Status.HELD
             row[1] += 1
         base = baseline_status.get(r.nodeid)
         if base is not None:
-            row[2] += base == gate.HELD
+            row[2] += base == Status.HELD
             row[3] += 1
     return {k: CategoryCount(*v) for k, v in sorted(rows.items())}
 

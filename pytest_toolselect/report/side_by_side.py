@@ -10,7 +10,7 @@ Plain text (aligned columns) or markdown.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from pytest_toolselect.records.run_records import CaseRecord
@@ -45,9 +45,11 @@ def labels(models: Sequence[str], sources: Sequence[str]) -> list[str]:
     from pathlib import PurePath
 
     out = list(models)
-    for attempt in (lambda i: f"{models[i]} ({PurePath(sources[i]).name})",
-                    lambda i: f"{models[i]} ({sources[i]})",
-                    lambda i: f"{models[i]} ({sources[i]} #{i + 1})"):
+    attempts: tuple[Callable[[int], str], ...] = (
+        lambda i: f"{models[i]} ({PurePath(sources[i]).name})",
+        lambda i: f"{models[i]} ({sources[i]})",
+        lambda i: f"{models[i]} ({sources[i]} #{i + 1})")
+    for attempt in attempts:
         clashing = [i for i, name in enumerate(out) if out.count(name) > 1]
         if not clashing:
             break

@@ -9,10 +9,12 @@ from typing import Any
 
 from pytest_toolselect.exchange.clip import clip_text
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.gate.attribution import drift_line
 from pytest_toolselect.gate.evidence import DROPPED, history_lines, section
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.report_input import Escalations, SuiteChange, SummaryInput
 from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.terms.vocabulary import Verdict
 
 from .notes import TOOLS_SECTION, notes, tool_changes
 from .run_report import NOTHING, CategoryCount, Confusion, ModelCost, build_report
@@ -25,18 +27,18 @@ ACCEPTED = ("regressions accepted (held on the baseline, fail now; --toolselect-
             "records the new behaviour)")
 
 SECTIONS = (
-    (gate.DRIFT, "drift (fail with the baseline's own tools now too: the model moved, not this "
+    (Verdict.DRIFT, "drift (fail with the baseline's own tools now too: the model moved, not this "
                  "change; re-record main)"),
-    (gate.REGRESSION, "regressions (held on the baseline, fail now: these block)"),
-    (gate.FAILED, "failing (no baseline: an ordinary test failure)"),
-    (gate.ERROR, "errors (not scored; baseline entries kept)"),
-    (gate.SKIPPED, "not run (cost cap; baseline entries kept)"),
-    (gate.FIXED, "fixed (failed on the baseline, hold now)"),
-    (gate.NEW_FAILING, "new failing (not in the baseline)"),
+    (Verdict.REGRESSION, "regressions (held on the baseline, fail now: these block)"),
+    (Verdict.FAILED, "failing (no baseline: an ordinary test failure)"),
+    (Verdict.ERROR, "errors (not scored; baseline entries kept)"),
+    (Verdict.SKIPPED, "not run (cost cap; baseline entries kept)"),
+    (Verdict.FIXED, "fixed (failed on the baseline, hold now)"),
+    (Verdict.NEW_FAILING, "new failing (not in the baseline)"),
     (DROPPED, "dropped, not significant (held on the baseline at times, fail every rep now; "
               "too little evidence to block)"),
-    (gate.STILL_FAILING, "still failing (failed on the baseline too)"),
-    (gate.FLAKY, "flaky (reps disagree)"),
+    (Verdict.STILL_FAILING, "still failing (failed on the baseline too)"),
+    (Verdict.FLAKY, "flaky (reps disagree)"),
 )
 
 
@@ -222,17 +224,16 @@ def unevaluated_line(found: Mapping[str, Any], *, updated: bool = False) -> str:
 
 def _counts_line(summary: TerminalSummary) -> str:
     v = summary.verdicts
-    order = [gate.DRIFT, gate.REGRESSION, gate.FAILED, gate.ERROR, gate.HELD, gate.PASSED, gate.NEW,
-             gate.FIXED, gate.NEW_FAILING, DROPPED, gate.STILL_FAILING, gate.FLAKY]
+    order = [Verdict.DRIFT, Verdict.REGRESSION, Verdict.FAILED, Verdict.ERROR, Verdict.HELD,
+             Verdict.PASSED, Verdict.NEW, Verdict.FIXED, Verdict.NEW_FAILING, DROPPED,
+             Verdict.STILL_FAILING, Verdict.FLAKY]
     parts = verdict_counts([(k, v[k]) for k in order if v.get(k)])
     return f"{counted(summary.total, 'case')}: " + (parts or "none run")
 
 
 def lines(summary: TerminalSummary) -> Iterator[str]:
-    drifted = summary.verdicts.get(gate.DRIFT)
+    drifted = summary.verdicts.get(Verdict.DRIFT)
     if drifted:
-        from pytest_toolselect.gate.attribution import drift_line
-
         yield drift_line(drifted)  # first: it explains every other red of this run
     yield summary.model_line
     if summary.baseline:
@@ -263,11 +264,11 @@ def lines(summary: TerminalSummary) -> Iterator[str]:
         recs = summary.sections.get(verdict)
         if not recs:
             continue
-        if verdict == gate.REGRESSION and summary.baseline_mode in ("updated", "replaced"):
+        if verdict == Verdict.REGRESSION and summary.baseline_mode in ("updated", "replaced"):
             title = ACCEPTED
         yield ""
         yield f"{title}: {len(recs)}"
-        if verdict == gate.SKIPPED:
+        if verdict == Verdict.SKIPPED:
             yield f"  {recs[0].error}"
         for rec in recs:
             tag = f" [{rec.category}]" if rec.category else ""
@@ -278,10 +279,10 @@ def lines(summary: TerminalSummary) -> Iterator[str]:
                 yield f"  {rec.nodeid}{tag}: {checks} (in full under FAILURES above)"
                 continue
             yield f"  {rec.nodeid}{tag}"
-            if verdict == gate.FLAKY:
+            if verdict == Verdict.FLAKY:
                 yield f"    passes:   {rec.passes}/{rec.reps} reps"
                 continue
-            if verdict == gate.SKIPPED:
+            if verdict == Verdict.SKIPPED:
                 continue
             for line in describe(rec, error_above=shown, verbose=summary.verbose):
                 yield f"    {line}"

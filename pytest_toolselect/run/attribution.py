@@ -17,8 +17,8 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.gate import attribution as attr
-from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.records.attribution import Attribution, Cause, ChangedTool, PairedCheck
+from pytest_toolselect.terms.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
@@ -83,7 +83,7 @@ class _Asker:
                 for i in range(n) for a, (tools, system) in enumerate(arms)]
         results = await asyncio.gather(*(j for _, j in jobs), return_exceptions=True)
         filled = bool(getattr(self.runner.wiring.provider, "fills_arguments", True))
-        out = [(0, 0, []) for _ in arms]
+        out: list[tuple[int, int, list[Turn]]] = [(0, 0, []) for _ in arms]
         errors = [r for r in results if isinstance(r, BaseException)]
         for (a, _), turn in zip(jobs, results, strict=True):
             if isinstance(turn, BaseException):
@@ -108,7 +108,7 @@ def _tools(defs: Sequence[dict[str, Any]]) -> tuple[Tool, ...]:
 
 def should_attribute(parts: Caller, verdict: str) -> bool:
     settings = parts.settings
-    return (verdict == gate.REGRESSION and settings.options.attribution == "on"
+    return (verdict == Verdict.REGRESSION and settings.options.attribution == "on"
             and not settings.flag("update_baseline"))
 
 
@@ -152,7 +152,7 @@ async def attribute(runner: Caller, spend: Spend, outcome: CaseOutcome,
         paired, p = attr.paired_outcome(recorded, base_now, head_now, deterministic)
         result = replace(result, outcome=paired,
                         paired=PairedCheck(round(p, 6), base_now, head_now))
-        if paired == attr.REGRESSION and not same:
+        if paired == Verdict.REGRESSION and not same:
             base_d = [t.to_dict() for t in base_tools]
             head_d = [t.to_dict() for t in head_tools]
             changed = attr.changes(base_d, base_system, head_d, head_system)

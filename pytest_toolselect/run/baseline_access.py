@@ -178,8 +178,8 @@ class BaselineAccess:
         defined = sum(len(keys) for keys in self.state.defined.values())
         memo = self._reworded
         if memo is None or memo[0][0] is not cases or memo[0][1] != defined:
-            self._reworded = ((cases, defined), reworded(cases, self.state.defined))
-        return self._reworded[1]
+            memo = self._reworded = ((cases, defined), reworded(cases, self.state.defined))
+        return memo[1]
 
     def reworded_from(self, key: str) -> str | None:
         """The gone entry this parameter set of a parametrized @case function replaced."""

@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.run_records import CaseRecord, GroupRecord
+from pytest_toolselect.terms.vocabulary import Verdict
 
 
 def first_recording_note(path: Path | str, records: Sequence[CaseRecord],
@@ -25,7 +25,7 @@ def first_recording_note(path: Path | str, records: Sequence[CaseRecord],
     not_run = len(set(known) - ran)
     unscored = [r for r in records if r.status is None]
     cut = sum(1 for r in unscored if r.inconclusive)
-    capped = sum(1 for r in unscored if r.verdict == gate.SKIPPED)
+    capped = sum(1 for r in unscored if r.verdict == Verdict.SKIPPED)
     errored = len(unscored) - cut - capped
     empty_groups = len(groups) - len(recorded_groups)
     left = [part for count, part in (

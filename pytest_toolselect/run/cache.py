@@ -271,8 +271,9 @@ class ResponseCache:
             # read once now so a corrupt or foreign file fails at start, not mid-run
             conn.execute("SELECT key, model, turn, stored_at FROM responses LIMIT 1").fetchall()
             self._check_format(conn)
-        except ToolselectError:
-            conn.close()
+        except ToolselectError:  # raised once the file is open: conn is set
+            if conn is not None:
+                conn.close()
             raise
         except sqlite3.Error as exc:
             if conn is not None:

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.records.run_records import GROUP_KIND, CaseRecord, CheckEntry, GroupRecord
+from pytest_toolselect.terms.vocabulary import Verdict
 
 from .case_run import first_tool
 
@@ -81,7 +81,7 @@ class CaseRecords:
         return context_lines(case.context, lambda text: redact(text, secrets))
 
     def record(self, nodeid: str, order: int, case: Case, outcome: CaseOutcome | None,
-               error: str | None = None, verdict: str = gate.ERROR,
+               error: str | None = None, verdict: Verdict = Verdict.ERROR,
                billed: Sequence[Turn] = (), inconclusive: bool = False) -> CaseRecord:
         """The record of one case, the unit the controller gathers, built from its outcome
         (None: it did not run). ``billed``: the calls of a case that errored after they
@@ -132,8 +132,8 @@ class CaseRecords:
         status = run.status
         base, renamed = identity.entry, identity.renamed_from
         verdict, unevaluated = judged(self, outcome)
-        if verdict == gate.REGRESSION and run.attribution and run.attribution.outcome == gate.DRIFT:
-            verdict = gate.DRIFT  # the baseline's own tools fail now too: the model moved
+        if verdict == Verdict.REGRESSION and run.attribution and run.attribution.outcome == Verdict.DRIFT:
+            verdict = Verdict.DRIFT  # the baseline's own tools fail now too: the model moved
         tools_fp = fingerprint({"tools": [t.to_dict() for t in run.tools], "system": run.system})
         secrets = [v for n in self.calls.servers_for(case) if n in self.settings.config.servers
                    for v in self.settings.config.servers[n].secrets]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.terms.vocabulary import Status
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool, ToolCall
@@ -54,7 +55,7 @@ class CaseRun:
         return sum(1 for s in self.scores if s.passed)
 
     @property
-    def status(self) -> str:
+    def status(self) -> Status:
         return gate.status_of(self.passes, len(self.scores))
 
     @property

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from pytest_toolselect.gate import sequential
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.records.run_records import Escalation
+from pytest_toolselect.terms.vocabulary import Verdict
 
 from .case_outcome import Plan
 
@@ -74,7 +75,7 @@ def verdict_rule(parts: CallParts, plan: Plan | None, escalation: Escalation,
                                                                       design, test)))
 
 
-def judged(parts: CallParts, outcome: CaseOutcome) -> tuple[str, list[str]]:
+def judged(parts: CallParts, outcome: CaseOutcome) -> tuple[Verdict, list[str]]:
     """The gate's verdict of a case's reps (and the checks set aside, gate.judge), by the
     rule its adaptive reps leave it with: what its record says and what attribution asks."""
     run = outcome.run

@@ -119,12 +119,12 @@ class CaseRunner:
         errors = [r for r in results if isinstance(r, BaseException)]
         replies = [r for r in results if not isinstance(r, BaseException)]
         if errors:
-            from pytest_toolselect.providers import billed_turns
+            from pytest_toolselect.providers import billed_turns, carry_paid
 
             # the case errs on its first error, with every rep that was paid for (the
             # others' replies too): each cost figure counts them
-            errors[0].paid = (*(turn for turn, _ in replies),  # type: ignore[union-attr]
-                              *(t for e in errors for t in billed_turns(e)[0]))
+            carry_paid(errors[0], (*(turn for turn, _ in replies),
+                                   *(t for e in errors for t in billed_turns(e)[0])))
             raise errors[0]
         turns = [turn for turn, conclusive in replies if conclusive]
         cut = tuple(turn for turn, conclusive in replies if not conclusive)

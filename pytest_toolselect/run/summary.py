@@ -10,6 +10,7 @@ import pytest
 
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.records.report_input import ResultsInput, SuiteChange, SummaryInput
+from pytest_toolselect.terms.vocabulary import Verdict
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.decision import Decision, GateSettings
@@ -59,7 +60,7 @@ class SessionSummary:
         return saved
 
     def cost_capped(self) -> bool:
-        return (any(r.verdict == gate.SKIPPED for r in self.state.records.values())
+        return (any(r.verdict == Verdict.SKIPPED for r in self.state.records.values())
                 or any(c.skipped for r in self.state.group_records.values() for c in r.calls))
 
     def suite(self) -> SuiteChange | None:

@@ -88,8 +88,10 @@ class Wiring:
     def custom_provider(self) -> Provider | None:
         """The provider a pytest_toolselect_provider hook gives for the model, if any."""
         config = self.settings.pytest_config
-        return config.hook.pytest_toolselect_provider(model=str(self.settings.model.value),
-                                                      config=config)
+        # a firstresult hook (plugin/hooks.py): pluggy's call is untyped, the spec says what it gives
+        provider: Provider | None = config.hook.pytest_toolselect_provider(
+            model=str(self.settings.model.value), config=config)
+        return provider
 
     @cached_property
     def response_cache(self) -> Any:

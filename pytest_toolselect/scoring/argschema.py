@@ -88,11 +88,10 @@ def _validator(schema_json: str) -> tuple[Any, str]:
 
     schema = json.loads(schema_json)
     try:
-        cls = jsonschema.validators.validator_for(schema, default=None)
+        # no $schema, or one jsonschema does not know: MCP's default dialect
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     except Exception as e:  # a $schema that is not a string: no URI to look up
         return None, f"its $schema cannot be read ({e})"
-    if cls is None:  # a $schema jsonschema does not know: MCP's default dialect
-        cls = jsonschema.Draft202012Validator
     note = ""
     try:
         cls.check_schema(schema)

@@ -35,7 +35,7 @@ from pytest_toolselect.scoring.identifiers import (
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
-    from pytest_toolselect.positions.sourcemap import PathT, Sourced
+    from pytest_toolselect.positions.sourced import PathT, Sourced
 
 
 def _required(matcher: dict[str, Any]) -> list[Any]:
@@ -104,11 +104,11 @@ def check_contradictions(case: Case, src: Sourced, path: PathT) -> None:
     if not decoys:
         return
     settings = case.identifiers
-    for found in _required_decoys(case, lambda p: identifier_param(p, None, settings)):
+    for required in _required_decoys(case, lambda p: identifier_param(p, None, settings)):
         raise src.error(
-            (*path, "decoys", found.i), found.message(case),
-            f"remove the decoy, or change expect_args[{found.j}] (line "
-            f"{src.line_of((*path, 'expect_args', found.j))}) to the value that is right",
+            (*path, "decoys", required.i), required.message(case),
+            f"remove the decoy, or change expect_args[{required.j}] (line "
+            f"{src.line_of((*path, 'expect_args', required.j))}) to the value that is right",
         )
     if not case.grounds_params or case.context:
         # a given result may hold the identifier the question lacks

@@ -18,9 +18,9 @@ from pytest_toolselect.exchange.schema_paths import alternatives
 from pytest_toolselect.exchange.tool import Tool, ToolCall
 from pytest_toolselect.inputs.cases import IdentifierSettings
 
-from .grounding import OWN_LENGTH, QuestionGrounding, Unit, normalize, units
+from .grounding import OWN_LENGTH, QuestionGrounding, Unit, units
 from .matchers import Segment, dotted, iter_leaves, property_schema, schema_any
-from .words import is_id_char
+from .words import is_id_char, normalize
 
 _TOKEN = re.compile(r"[^\W_]+")
 _DIGIT = re.compile(r"\d")

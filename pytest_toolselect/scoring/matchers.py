@@ -108,8 +108,7 @@ def evaluate(m: Mapping[str, Any], arguments: Mapping[str, Any],
         got = ", ".join(f"{dotted(s)}={_show(v)}" for s, v in leaves) or "no argument values"
         return False, f"any: expected some argument value to {want}, got {got}"
 
-    segments = path.split(".")
-    found, value = resolve(arguments, segments)
+    found, value = resolve(arguments, path.split("."))
     if op == "absent":
         if expected:
             return ((True, f"{path} is absent") if not found
