@@ -261,6 +261,19 @@ class SessionHooks:
             if key in item.stash:
                 del item.stash[key]
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        try:
+            return (yield)
+        finally:
+            # the outcome and record have reached the item's reports and the gate; pytest keeps
+            # every item to the session's end, so a large suite would keep every run alive
+            for key in (RECORD, RUN):
+                if key in item.stash:
+                    del item.stash[key]
+            # a rerun plugin's attempts are over: their reps are in the record now
+            self.session.state.earlier_runs.pop(item.nodeid, None)
+
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item,
                                   call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
@@ -301,6 +314,10 @@ class SessionHooks:
         rec = getattr(report, "toolselect", None)
         if isinstance(rec, dict):
             self.session.recorder.add_record(rec)
+            if not self.session.settings.is_worker:
+                # gathered: pytest keeps every report to the end (its summary's stats), and
+                # the record's JSON on each would hold every case twice
+                del report.toolselect  # type: ignore[attr-defined]
         if report.failed and getattr(report, "toolselect_shown", False):
             self.session.state.shown_above.add(report.nodeid)
         if report.failed and not getattr(report, "toolselect_owned", False):
