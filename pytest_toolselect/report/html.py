@@ -119,13 +119,17 @@ _SCRIPT = """
   var count = document.getElementById("f-count");
   var pairing = document.getElementById("f-pair");
   var pairText = document.getElementById("f-pair-text");
+  var held = document.getElementById("f-held");
   var pair = null;
   function apply() {
     var words = text.value.toLowerCase().split(/\\s+/).filter(function (w) { return w; });
+    // a folded (held) case shows when asked for, or when any filter is set
+    var unfold = (held !== null && held.checked) || words.length > 0 || !!verdict.value ||
+      !!outcome.value || !!category.value || pair !== null;
     var shown = 0;
     for (var i = 0; i < rows.length; i++) {
       var row = index[i];
-      var ok = words.every(function (w) { return row.text.indexOf(w) !== -1; }) &&
+      var ok = (unfold || !row.held) && words.every(function (w) { return row.text.indexOf(w) !== -1; }) &&
         (!verdict.value || row.verdict === verdict.value) &&
         (!outcome.value || row.outcome === outcome.value) &&
         (!category.value || row.category === category.value) &&
@@ -143,7 +147,7 @@ _SCRIPT = """
     apply();
     document.getElementById("cases-card").scrollIntoView();
   }
-  [text, verdict, outcome, category].forEach(function (el) {
+  [text, verdict, outcome, category].concat(held === null ? [] : [held]).forEach(function (el) {
     el.addEventListener("input", apply);
     el.addEventListener("change", apply);
   });
