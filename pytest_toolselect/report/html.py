@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pytest_toolselect.gate import verdict_rules as gate
@@ -179,11 +179,16 @@ CSP = (f"default-src 'none'; script-src '{_sha256(_SCRIPT)}'; style-src '{_sha25
 
 def render(document: ResultsDocument) -> str:
     """The page for one results document."""
+    return "".join(pieces(document))
+
+
+def pieces(document: ResultsDocument) -> Iterator[str]:
+    """The page in pieces, as render() joins them (a large run's page is written as it comes)."""
     cases = _by_severity(document.shown_cases)
     subject = document.subject
     blocking = document.verdict.blocking
     title = f"toolselect: {subject.model or 'run'} ({'blocking' if blocking else 'not blocking'})"
-    parts = [
+    parts: list[str | Iterable[str]] = [
         "<!DOCTYPE html>",
         '<html lang="en">',
         "<head>",
@@ -197,23 +202,28 @@ def render(document: ResultsDocument) -> str:
         "</head>",
         "<body>",
         "<main>",
-        *_header(document),
+        _header(document),
         # the verdict's evidence first: what changed, then the cases, blocking ones on top
-        *tools_card([c.record for c in cases]),
-        *_cases_card(cases),
+        tools_card([c.record for c in cases]),
+        _cases_card(cases),
         '<div class="grid">',
-        *_confusion_card(document.summary),
-        *_categories_card(document.summary),
+        _confusion_card(document.summary),
+        _categories_card(document.summary),
         "</div>",
-        *_preference_card(document.preference),
-        *_lint_card(document.lint),
+        _preference_card(document.preference),
+        _lint_card(document.lint),
         "</main>",
-        f'<script type="application/json" id="ts-index">{script_json(_index(cases))}</script>',
+        # the filter's index, the page's largest part: made only when its turn comes
+        (f'<script type="application/json" id="ts-index">{script_json(_index(cases))}</script>'
+         for _ in (0,)),
         f"<script>{_SCRIPT}</script>",
         "</body>",
         "</html>",
     ]
-    return "\n".join(parts) + "\n"
+    # each part is a line, or the lines of a section made as it is written
+    for part in parts:
+        for line in ((part,) if isinstance(part, str) else part):
+            yield line + "\n"
 
 
 # -- header ----------------------------------------------------------------------------------

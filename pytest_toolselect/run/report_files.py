@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,18 +12,35 @@ if TYPE_CHECKING:
 
 def render(kind: str, document: ResultsDocument) -> str:
     """The document as one kind of report: json, markdown or html."""
+    return "".join(chunks(kind, document))
+
+
+def chunks(kind: str, document: ResultsDocument) -> Iterator[str]:
+    """The report in pieces, to be written as they come: a run of 20,000 cases never holds
+    its whole JSON or HTML as one string."""
     if kind == "json":
         import json
 
-        return json.dumps(document.to_json(), indent=2, ensure_ascii=False) + "\n"
+        # compact: a large run's document is read by machines, and indenting added half its size
+        encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+        batch: list[str] = []
+        for piece in encoder.iterencode(document.to_json()):
+            batch.append(piece)
+            if len(batch) >= 4096:
+                yield "".join(batch)
+                batch.clear()
+        yield "".join(batch) + "\n"
+        return
     if kind == "markdown":
         from pytest_toolselect.report.markdown import render as markdown
 
-        return markdown(document)
+        yield markdown(document)
+        return
     if kind == "html":
-        from pytest_toolselect.report.html import render as html
+        from pytest_toolselect.report.html import pieces
 
-        return html(document)
+        yield from pieces(document)
+        return
     raise ValueError(f"unknown report kind {kind!r}")
 
 
@@ -38,7 +55,7 @@ def write_reports(document: ResultsDocument, paths: Mapping[str, Path]) -> list[
     problems = []
     for kind, path in paths.items():
         try:
-            write_text(path, render(kind, document))
+            write_text(path, chunks(kind, document))
         except OSError as e:
             problems.append(f"could not write the {kind} report to {path}: {e.strerror or e}")
     return problems
