@@ -268,9 +268,10 @@ class SessionHooks:
         finally:
             # the outcome and record have reached the item's reports and the gate; pytest keeps
             # every item to the session's end, so a large suite would keep every run alive
-            for key in (RECORD, RUN):
-                if key in item.stash:
-                    del item.stash[key]
+            if RECORD in item.stash:
+                del item.stash[RECORD]
+            if RUN in item.stash:
+                del item.stash[RUN]
             # a rerun plugin's attempts are over: their reps are in the record now
             self.session.state.earlier_runs.pop(item.nodeid, None)
 
@@ -317,7 +318,7 @@ class SessionHooks:
             if not self.session.settings.is_worker:
                 # gathered: pytest keeps every report to the end (its summary's stats), and
                 # the record's JSON on each would hold every case twice
-                del report.toolselect  # type: ignore[attr-defined]
+                del report.toolselect
         if report.failed and getattr(report, "toolselect_shown", False):
             self.session.state.shown_above.add(report.nodeid)
         if report.failed and not getattr(report, "toolselect_owned", False):
