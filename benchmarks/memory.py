@@ -1,4 +1,4 @@
-"""Memory: peak RSS of the pytest process for 5,000 local/bm25 cases.
+"""Memory: peak RSS of the pytest process for 5,000 local/bm25 cases, and a run at scale.
 
 Each run is a real ``python -m pytest -q`` subprocess, started from a small
 intermediate process that reports ``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``
@@ -6,7 +6,13 @@ once it has exited (so each figure is that run's own peak, not the largest so
 far). For scale, the same is measured for 5,000 trivial pytest tests and for a
 one-case run. Target: under 400 MB for the 5,000 cases.
 
+``--scale`` measures what a large suite costs with its reports: 20,000 cases (or
+``--cases``) recorded to a baseline, then run against it with ``--toolselect-json``
+and ``--toolselect-html``; it prints each run's peak RSS and wall time and the
+sizes of the two documents. Target: under 300 MB.
+
     python benchmarks/memory.py [--cases 5000]
+    python benchmarks/memory.py --scale [--cases 20000]
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from _common import (
@@ -31,6 +38,7 @@ from _common import (
 )
 
 TARGET_MB = 400.0
+SCALE_TARGET_MB = 300.0
 PER_FILE = 250
 
 #: runs pytest and prints its peak RSS in KiB (ru_maxrss is KiB on Linux, bytes on macOS)
@@ -45,14 +53,17 @@ print(proc.returncode, peak, proc.stdout.strip().splitlines()[-1] if proc.stdout
 """
 
 
-def peak_mb(root: Path) -> tuple[float, str]:
+def peak_mb(root: Path, *args: str) -> tuple[float, str, float]:
+    """Peak RSS (MB) of one pytest run in `root`, its last line and its wall time (s)."""
     cmd = [sys.executable, "-c", PEAK, sys.executable, "-m", "pytest", *QUIET_PLUGINS, "-q",
-           "-p", "no:cacheprovider"]
+           "-p", "no:cacheprovider", *args]
+    started = time.monotonic()
     out = subprocess.run(cmd, cwd=root, env=bench_env(), capture_output=True, text=True, check=True)
+    wall = time.monotonic() - started
     rc, kib, last = out.stdout.strip().split(" ", 2)
     if rc != "0":
         raise SystemExit(f"pytest exited {rc} in {root}: {last}\n{out.stderr}")
-    return int(kib) / 1024, last
+    return int(kib) / 1024, last, wall
 
 
 def make_cases(root: Path, n: int) -> None:
@@ -65,11 +76,41 @@ def make_trivial(root: Path, n: int) -> None:
     make_tests(root, n, per_file=PER_FILE)
 
 
+def scale(n: int) -> None:
+    """`n` cases recorded to a baseline, then run against it writing the JSON and HTML reports."""
+    with tempdir("memory-scale") as tmp:
+        root = Path(tmp)
+        make_cases(root, n)
+        record = peak_mb(root, "--toolselect-baseline", "baseline.json",
+                         "--toolselect-update-baseline")
+        compare = peak_mb(root, "--toolselect-baseline", "baseline.json",
+                          "--toolselect-json", "results.json", "--toolselect-html", "report.html")
+        sizes = {name: (root / name).stat().st_size / 1e6
+                 for name in ("baseline.json", "results.json", "report.html")}
+    rows = [["record the baseline", f"{record[0]:.0f}", f"{record[2]:.1f}", record[1]],
+            ["compare, JSON + HTML", f"{compare[0]:.0f}", f"{compare[2]:.1f}", compare[1]]]
+    print(f"memory at scale: {n:,} local/bm25 cases, peak RSS of the pytest process (MB = MiB)")
+    print(load_line())
+    print(table(rows, ["run", "peak RSS MB", "wall s", "pytest's last line"]))
+    print("files: " + ", ".join(f"{name} {mb:.1f} MB" for name, mb in sizes.items()))
+    peak = max(record[0], compare[0])
+    print(f"{n:,} cases: {peak:.0f} MB  target < {SCALE_TARGET_MB:.0f} MB  "
+          f"{verdict(peak < SCALE_TARGET_MB)}")
+    print(json.dumps({"cases": n, "record_mb": round(record[0], 1), "record_s": round(record[2], 1),
+                      "compare_mb": round(compare[0], 1), "compare_s": round(compare[2], 1),
+                      **{f"{k}_mb": round(v, 2) for k, v in sizes.items()}}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cases", type=int, default=5000)
+    parser.add_argument("--cases", type=int, default=None)
+    parser.add_argument("--scale", action="store_true",
+                        help="record a baseline, then compare with the JSON and HTML reports")
     opts = parser.parse_args()
-    n = opts.cases
+    if opts.scale:
+        scale(opts.cases or 20000)
+        return
+    n = opts.cases or 5000
     rows = []
     figures = {}
     with tempdir("memory") as tmp:
@@ -80,7 +121,7 @@ def main() -> None:
             root = base / label.replace(" ", "_").replace(",", "").replace("/", "_")
             root.mkdir()
             make(root, size)
-            mb, last = peak_mb(root)
+            mb, last, _ = peak_mb(root)
             figures[label] = round(mb, 1)
             rows.append([label, f"{mb:.0f}", last])
     main_mb = figures[f"{n:,} local/bm25 cases"]

@@ -590,3 +590,70 @@ def test_hostile_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
     assert watch.dialogs == []
     assert watch.errors == []
     assert watch.requests == [path.as_uri()]
+
+
+def large_run(held: int = 130) -> dict[str, Any]:
+    """A run that is mostly held cases, with a regression and a held case whose tools changed."""
+    recs = [record(f"cases.toolselect.yaml::held-{i:04d}", gate.HELD) for i in range(held)]
+    recs.append(record("cases.toolselect.yaml::broke", gate.REGRESSION))
+    recs.append(record("cases.toolselect.yaml::moved", gate.HELD, tools_changed=True))
+    return document(recs)
+
+
+def test_a_large_run_folds_its_held_cases_and_every_case_stays_findable() -> None:
+    doc = large_run()
+    page = render(doc)
+    rows = [attrs for tag, attrs in parse(page).tags
+            if tag == "tr" and "case" in (attrs.get("class") or "").split()]
+    assert len(rows) == len(doc["cases"])
+    folded = [r for r in rows if "held" in (r["class"] or "").split()]
+    # the held cases nothing changed under are one compact row each, hidden until asked for
+    assert len(folded) == 130 and all("hidden" in r for r in folded)
+    shown = [r for r in rows if r not in folded]
+    assert len(shown) == 2 and not any("hidden" in r for r in shown)
+    # the cases that need a look are in full (the why, the failing check), and first
+    full, compact = page.split('class="case held"', 1)
+    assert "cases.toolselect.yaml::" in full and "broke" in full and "moved" in full
+    assert "why:" not in compact.split("</tbody>")[0]
+    assert 'id="f-held"' in page and "show the 130 held cases" in page
+    # every case is in the page and in the filter's index, which says which rows are folded
+    index = index_of(page)
+    assert len(index) == len(rows)
+    for case in doc["cases"]:
+        assert html.escape(case["nodeid"], quote=False) in page
+    assert sum(1 for row in index if row["held"]) == 130
+    assert all(("held-" in row["text"]) == row["held"] for row in index)
+
+
+def test_a_small_run_shows_every_case_in_full() -> None:
+    page = render(large_run(held=20))
+    assert 'class="case held"' not in page and 'id="f-held"' not in page
+    assert all(not row["held"] for row in index_of(page))
+
+
+@SHARES_BROWSER
+def test_folded_held_cases_in_a_browser(browser: Any, tmp_path: Path) -> None:
+    path = tmp_path / "large.html"
+    doc = large_run()
+    path.write_text(render(doc), encoding="utf-8")
+    total = len(doc["cases"])
+    page, watch = open_page(browser, path)
+    try:
+        # what needs a look is shown; the held cases are folded
+        assert sorted(visible_rows(page)) == ["broke", "moved"]
+        assert page.text_content("#f-count") == f"2 of {total} cases"
+        # a filter finds a folded case
+        page.fill("#f-text", "held-0077")
+        assert visible_rows(page) == ["held-0077"]
+        page.fill("#f-text", "")
+        assert len(visible_rows(page)) == 2
+        # and asking for them unfolds every one
+        page.check("#f-held")
+        assert len(visible_rows(page)) == total
+        page.uncheck("#f-held")
+        page.select_option("#f-verdict", gate.HELD)
+        assert len(visible_rows(page)) == 131
+    finally:
+        page.close()
+    assert watch.errors == []
+    assert watch.requests == [path.as_uri()]

@@ -216,3 +216,33 @@ def test_a_job_that_ends_without_a_call_holds_no_later_job_back() -> None:
         assert outside.result(60) == "outside"
     finally:
         scheduler.close()
+
+
+def test_a_finished_job_is_not_kept_alive_by_the_scheduler() -> None:
+    # a run of 20,000 cases submits 20,000 jobs: each outcome must be freed once its item
+    # took it, not held to the session's end by the scheduler
+    import gc
+    import weakref
+
+    class Outcome:
+        pass
+
+    scheduler = Scheduler(concurrency=2)
+    try:
+        refs = []
+        for _ in range(20):
+            async def job() -> Outcome:
+                return Outcome()
+
+            future = scheduler.submit(job)
+            refs.append(weakref.ref(future.result(60)))
+            del future
+        # the loop's thread drops a job just after its result is set: give it a moment
+        for _ in range(100):
+            gc.collect()
+            if all(r() is None for r in refs):
+                break
+            threading.Event().wait(0.02)
+        assert [r for r in refs if r() is not None] == []
+    finally:
+        scheduler.close()

@@ -12,7 +12,7 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 #: the temp file a write goes through: hidden, beside the file and named after it
@@ -29,8 +29,10 @@ def temp_prefix(path: Path) -> str:
     return f".{path.name}{TEMP_INFIX}"
 
 
-def write_text(path: Path, text: str) -> None:
+def write_text(path: Path, text: str | Iterable[str]) -> None:
     """Write atomically: a temp file in the same folder, fsync, then os.replace.
+
+    ``text`` may come in pieces (a large report is written as it is rendered).
 
     Killed at any point, the file is either the old one or the complete new one; two
     runs writing at once leave one of their two texts. The file keeps the permissions
@@ -45,7 +47,11 @@ def write_text(path: Path, text: str) -> None:
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path), suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            if isinstance(text, str):
+                fh.write(text)
+            else:
+                for piece in text:
+                    fh.write(piece)
             fh.flush()
             os.fsync(fh.fileno())
         # mkstemp makes the file 0600: a replace must not change who can read the file

@@ -5,7 +5,8 @@ what the run's summary writes for it (``run.summary`` asks each row's option,
 ``run.report_files`` renders it with the row's writer and names it in a problem), and whether
 ``toolselect report`` and ``toolselect merge`` can write it (each adds a ``--<name>`` flag per
 row that says so). Adding a format is one row, and its field in ``run.settings.Options``.
-The writers are named as ``module:function`` (a document to its text), imported when a
+The writers are named as ``module:function`` (a document to its text, whole or in
+pieces), imported when a
 report is written, so reading the table imports no renderer.
 """
 
@@ -22,7 +23,8 @@ class ReportFormat:
     option_help: str
     #: what it is, as a sentence names it: "the HTML report"
     title: str
-    #: ``module:function``: the results document to the file's text
+    #: ``module:function``: the results document to the file's text, as one string or in
+    #: pieces written as they come
     writer: str
     #: ``toolselect report`` can write it from a saved run
     in_report: bool
@@ -39,7 +41,7 @@ FORMATS: tuple[ReportFormat, ...] = (
     ReportFormat("json",
                  "write the results as JSON (tool_selection.v1; the preference probe's "
                  "tool_preference.v1 inside it)",
-                 "the merged results document", "pytest_toolselect.run.report_files:json_text",
+                 "the merged results document", "pytest_toolselect.run.report_files:json_pieces",
                  in_report=False, in_merge=True),
     ReportFormat("markdown",
                  "write the pull-request comment as markdown: the verdict first, then what changed",
@@ -48,7 +50,7 @@ FORMATS: tuple[ReportFormat, ...] = (
     ReportFormat("html",
                  "write a self-contained HTML report: confusion matrix, categories, forest plot, "
                  "cases",
-                 "the HTML report", "pytest_toolselect.report.html:render",
+                 "the HTML report", "pytest_toolselect.report.html:pieces",
                  in_report=True, in_merge=True),
 )
 

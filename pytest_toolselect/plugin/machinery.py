@@ -215,6 +215,20 @@ class SessionHooks:
         if RUN in item.stash:
             del item.stash[RUN]
 
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, Any, Any]:
+        try:
+            return (yield)
+        finally:
+            # the outcome and record have reached the item's reports and the gate; pytest keeps
+            # every item to the session's end, so a large suite would keep every run alive
+            if RECORD in item.stash:
+                del item.stash[RECORD]
+            if RUN in item.stash:
+                del item.stash[RUN]
+            # a rerun plugin's attempts are over: their reps are in the record now
+            self.session.calls.attempts_over(item.nodeid)
+
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item: pytest.Item,
                                   call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
@@ -256,6 +270,10 @@ class SessionHooks:
         rec = getattr(report, "toolselect", None)
         if isinstance(rec, dict):
             self.session.recorder.add_record(rec)
+            if not self.session.settings.is_worker:
+                # gathered: pytest keeps every report to the end (its summary's stats), and
+                # the record's JSON on each would hold every case twice
+                del report.toolselect
         if report.failed and getattr(report, "toolselect_shown", False):
             self.session.state.shown_above.add(report.nodeid)
         if report.failed and not getattr(report, "toolselect_owned", False):

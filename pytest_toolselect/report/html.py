@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from pytest_toolselect.gate import verdict_rules as gate
@@ -120,13 +120,17 @@ _SCRIPT = """
   var count = document.getElementById("f-count");
   var pairing = document.getElementById("f-pair");
   var pairText = document.getElementById("f-pair-text");
+  var held = document.getElementById("f-held");
   var pair = null;
   function apply() {
     var words = text.value.toLowerCase().split(/\\s+/).filter(function (w) { return w; });
+    // a folded (held) case shows when asked for, or when any filter is set
+    var unfold = (held !== null && held.checked) || words.length > 0 || !!verdict.value ||
+      !!outcome.value || !!category.value || pair !== null;
     var shown = 0;
     for (var i = 0; i < rows.length; i++) {
       var row = index[i];
-      var ok = words.every(function (w) { return row.text.indexOf(w) !== -1; }) &&
+      var ok = (unfold || !row.held) && words.every(function (w) { return row.text.indexOf(w) !== -1; }) &&
         (!verdict.value || row.verdict === verdict.value) &&
         (!outcome.value || row.outcome === outcome.value) &&
         (!category.value || row.category === category.value) &&
@@ -144,7 +148,7 @@ _SCRIPT = """
     apply();
     document.getElementById("cases-card").scrollIntoView();
   }
-  [text, verdict, outcome, category].forEach(function (el) {
+  [text, verdict, outcome, category].concat(held === null ? [] : [held]).forEach(function (el) {
     el.addEventListener("input", apply);
     el.addEventListener("change", apply);
   });
@@ -176,11 +180,16 @@ CSP = (f"default-src 'none'; script-src '{_sha256(_SCRIPT)}'; style-src '{_sha25
 
 def render(document: ResultsDocument) -> str:
     """The page for one results document."""
+    return "".join(pieces(document))
+
+
+def pieces(document: ResultsDocument) -> Iterator[str]:
+    """The page in pieces, as render() joins them (a large run's page is written as it comes)."""
     cases = _by_severity(document.shown_cases)
     subject = document.subject
     blocking = document.verdict.blocking
     title = f"toolselect: {subject.model or 'run'} ({'blocking' if blocking else 'not blocking'})"
-    parts = [
+    parts: list[str | Iterable[str]] = [
         "<!DOCTYPE html>",
         '<html lang="en">',
         "<head>",
@@ -194,23 +203,28 @@ def render(document: ResultsDocument) -> str:
         "</head>",
         "<body>",
         "<main>",
-        *_header(document),
+        _header(document),
         # the verdict's evidence first: what changed, then the cases, blocking ones on top
-        *tools_card([c.record for c in cases]),
-        *_cases_card(cases),
+        tools_card([c.record for c in cases]),
+        _cases_card(cases),
         '<div class="grid">',
-        *_confusion_card(document.summary),
-        *_categories_card(document.summary),
+        _confusion_card(document.summary),
+        _categories_card(document.summary),
         "</div>",
-        *_preference_card(document.preference),
-        *_lint_card(document.lint),
+        _preference_card(document.preference),
+        _lint_card(document.lint),
         "</main>",
-        f'<script type="application/json" id="ts-index">{script_json(_index(cases))}</script>',
+        # the filter's index, the page's largest part: made only when its turn comes
+        (f'<script type="application/json" id="ts-index">{script_json(_index(cases))}</script>'
+         for _ in (0,)),
         f"<script>{_SCRIPT}</script>",
         "</body>",
         "</html>",
     ]
-    return "\n".join(parts) + "\n"
+    # each part is a line, or the lines of a section made as it is written
+    for part in parts:
+        for line in ((part,) if isinstance(part, str) else part):
+            yield line + "\n"
 
 
 # -- header ----------------------------------------------------------------------------------

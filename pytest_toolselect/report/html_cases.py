@@ -118,12 +118,16 @@ def _verdict_cell(case: DocumentCase) -> str:
     return "".join(f'<span class="line">{x}</span>' for x in lines)
 
 
-def _case_cell(rec: CaseRecord) -> str:
+def _node_lines(rec: CaseRecord) -> str:
     nodeid = _clip(str(rec.nodeid))
     # the file part and the case part on their own lines: a long path never hides the case name
     head, sep, tail = nodeid.rpartition("::")
-    out = (f'<span class="line nodefile mono">{_e(head + sep)}</span>' if sep else "") + (
+    return (f'<span class="line nodefile mono">{_e(head + sep)}</span>' if sep else "") + (
         f'<span class="line nodecase mono">{_e(tail)}</span>')
+
+
+def _case_cell(rec: CaseRecord) -> str:
+    out = _node_lines(rec)
     out += f'<span class="line question">{_e(_clip(str(rec.question)))}</span>'
     if rec.context and (rec.failing_checks or rec.error):
         # a case past the first call fails on what it was given: show it (clipped lines)
@@ -148,6 +152,38 @@ def _case_row(i: int, case: DocumentCase) -> str:
             f"<td>{_called_cell(rec)}</td>"
             f"<td>{_failing_cell(rec)}</td>"
             "</tr>")
+
+
+#: held cases a page shows in full; past this many, each is one compact row, folded (a run
+#: of 20,000 cases is mostly these, and the page shows what needs a look in full)
+FOLD_AT = 100
+
+
+def folds(cases: Sequence[DocumentCase]) -> bool:
+    """Whether this page folds its held cases (more of them than FOLD_AT)."""
+    return sum(1 for c in cases if folded(c)) > FOLD_AT
+
+
+def folded(case: DocumentCase) -> bool:
+    """A case that held and that nothing changed under: one compact row in a large run."""
+    rec = case.record
+    return (rec.verdict in _FOLDED and not rec.tools_changed and not rec.case_changed
+            and not rec.error and not rec.failing_checks and not note_lines(rec, changes=False))
+
+
+def _folded_row(i: int, case: DocumentCase) -> str:
+    """A held case's compact row: what it is, what it expected and what was called first;
+    hidden until asked for or matched by a filter (the filter's index holds all its text)."""
+    rec = case.record
+    turns = [turn for turn, _ in _distinct_reps(list(rec.calls))]
+    called = "<br>".join(f"<code>{_e(_clip(c, CALL_CLIP))}</code>" for turn in turns for c in turn)
+    return (f'<tr class="case held" data-i="{i}" hidden>'
+            f'<td>{_node_lines(rec)}<span class="line question">{_e(_clip(str(rec.question)))}'
+            "</span></td>"
+            f"<td>{_e(_clip(str(rec.category))) if rec.category else ''}</td>"
+            f"<td>{_chip(str(rec.verdict), str(rec.verdict))}</td>"
+            f"<td><code>{_e(_clip(_expected_text(rec)))}</code></td>"
+            f"<td>{called or _NONE}</td><td></td></tr>")
 
 
 def _options(values: Iterable[str], every: str) -> str:
@@ -177,6 +213,12 @@ def _cases_card(cases: Sequence[DocumentCase]) -> Iterator[str]:
            '<button type="button" id="f-pair-clear">clear</button></span>'
            f'<span class="sub" id="f-count">{plural(len(cases), "case")}</span>'
            "</div>")
+    fold = folds(cases)
+    held = sum(1 for c in cases if folded(c)) if fold else 0
+    if held:
+        yield (f'<p class="sub" id="held-note"><label><input type="checkbox" id="f-held"> show the '
+               f'{plural(held, "held case")}</label> (folded: they held and nothing changed under '
+               "them; a filter finds them too)</p>")
     if not cases:
         yield '<p class="note" id="no-cases">No selection case ran in this run.</p>'
     yield ('<div class="chart"><table id="cases"><colgroup><col class="c-case"><col class="c-cat">'
@@ -184,7 +226,7 @@ def _cases_card(cases: Sequence[DocumentCase]) -> Iterator[str]:
            "<thead><tr><th>case: question, why</th><th>category</th><th>verdict</th><th>expected</th>"
            "<th>called (distinct turns)</th><th>failing checks</th></tr></thead><tbody>")
     for i, case in enumerate(cases):
-        yield _case_row(i, case)
+        yield _folded_row(i, case) if fold and folded(case) else _case_row(i, case)
     yield "</tbody></table></div>"
     yield "</section>"
 
@@ -192,12 +234,16 @@ def _cases_card(cases: Sequence[DocumentCase]) -> Iterator[str]:
 #: verdicts that block whatever the flags, and those that are failures but not blocking by default
 _SEVERE = {Verdict.REGRESSION, Verdict.FAILED, Verdict.ERROR}
 _WARN = {Verdict.DRIFT, Verdict.NEW_FAILING, Verdict.STILL_FAILING, Verdict.FLAKY, Verdict.SKIPPED}
+#: verdicts of a case that may be folded into a compact row
+_FOLDED = {Verdict.HELD, Verdict.PASSED}
 
 
 def _by_severity(cases: Sequence[DocumentCase]) -> list[DocumentCase]:
-    """Cases with the most serious verdict first, in the document's order within a verdict."""
+    """Cases with the most serious verdict first, in the document's order within a verdict;
+    the folded ones last when the page folds them."""
     rank = {v: i for i, v in enumerate(gate.VERDICT_ORDER)}
-    return sorted(cases, key=lambda c: rank.get(c.record.verdict, len(rank)))
+    fold = folds(cases)
+    return sorted(cases, key=lambda c: (fold and folded(c), rank.get(c.record.verdict, len(rank))))
 
 
 def _category(rec: CaseRecord) -> str:
@@ -207,6 +253,7 @@ def _category(rec: CaseRecord) -> str:
 def _index(cases: Sequence[DocumentCase]) -> list[dict[str, Any]]:
     """Per case, what the filter matches: all its text (lower case) and its confusion cells."""
     rows = []
+    fold = folds(cases)
     for case in cases:
         rec = case.record
         words = [str(w or "") for w in (rec.nodeid, rec.case_id, rec.category, rec.intent,
@@ -225,5 +272,6 @@ def _index(cases: Sequence[DocumentCase]) -> list[dict[str, Any]]:
                 if key not in pairs:
                     pairs.append(key)
         rows.append({"text": text[:INDEX_CLIP], "verdict": str(rec.verdict),
-                     "outcome": str(case.outcome), "category": _category(rec), "pairs": pairs})
+                     "outcome": str(case.outcome), "category": _category(rec), "pairs": pairs,
+                     "held": fold and folded(case)})
     return rows

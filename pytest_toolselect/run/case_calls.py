@@ -189,3 +189,8 @@ class CaseCalls:
                           inconclusive=(*earlier.inconclusive, *run.inconclusive))
         self._earlier_runs[nodeid] = run
         return outcome.with_run(run)
+
+    def attempts_over(self, nodeid: str) -> None:
+        """The item's attempts are over (its reps are in its record): forget them, so a long
+        run keeps no case's reps past its item."""
+        self._earlier_runs.pop(nodeid, None)

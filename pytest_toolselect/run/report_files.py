@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,22 +10,40 @@ if TYPE_CHECKING:
     from pytest_toolselect.report.document import ResultsDocument
 
 
-def json_text(document: ResultsDocument) -> str:
-    """The ``json`` format's writer: the document as the file holds it."""
+def json_pieces(document: ResultsDocument) -> Iterator[str]:
+    """The ``json`` format's writer: the document as the file holds it, compact (a large
+    run's document is read by machines, and indenting added half its size), in pieces."""
     import json
 
-    return json.dumps(document.to_json(), indent=2, ensure_ascii=False) + "\n"
+    encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+    batch: list[str] = []
+    for piece in encoder.iterencode(document.to_json()):
+        batch.append(piece)
+        if len(batch) >= 4096:
+            yield "".join(batch)
+            batch.clear()
+    yield "".join(batch) + "\n"
 
 
-def render(kind: str, document: ResultsDocument) -> str:
-    """The document as one format of ``inputs.report_formats.FORMATS``, by its row's writer."""
+def chunks(kind: str, document: ResultsDocument) -> Iterator[str]:
+    """The document as one format of ``inputs.report_formats.FORMATS``, by its row's writer,
+    in pieces to be written as they come: a run of 20,000 cases never holds its whole JSON
+    or HTML as one string."""
     import importlib
 
     from pytest_toolselect.inputs.report_formats import format_named
 
     module, _, function = format_named(kind).writer.partition(":")
-    text: str = getattr(importlib.import_module(module), function)(document)
-    return text
+    out: str | Iterable[str] = getattr(importlib.import_module(module), function)(document)
+    if isinstance(out, str):
+        yield out
+    else:
+        yield from out
+
+
+def render(kind: str, document: ResultsDocument) -> str:
+    """The document as one format's whole text."""
+    return "".join(chunks(kind, document))
 
 
 def write_reports(document: ResultsDocument, paths: Mapping[str, Path]) -> list[str]:
@@ -39,7 +57,7 @@ def write_reports(document: ResultsDocument, paths: Mapping[str, Path]) -> list[
     problems = []
     for kind, path in paths.items():
         try:
-            write_text(path, render(kind, document))
+            write_text(path, chunks(kind, document))
         except OSError as e:
             problems.append(f"could not write the {kind} report to {path}: {e.strerror or e}")
     return problems

@@ -88,7 +88,9 @@ class Scheduler:
         self.max_in_flight = 0
         self.started_calls = 0
         self._stopped = False
-        self._futures: list[concurrent.futures.Future[Any]] = []
+        #: the jobs not finished yet, by ticket (stop() cancels them); a finished one is
+        #: dropped at once, so a long run does not keep every case's outcome alive here
+        self._futures: dict[int, concurrent.futures.Future[Any]] = {}
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="toolselect-calls", daemon=True)
@@ -118,10 +120,11 @@ class Scheduler:
         whatever order their own preparation (tool discovery) finishes in: with -x the
         calls made before the stop are those of the first items, not of random ones.
         """
-        ticket = len(self._futures)
+        ticket = len(self._arrived)
         self._arrived.append(False)  # before the job can run: _arrive reads it on the loop
         future = asyncio.run_coroutine_threadsafe(self._guarded(job, ticket), self._loop)
-        self._futures.append(future)
+        self._futures[ticket] = future
+        future.add_done_callback(lambda _: self._futures.pop(ticket, None))
         return future
 
     async def _guarded(self, job: Callable[[], Awaitable[T]], ticket: int) -> T:
@@ -213,7 +216,8 @@ class Scheduler:
     def stop(self) -> None:
         """Start no new call, and cancel the jobs still waiting (-x, Ctrl-C, session end)."""
         self._stopped = True
-        for future in self._futures:
+        # a copy: the loop's thread drops each job from the dict as it finishes
+        for future in list(self._futures.values()):
             future.cancel()
 
     def close(self, timeout: float = 5.0) -> None:
