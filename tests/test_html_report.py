@@ -594,9 +594,9 @@ def test_hostile_report_in_a_browser(browser: Any, tmp_path: Path) -> None:
 
 def large_run(held: int = 130) -> dict[str, Any]:
     """A run that is mostly held cases, with a regression and a held case whose tools changed."""
-    recs = [record(f"cases.toolselect.yaml::held-{i:04d}", gate.HELD) for i in range(held)]
-    recs.append(record("cases.toolselect.yaml::broke", gate.REGRESSION))
-    recs.append(record("cases.toolselect.yaml::moved", gate.HELD, tools_changed=True))
+    recs = [record(f"cases.toolselect.yaml::held-{i:04d}", Verdict.HELD) for i in range(held)]
+    recs.append(record("cases.toolselect.yaml::broke", Verdict.REGRESSION))
+    recs.append(record("cases.toolselect.yaml::moved", Verdict.HELD, tools_changed=True))
     return document(recs)
 
 
@@ -651,7 +651,7 @@ def test_folded_held_cases_in_a_browser(browser: Any, tmp_path: Path) -> None:
         page.check("#f-held")
         assert len(visible_rows(page)) == total
         page.uncheck("#f-held")
-        page.select_option("#f-verdict", gate.HELD)
+        page.select_option("#f-verdict", Verdict.HELD)
         assert len(visible_rows(page)) == 131
     finally:
         page.close()

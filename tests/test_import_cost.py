@@ -133,6 +133,7 @@ ENTRY_MODULES = {
     "pytest_toolselect", "pytest_toolselect.plugin", "pytest_toolselect.plugin.options",
     "pytest_toolselect.plugin.hookspecs", "pytest_toolselect.inputs",
     "pytest_toolselect.inputs.option_table", "pytest_toolselect.inputs.report_formats",
+    "pytest_toolselect.inputs.shard_option",
     "pytest_toolselect.inputs.labels",
     "pytest_toolselect.inputs.find_config", "pytest_toolselect.terms",
     "pytest_toolselect.terms.rule_names", "pytest_toolselect.messages",

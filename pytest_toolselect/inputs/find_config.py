@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_toolselect.messages.errors import ToolselectError
-from pytest_toolselect.positions.sourced import MAX_BYTES
 
-from .config import Config, client_only, load_config
-
+# config, cases and the YAML reader are imported where used: this module is on the light
+# entry path every pytest run loads (tests/test_import_cost.py)
 if TYPE_CHECKING:
     from .cases import Case, CaseFile
     from .config import Config
@@ -37,6 +36,7 @@ class Found:
 
 def has_table(pyproject: Path) -> bool:
     from pytest_toolselect.positions.bounded import read_bounded
+    from pytest_toolselect.positions.sourced import MAX_BYTES
 
     try:
         return TABLE in read_bounded(pyproject, MAX_BYTES).decode("utf-8")
@@ -92,6 +92,8 @@ class Configs:
     @cached_property
     def main(self) -> Config:
         """The run's config; with no config file, the MCP client files at the rootdir."""
+        from .config import client_only
+
         return self.from_file or client_only(self.rootdir)
 
     @cached_property
@@ -99,12 +101,16 @@ class Configs:
         """Where option values are read: the config file, or none. A run without a config
         file reads no MCP client file for its options, so a project that has a .mcp.json
         and no toolselect items never reads it."""
+        from .config import Config
+
         return self.from_file or Config(path=None, root=self.rootdir)
 
     @cached_property
     def from_file(self) -> Config | None:
         """The config file that governs the run, loaded (None: there is none)."""
         if self.governs_all:
+            from .config import load_config
+
             return load_config(self.rootdir, self.explicit)
         # none at the rootdir: the nearest one to the paths named on the command line
         for arg in self.args:
@@ -124,6 +130,8 @@ class Configs:
     def load(self, path: Path) -> Config:
         config = self._loaded.get(path.parent)
         if config is None:
+            from .config import load_config
+
             config = self._loaded[path.parent] = load_config(path.parent)
         return config
 
