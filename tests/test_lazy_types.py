@@ -8,12 +8,13 @@ import re
 import subprocess
 import sys
 import textwrap
+import unicodedata
 from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_toolselect.providers.lazy_types import reexports
+from pytest_toolselect.providers.sdk_source import Reexports, reexports
 
 #: identifiers from the whole of Unicode (every category Python accepts in a name)
 _START = ("Lu", "Ll", "Lt", "Lm", "Lo", "Nl")
@@ -25,12 +26,12 @@ modules = st.lists(names, min_size=1, max_size=3).map(".".join)
 
 
 @st.composite
-def reexport(draw: st.DrawFn) -> tuple[str, dict[str, tuple[str, str | None]]]:
-    """One re-export statement and what it should add to the table."""
+def reexport(draw: st.DrawFn) -> tuple[str, dict[str, tuple[str, str | None]], set[str]]:
+    """One re-export statement, what it should add to the table, and the words it spells."""
     if draw(st.booleans()):  # from . import a, b as c
         pairs = draw(st.lists(st.tuples(names, st.none() | names), min_size=1, max_size=4))
         text = "from . import " + ", ".join(n if a is None else f"{n} as {a}" for n, a in pairs)
-        return text, {a or n: (n, None) for n, a in pairs}
+        return text, {a or n: (n, None) for n, a in pairs}, {w for p in pairs for w in p if w}
     module = draw(modules)
     pairs = draw(st.lists(st.tuples(names, st.none() | names), min_size=1, max_size=5))
     items = [n if a is None else f"{n} as {a}" for n, a in pairs]
@@ -39,49 +40,87 @@ def reexport(draw: st.DrawFn) -> tuple[str, dict[str, tuple[str, str | None]]]:
         body = "(\n    " + ",\n    ".join(items) + trailing + "\n)"
     else:
         body = ", ".join(items)
-    return f"from .{module} import {body}", {a or n: (module, n) for n, a in pairs}
+    return (f"from .{module} import {body}", {a or n: (module, n) for n, a in pairs},
+            {*module.split("."), *(w for p in pairs for w in p if w)})
+
+
+def _nfkc(name: str) -> str:
+    return unicodedata.normalize("NFKC", name)  # the name Python binds (PEP 3131)
+
+
+def _bound(table: dict[str, tuple[str, str | None]]) -> dict[str, tuple[str, str | None]]:
+    """A table as Python binds it: every name in its NFKC form."""
+    return {_nfkc(key): (".".join(map(_nfkc, sub.split("."))), attr and _nfkc(attr))
+            for key, (sub, attr) in table.items()}
+
+
+Drawn = tuple[list[str], dict[str, tuple[str, str | None]], "tuple[str, ...] | None", set[str]]
 
 
 @st.composite
-def init_file(draw: st.DrawFn) -> tuple[list[str], dict[str, tuple[str, str | None]]]:
+def init_file(draw: st.DrawFn) -> Drawn:
+    """An __init__'s lines, the table as written, its __all__ (spelled as Python binds the
+    names) and every name the lines spell."""
     statements = draw(st.lists(reexport(), max_size=8))
-    lines, table = [], {}
+    lines: list[str] = []
+    table: dict[str, tuple[str, str | None]] = {}
     if draw(st.booleans()):
         lines.append('"""' + draw(st.text().filter(lambda s: '"' not in s and "\\" not in s)) + '"""')
     if draw(st.booleans()):
         lines.append("from __future__ import annotations")
-    for text, adds in statements:
+    spelled: set[str] = set()
+    for text, adds, words in statements:
+        spelled |= words
         if draw(st.booleans()):
             lines.append("# " + draw(st.text().filter(lambda s: "\n" not in s and "\r" not in s)))
         lines.append(text)
         table.update(adds)
-    return lines, table
+    exported: tuple[str, ...] | None = None
+    if table and draw(st.booleans()):  # an __all__ of some of the names, spelled any way Python allows
+        exported = tuple(draw(st.lists(st.sampled_from(sorted(_bound(table))), max_size=6)))
+        quote = draw(st.sampled_from(["'", '"']))
+        items = [quote + n + quote for n in exported]
+        opening, closing = draw(st.sampled_from([("[", "]"), ("(", ")")]))
+        trailing = "," if items and draw(st.booleans()) else ""
+        separator = draw(st.sampled_from([", ", ",\n    ", ","]))
+        lines.insert(draw(st.integers(0, len(lines))) if not lines or not lines[0].startswith('"""') else
+                     draw(st.integers(1, len(lines))),
+                     f"__all__ = {opening}{separator.join(items)}{trailing}{closing}")
+    return lines, table, exported, spelled
+
 
 
 @given(init_file())
-def test_an_init_of_reexports_reads_as_its_table(
-        drawn: tuple[list[str], dict[str, tuple[str, str | None]]]) -> None:
-    lines, table = drawn
+def test_an_init_of_reexports_reads_as_its_table(drawn: Drawn) -> None:
+    lines, table, exported, spelled = drawn
     read = reexports("\n".join(lines) + "\n")
     # tokenize reads a name as r"\w+": a name outside that (a few combining marks Python
     # accepts) leaves the file to be run as usual, never read into a wrong table
-    words = {w for key, (sub, attr) in table.items() for w in (key, *sub.split("."), attr or "")} - {""}
-    if all(re.fullmatch(r"\w+", w) for w in words):
-        assert read == table
+    if all(re.fullmatch(r"\w+", w) for w in spelled):
+        assert read == Reexports(_bound(table), exported)
     else:
         assert read is None
 
 
+@given(init_file(), names)
+def test_an_all_naming_what_the_file_does_not_import_is_run_as_usual(drawn: Drawn, stranger: str) -> None:
+    lines, table, _, _ = drawn
+    if _nfkc(stranger) in _bound(table):
+        return
+    assert reexports("\n".join([*lines, f"__all__ = [{stranger!r}]"]) + "\n") is None
+
+
 OTHER_STATEMENTS = ["x = 1", "import os", "from .. import parent", "from ..pkg import thing",
                     "from os import path", "from .mod import *", "if True:\n    pass",
-                    "def f():\n    pass", "print('hi')", "__all__ = ['a']", "del thing",
+                    "def f():\n    pass", "print('hi')", "__all__ = ['a'] + more", "__all__ += ['a']",
+                    "del thing",
                     "from .mod import a; x = 1", "try:\n    from .a import b\nexcept ImportError:\n    pass"]
 
 
 @given(init_file(), st.sampled_from(OTHER_STATEMENTS), st.data())
 def test_an_init_that_does_anything_else_is_run_as_usual(
-        drawn: tuple[list[str], dict[str, tuple[str, str | None]]], other: str, data: st.DataObject) -> None:
-    lines, _ = drawn
+        drawn: Drawn, other: str, data: st.DataObject) -> None:
+    lines, _, _, _ = drawn
     at = data.draw(st.integers(0, len(lines)))
     assert reexports("\n".join([*lines[:at], other, *lines[at:]]) + "\n") is None
 

@@ -1,21 +1,22 @@
-"""A model SDK's type packages, loaded name by name instead of whole.
+"""A model SDK's type and resource packages, loaded name by name instead of whole.
 
 ``import anthropic`` runs ``anthropic/types/__init__.py``, which imports every one of the
 API's ~3,000 type modules (beta, batches, files, skills...), and ``import openai`` its ~470:
-about half of each SDK's import time, for a run that reads one reply shape. Those
-``__init__`` files (generated, in both SDKs) hold nothing but re-exports of the form
-``from .message import Message as Message`` and ``from . import beta``. A package whose
-``__init__`` is only that is loaded here as a module that knows, for each name, which
-submodule defines it, and imports that submodule when the name is first read (PEP 562
-``__getattr__``): the classes are the SDK's own, from its own modules, just fewer of them.
+about half of each SDK's import time, for a run that reads one reply shape; its platform
+clients import ``anthropic.resources.beta``, whose ``__init__`` imports every beta resource.
+Those ``__init__`` files (generated) hold nothing but re-exports of the form
+``from .message import Message as Message`` and ``from . import beta``, and perhaps an
+``__all__`` list. A package whose ``__init__`` is only that (``sdk_source.reexports``) is
+loaded here as a module that knows, for each name, which submodule defines it, and imports
+that submodule when the name is first read (PEP 562 ``__getattr__``): the classes are the
+SDK's own, from its own modules, just fewer of them. The SDK's top package is
+``lazy_init``'s; the finder here serves both.
 
 Robust by construction: an ``__init__`` with any other statement (or one that fails to read)
-is executed as usual; a name the table does not hold, ``__all__`` included, runs the real
-``__init__`` in the module first (so ``import *``, ``dir()`` and anything unforeseen see the
-whole package); and ``preload.import_sdk`` imports the SDK plainly when the lazy import
-fails. The source is read with ``tokenize``, not ``ast``: the import may run on a background
-thread, and building AST objects off the main thread is what CPython 3.11 cannot do beside
-pytest's assertion rewriting (run/imports.py).
+is executed as usual; a name the table does not hold runs the real ``__init__`` in the module
+first (so ``dir()`` and anything unforeseen see the whole package; ``import *`` reads the
+``__all__`` the file spells out, or runs it whole when it spells none); and
+``preload.import_sdk`` imports the SDK plainly when the lazy import fails.
 """
 
 from __future__ import annotations
@@ -23,96 +24,17 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
-import io
 import sys
 import threading
-import tokenize
 import types
 from collections.abc import Sequence
 from typing import Any
 
+from .lazy_init import INITS, InitLoader, resolve
+from .sdk_source import Table, reexports
+
 #: the packages whose type trees load lazily (a package and every package below it)
-PACKAGES = ("anthropic.types", "openai.types")
-
-#: name -> (submodule relative to the package, attribute of it or None for the submodule)
-Table = dict[str, tuple[str, "str | None"]]
-
-_SKIP = frozenset({tokenize.NL, tokenize.COMMENT, tokenize.ENCODING, tokenize.ENDMARKER})
-
-
-def reexports(source: str) -> Table | None:
-    """The names an ``__init__`` re-exports and where from, or None when it does anything else.
-
-    Accepted, one statement a line: a leading docstring, ``from __future__ import ...``,
-    ``from .mod import a as b, c`` (parenthesised or not) and ``from . import mod``.
-    """
-    try:
-        tokens = [t for t in tokenize.generate_tokens(io.StringIO(source).readline)
-                  if t.type not in _SKIP]
-    except (tokenize.TokenError, SyntaxError):
-        return None
-    lines: list[list[tokenize.TokenInfo]] = [[]]
-    for token in tokens:
-        if token.type == tokenize.NEWLINE:
-            lines.append([])
-        else:
-            lines[-1].append(token)
-    lines = [line for line in lines if line]
-    if lines and len(lines[0]) == 1 and lines[0][0].type == tokenize.STRING:
-        lines = lines[1:]  # the docstring
-    table: Table = {}
-    for line in lines:
-        statement = _from_import(line)
-        if statement is None:
-            return None
-        module, pairs = statement
-        if module == "__future__":
-            continue
-        if not module.startswith(".") or module.startswith(".."):
-            return None  # an absolute import or one from a parent: not a plain re-export
-        sub = module[1:]
-        for name, asname in pairs:
-            table[asname] = (sub, name) if sub else (name, None)
-    return table
-
-
-def _from_import(line: list[tokenize.TokenInfo]) -> tuple[str, list[tuple[str, str]]] | None:
-    """``from <module> import <names>`` as (module with its leading dots, [(name, as)]), else None."""
-    words = [t.string for t in line]
-    kinds = [t.type for t in line]
-    if len(words) < 4 or words[0] != "from" or "import" not in words:
-        return None
-    at = words.index("import")
-    module = "".join(words[1:at])
-    if not module or not all(k in (tokenize.NAME, tokenize.OP) for k in kinds[1:at]):
-        return None
-    if module.strip(".") and not all(part.isidentifier() for part in module.strip(".").split(".")):
-        return None
-    rest, kinds_rest = words[at + 1:], kinds[at + 1:]
-    if rest and rest[0] == "(":
-        if rest[-1] != ")":
-            return None
-        rest, kinds_rest = rest[1:-1], kinds_rest[1:-1]
-        if rest and rest[-1] == ",":
-            rest, kinds_rest = rest[:-1], kinds_rest[:-1]
-    pairs: list[tuple[str, str]] = []
-    i = 0
-    while i < len(rest):
-        if kinds_rest[i] != tokenize.NAME:
-            return None
-        name = asname = rest[i]
-        i += 1
-        if i < len(rest) and rest[i] == "as":
-            if i + 1 >= len(rest) or kinds_rest[i + 1] != tokenize.NAME:
-                return None
-            asname = rest[i + 1]
-            i += 2
-        pairs.append((name, asname))
-        if i < len(rest):
-            if rest[i] != "," or i + 1 == len(rest):
-                return None
-            i += 1
-    return (module, pairs) if pairs else None
+PACKAGES = ("anthropic.types", "anthropic.resources", "openai.types")
 
 
 class _LazyPackage(types.ModuleType):
@@ -129,8 +51,8 @@ class _LazyPackage(types.ModuleType):
         if where is None:
             return self._whole(name)
         sub, attr = where
-        module = importlib.import_module(f"{self.__name__}.{sub}")
-        value = module if attr is None else getattr(module, attr)
+        module = f"{self.__name__}.{sub}"
+        value = importlib.import_module(module) if attr is None else resolve(module, attr)
         setattr(self, name, value)
         return value
 
@@ -153,6 +75,9 @@ class _Loader(importlib.abc.Loader):
     def __init__(self, real: importlib.machinery.SourceFileLoader) -> None:
         self.real = real
 
+    def __getattr__(self, name: str) -> Any:  # the real loader's resource reader and the like
+        return getattr(self.real, name)
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         return _LazyPackage(spec.name)
 
@@ -161,12 +86,14 @@ class _Loader(importlib.abc.Loader):
             source = self.real.get_source(module.__name__)
         except (ImportError, OSError):
             source = None
-        table = reexports(source) if source is not None else None
-        if table is None:
+        read = reexports(source) if source is not None else None
+        if read is None:
             self.real.exec_module(module)  # anything but plain re-exports: the usual way
             return
-        module.__dict__["_toolselect_table"] = table
+        module.__dict__["_toolselect_table"] = read.table
         module.__dict__["_toolselect_real"] = self.real
+        if read.all is not None:
+            module.__dict__["__all__"] = list(read.all)
 
 
 #: the SDKs whose lazy import failed in this process: imported plainly from then on
@@ -176,7 +103,8 @@ _disabled: set[str] = set()
 class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Sequence[str] | None,
                   target: types.ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
-        if not any(fullname == p or fullname.startswith(p + ".") for p in PACKAGES):
+        top = fullname in INITS
+        if not top and not any(fullname == p or fullname.startswith(p + ".") for p in PACKAGES):
             return None
         if fullname.split(".", 1)[0] in _disabled:
             return None
@@ -184,7 +112,7 @@ class _Finder(importlib.abc.MetaPathFinder):
         if (spec is None or spec.submodule_search_locations is None
                 or not isinstance(spec.loader, importlib.machinery.SourceFileLoader)):
             return spec
-        spec.loader = _Loader(spec.loader)
+        spec.loader = InitLoader(spec.loader) if top else _Loader(spec.loader)
         return spec
 
 
