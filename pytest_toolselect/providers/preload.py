@@ -1,14 +1,15 @@
 """A model SDK's import, begun on a background thread as soon as a run knows it will call one.
 
-``import anthropic`` costs about 2.5 s of CPU (its ``__init__`` loads every API type and
-its Vertex, Bedrock and cloud clients), ``import openai`` about 1.3 s; the first call used
-to pay it after collection. Begun at configure time, it runs while the main thread
+A plain ``import anthropic`` costs about 1 s of CPU here (its ``__init__`` loads every API
+type and its Vertex, Bedrock and cloud clients), ``import openai`` about 0.5 s; the first
+call used to pay it after collection. Begun at configure time, it runs while the main thread
 collects and waits for MCP servers to start (a handshake is I/O, so the import gets the
 CPU), and the first call's own ``import`` waits for it to finish. The garbage collector
 is paused meanwhile: the import makes tens of thousands of long-lived objects, and the
 collections they trigger walk the whole heap for nothing (about 15% of the import's
-time); the heap is then frozen (``shutdown.freeze_imports``). The SDK's type packages load
-name by name (``lazy_types``): the client path reads a few hundred of their modules, not all.
+time); the heap is then frozen (``shutdown.freeze_imports``). The SDK's type and resource
+packages load name by name (``lazy_types``) and its top package leaves its platform clients
+for first use (``lazy_init``): the client path reads about a third of the SDK's modules.
 
 Two threads importing the two ends of one import cycle deadlock (Python's module locks
 raise ``_DeadlockError``: two threads importing the mcp SDK's stdio and HTTP clients at
@@ -52,8 +53,8 @@ _threads: dict[str, threading.Thread] = {}
 def import_sdk(module: str) -> None:
     """Import `module` with the garbage collector paused, then freeze the heap it made.
 
-    Its type packages load name by name (``lazy_types``); should that import fail, the SDK
-    is imported again the plain way, whose error (if any) is the SDK's own.
+    Its packages load name by name (``lazy_types``, ``lazy_init``); should that import fail,
+    the SDK is imported again the plain way, whose error (if any) is the SDK's own.
     """
     from .shutdown import freeze_imports
 
