@@ -15,11 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_toolselect.inputs import CASE_SUFFIXES
+from pytest_toolselect.inputs import CASE_SUFFIXES, is_case_file
 from pytest_toolselect.inputs.cases import (
     Case,
     IdentifierSettings,
-    is_case_file,
 )
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.positions.sourcemap import MAX_BYTES, MAX_DEPTH, load_schema, parse_text
@@ -202,8 +201,10 @@ def test_is_case_file() -> None:
     assert CASE_SUFFIXES == (".toolselect.yaml", ".toolselect.yml", ".toolselect.json")
     for name in ("a.toolselect.yaml", "x.y.toolselect.yml", "b.toolselect.json"):
         assert is_case_file(Path("d") / name)
-    for name in ("toolselect.yaml", "a.yaml", "a.toolselect.yaml.bak", "a.toolselect.txt"):
-        assert not is_case_file(Path(name))
+    for name in ("toolselect.yaml", "a.yaml", "a.toolselect.yaml.bak", "a.toolselect.txt",
+                 "A.TOOLSELECT.YAML",
+                 "a.Toolselect.yml"):
+        assert not is_case_file(Path(name))  # as written, as pytest matches its own patterns
 
 
 # -- parse_case (decorator and score_case) ----------------------------------------------------

@@ -16,11 +16,10 @@ from typing import Any
 import pytest
 
 from pytest_toolselect.exchange.tool import Tool
-from pytest_toolselect.inputs import GROUPS_SUFFIXES
+from pytest_toolselect.inputs import GROUPS_SUFFIXES, is_groups_file
 from pytest_toolselect.inputs.groups import (
     Group,
     Twin,
-    is_groups_file,
     load_groups_file,
     resolve_group,
 )
@@ -150,6 +149,8 @@ def test_groups_file_suffixes() -> None:
     assert GROUPS_SUFFIXES == (".groups.json", ".groups.yaml", ".groups.yml")
     assert is_groups_file(Path("x/pref.groups.json")) and is_groups_file(Path("a.groups.yml"))
     assert not is_groups_file(Path("groups.json")) and not is_groups_file(Path("a.toolselect.yaml"))
+    # as written, as collection (and pytest with its own patterns) reads a name
+    assert not is_groups_file(Path("A.GROUPS.JSON")) and not is_groups_file(Path("a.Groups.yml"))
 
 
 def test_the_shipped_schema_is_a_valid_json_schema() -> None:

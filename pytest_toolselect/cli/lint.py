@@ -63,14 +63,14 @@ def add_parser(commands: Any, formatter: Any) -> None:
 
 def build_report(config_path: str | None, model: str | None = None) -> dict[str, Any]:
     """Discover, lint and return the report as plain data (the JSON document)."""
-    from pytest_toolselect.inputs import CASE_SUFFIXES
+    from pytest_toolselect.inputs import is_case_file
 
 
     config, tools = discovered(config_path, None)
     # the servers are discovered once: their instructions come from the same cache
     instructions = instructions_of(config, discovery_timeout(config))
     files = project_files(config.root)
-    cases = load_cases([p for p in files if p.name.endswith(CASE_SUFFIXES)], config)
+    cases = load_cases([p for p in files if is_case_file(p)], config)
     chosen = model or str(config.options.get("model") or DEFAULT_MODEL)
     toolset = toolset_of(config, tools, cases, chosen, find_decorated(files), instructions)
     progress = Progress(sys.stderr)

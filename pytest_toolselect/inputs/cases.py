@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 # sourcemap imports only the standard library; yaml and jsonschema load inside its functions
 from pytest_toolselect.exchange.context import GivenTurn, context_to_data
 from pytest_toolselect.exchange.json_value import JSONDict, JSONObject
-from pytest_toolselect.inputs import CASE_SUFFIXES
 from pytest_toolselect.messages.allerrors import raise_all
 from pytest_toolselect.messages.errors import ToolselectError, nearest
 from pytest_toolselect.positions.sourced import PathT, Sourced
@@ -177,11 +176,6 @@ MATCHER_ALIASES: dict[str, str] = {"oneOf": "one_of", "equalsText": "equals_text
                                    "byValue": "by_value"}
 #: by schema title, for "did you mean" on a misspelled alias
 _ALIASES_BY_TITLE = {"case": CASE_ALIASES, "matcher": MATCHER_ALIASES}
-
-
-def is_case_file(path: Path) -> bool:
-    """True for ``*.toolselect.yaml``, ``*.toolselect.yml`` and ``*.toolselect.json``."""
-    return path.name.endswith(CASE_SUFFIXES)
 
 
 def merge_identifiers(

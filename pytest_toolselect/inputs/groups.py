@@ -21,7 +21,6 @@ from typing import Any, TypeVar
 
 from pytest_toolselect.exchange.json_value import JSONDict
 from pytest_toolselect.exchange.tool import Tool
-from pytest_toolselect.inputs import GROUPS_SUFFIXES
 from pytest_toolselect.messages.errors import ToolselectError, nearest
 from pytest_toolselect.positions.sourced import PathT, Sourced
 from pytest_toolselect.positions.sourcemap import (
@@ -134,11 +133,6 @@ class Group:
     def error(self, message: str, fix: str | None = None) -> ToolselectError:
         return ToolselectError(message, file=self.source or None, line=self.line,
                                place=f"group {self.id!r}", fix=fix)
-
-
-def is_groups_file(path: Path) -> bool:
-    name = path.name.lower()
-    return name.endswith(GROUPS_SUFFIXES)
 
 
 # -- loading ---------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.inputs import CASE_SUFFIXES, GROUPS_SUFFIXES
+from pytest_toolselect.inputs import is_case_file, is_groups_file
 
 from .options import DECLARED_MARKS, FINAL, add_options
 
@@ -118,12 +118,12 @@ class Lookout:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if file_path.name.endswith(CASE_SUFFIXES):
+    if is_case_file(file_path):
         _start(parent.config)
         from .collect import CaseFile
 
         return CaseFile.from_parent(parent, path=file_path)
-    if file_path.name.endswith(GROUPS_SUFFIXES) and _declares_groups(file_path):
+    if is_groups_file(file_path) and _declares_groups(file_path):
         _start(parent.config)
         from .collect import GroupsFile
 
