@@ -85,6 +85,15 @@ def start(config: pytest.Config, *, pytest_session: pytest.Session | None = None
 
         if DryRun.applies(session):
             config.pluginmanager.register(DryRun(session), DRY_RUN)
+        from .adaptive_reps import AdaptiveReps
+        from .attribution import Attribution
+
+        # what follows a case's reps, each registered when it applies: the runner takes them
+        adaptive, attribution = AdaptiveReps.of(session), Attribution.of(session)
+        for feature in (adaptive, attribution):
+            if feature is not None:
+                feature.register(config)
+        session.follow_reps_with(adaptive, attribution)
         if session.settings.flag("lint"):
             from pytest_toolselect.plugin.lint_items import LintHooks
 

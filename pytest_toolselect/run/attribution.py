@@ -106,19 +106,14 @@ def _tools(defs: Sequence[dict[str, Any]]) -> tuple[Tool, ...]:
                  for d in defs)
 
 
-def should_attribute(parts: Caller, verdict: str) -> bool:
-    settings = parts.settings
-    return (verdict == Verdict.REGRESSION and settings.options.attribution == "on"
-            and not settings.flag("update_baseline"))
-
-
 async def attribute(runner: Caller, spend: Spend, outcome: CaseOutcome,
                     tokens: int) -> CaseOutcome:
     """The outcome with what asking again found noted on its run (``run.attribution``), when
-    the gate would call the case a regression; the outcome as it is otherwise."""
+    the gate would call the case a regression; the outcome as it is otherwise. Asked only
+    when a baseline is compared (the Attribution plugin object, which holds `spend`)."""
     from .escalation import judged
 
-    if not should_attribute(runner, judged(runner, outcome)[0]):
+    if judged(runner, outcome)[0] != Verdict.REGRESSION:
         return outcome
     run, entry = outcome.run, outcome.identity.entry
     stored = runner.baselines.baseline

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from .baseline_access import BaselineAccess
     from .case_outcome import CaseOutcome
+    from .contracts import CaseSteps
     from .runner import CaseRunner
     from .settings import Settings
     from .wiring import Wiring
@@ -29,12 +30,16 @@ if TYPE_CHECKING:
 class CaseCalls:
     """Finds a case's tools and hands its work to the runner (prefetched, then awaited)."""
 
-    def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess) -> None:
+    def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess,
+                 steps: CaseSteps) -> None:
         self.settings = settings
         #: the provider, cache and budget the runner's calls go through
         self.wiring = wiring
         #: what adaptive reps compare with (the runner's escalation reads it)
         self.baselines = baselines
+        #: the features that follow a case's reps (adaptive reps, attribution), as the
+        #: plugin registered them: the runner takes them
+        self.steps = steps
         #: items whose work was handed to the scheduler (each once)
         self._prefetched: set[str] = set()
         self._prefetched_all = False
@@ -109,7 +114,7 @@ class CaseCalls:
         from .runner import CaseRunner
 
         return CaseRunner(self.settings, self.wiring, self.baselines, self.tools_for,
-                          self.server_specs)
+                          self.server_specs, self.steps)
 
     def prefetch(self, current: pytest.Item) -> None:
         """Start the calls of this item and of the case items due after it in this process."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .case_outcome import CaseOutcome
 from .case_run import CaseRun
+from .contracts import CaseSteps
 from .scheduler import RateLimiter, Scheduler
 
 if TYPE_CHECKING:
@@ -48,7 +49,8 @@ class CaseRunner:
 
     def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess,
                  tools_for: Callable[[Case], tuple[tuple[Tool, ...], str | None]],
-                 server_specs: Callable[[Case], tuple[tuple[Any, ...], str]] | None = None) -> None:
+                 server_specs: Callable[[Case], tuple[tuple[Any, ...], str]] | None = None,
+                 steps: CaseSteps | None = None) -> None:
         self.settings = settings
         self.wiring = wiring
         #: what escalation compares a case with
@@ -59,12 +61,8 @@ class CaseRunner:
         self.server_specs = server_specs
         self._scheduler: Scheduler | None = None
         self._pending: dict[str, concurrent.futures.Future[Any]] = {}
-        from pytest_toolselect.gate.attribution import parse_max_calls
-
-        from .attribution import Spend
-
-        #: the attribution's calls in this process, under --toolselect-attribution-max-calls
-        self.attribution_spend = Spend(*parse_max_calls(settings.options.attribution_max_calls))
+        #: what follows a case's reps: its adaptive reps and attribution, when they apply
+        self.steps = steps if steps is not None else CaseSteps()
 
     @property
     def scheduler(self) -> Scheduler:
@@ -95,11 +93,10 @@ class CaseRunner:
         from pytest_toolselect.providers import TurnRequest
         from pytest_toolselect.scoring.checks import score
 
-        from .escalation import plan_for
-
+        steps = self.steps
         # who the case is and what it is compared with, found once for its whole journey
         identity = self.baselines.identity(nodeid, case)
-        plan = plan_for(self, identity)
+        plan = steps.adaptive.plan(self, identity) if steps.adaptive is not None else None
 
         tools, system = await asyncio.to_thread(self.tools_for, case)
         tokens = _token_estimate(case.question, tools, system, case.context)
@@ -136,11 +133,12 @@ class CaseRunner:
         run = CaseRun(case=case, tools=tools, system=system, turns=tuple(turns),
                       scores=tuple(score(case, t.calls, tools, arguments_filled=filled) for t in turns),
                       inconclusive=cut)
-        from .attribution import attribute
-        from .escalation import escalate
-
-        outcome = await escalate(self, CaseOutcome(identity, run, plan), request, tokens)
-        return await attribute(self, self.attribution_spend, outcome, tokens)
+        outcome = CaseOutcome(identity, run, plan)
+        if steps.adaptive is not None:
+            outcome = await steps.adaptive.escalate(self, outcome, request, tokens)
+        if steps.attribution is not None:
+            outcome = await steps.attribution.attribute(self, outcome, tokens)
+        return outcome
 
     async def rep(self, request: TurnRequest, tokens: int) -> tuple[Turn, bool]:
         """One rep's call: its turn, and whether it is conclusive. A reply cut at max_tokens

@@ -21,6 +21,7 @@ from pytest_toolselect.messages.errors import ToolselectError
 from .baseline_access import BaselineAccess
 from .case_calls import CaseCalls
 from .case_record import CaseRecords
+from .contracts import AdaptiveStep, AttributionStep, CaseSteps
 from .settings import Settings
 from .state import RunState
 from .summary import SessionSummary
@@ -37,11 +38,19 @@ class RunSession:
         self.settings = Settings(config)
         self.wiring = Wiring(self.settings)
         self.baselines = BaselineAccess(self.settings, self.wiring, self.state)
-        self.calls = CaseCalls(self.settings, self.wiring, self.baselines)
+        #: the features that follow a case's reps, set by the plugin when they apply
+        self._steps = CaseSteps()
+        self.calls = CaseCalls(self.settings, self.wiring, self.baselines, self._steps)
         self.recorder = CaseRecords(self.settings, self.wiring, self.baselines, self.calls,
                                     self.state)
         self.summary = SessionSummary(self.settings, self.wiring, self.baselines, self.recorder,
                                       self.state)
+
+    def follow_reps_with(self, adaptive: AdaptiveStep | None,
+                         attribution: AttributionStep | None) -> None:
+        """The features that follow each case's reps in this run (None: one that does not
+        apply): the plugin objects the plugin registered, set before any case runs."""
+        self._steps.adaptive, self._steps.attribution = adaptive, attribution
 
     def check_setup(self) -> None:
         """Refuse a bad config or a bad or foreign baseline before anything runs (usage error)."""
