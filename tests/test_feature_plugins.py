@@ -8,6 +8,8 @@ import json
 from dataclasses import fields
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_architecture import ROOT
 
 from conftest import FIND, PLANNED, Project, case
@@ -132,3 +134,49 @@ def pytest_unconfigure(config):
     if found is not None and found.spend.calls:
         Path("spent.json").write_text(json.dumps(found.spend.calls))
 '''
+
+
+#: RunState's fields: what more than one module of the run and the plugin reads or writes
+#: (a list that only shrinks; a feature's or a hooks object's own state is not here)
+SHARED = {"records", "group_records", "lint_records", "collected", "case_fingerprints", "defined",
+          "narrowed", "keys", "anchor_of", "baseline_notes", "baseline_written", "replaced_subject",
+          "pytest_session", "report_problems", "other_failed"}
+
+
+def test_run_state_holds_only_what_several_modules_share() -> None:
+    names = {f.name for f in fields(RunState)}
+    assert names <= SHARED, names - SHARED
+    # each field is touched (as `state.<field>`, or by RunState's own methods for the
+    # workers' hand-off) in at least two modules besides run/state.py
+    users: dict[str, set[str]] = {name: set() for name in names}
+    for path in ROOT.rglob("*.py"):
+        if path.name == "state.py" and path.parent.name == "run":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Attribute) and node.attr in names
+                    and isinstance(node.value, (ast.Name, ast.Attribute))
+                    and (node.value.id if isinstance(node.value, ast.Name)
+                         else node.value.attr) == "state"):
+                users[node.attr].add(str(path.relative_to(ROOT)))
+    alone = {name: sorted(found) for name, found in users.items() if len(found) < 2}
+    assert not alone, alone
+
+
+_keys = st.sets(st.text(max_size=12), max_size=5)
+
+
+@settings(max_examples=50, deadline=None)
+@given(_keys, st.dictionaries(st.text(max_size=12), st.text(max_size=12), max_size=4),
+       st.dictionaries(st.text(max_size=8), _keys, max_size=3),
+       _keys, st.dictionaries(st.text(max_size=8), _keys, max_size=3))
+def test_what_a_worker_s_collection_found_reaches_the_controller_whole(
+        collected: set[str], fingerprints: dict[str, str], defined: dict[str, set[str]],
+        had: set[str], had_defined: dict[str, set[str]]) -> None:
+    worker = RunState(collected=collected, case_fingerprints=fingerprints, defined=defined)
+    sent = json.loads(json.dumps(worker.dump_collection()))  # plain data, as xdist sends it
+    controller = RunState(collected=set(had), defined={f: set(k) for f, k in had_defined.items()})
+    controller.read_collection(sent)
+    assert controller.collected == had | collected
+    assert controller.case_fingerprints == fingerprints
+    assert controller.defined == {f: had_defined.get(f, set()) | defined.get(f, set())
+                                  for f in {*had_defined, *defined}}

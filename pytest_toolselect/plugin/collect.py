@@ -114,9 +114,7 @@ def define_keys(file: pytest.File, names: Iterable[str]) -> None:
     anchor = session.settings.config_for(file.path).root
     keys = {key_for(file.path, f"{file.nodeid}::{name}", anchor) for name in names}
     if keys:
-        file_part = split(next(iter(keys)))[0]
-        session.state.defined.setdefault(file_part, set()).update(keys)
-        session.state.anchor_of[file_part] = anchor
+        session.state.define(split(next(iter(keys)))[0], keys, anchor)
 
 
 
@@ -131,7 +129,7 @@ def define_families(session: Any, nodes: Iterable[Any]) -> None:
         if (isinstance(node, pytest.Function) and hasattr(node, "callspec")
                 and node.get_closest_marker("toolselect_case") is not None):
             key = key_for(node.path, node.nodeid, session.settings.config_for(node.path).root)
-            session.state.defined.setdefault(family_of(key), set()).add(key)
+            session.state.define(family_of(key), {key})
 
 
 class CaseItem(_PlainErrors, pytest.Item):
@@ -178,7 +176,7 @@ class GroupItem(_PlainErrors, pytest.Item):
 
         session = self.config.stash[RUN_SESSION]
         session.calls.prefetch(self)
-        calls = session.calls.runner.result(self.nodeid, lambda: _group_job(session, self.group))
+        calls = session.calls.run_group(self.nodeid, self.group)
         base = session.baselines.baseline_group(self.nodeid)
         rec = group_record(self.nodeid, self.stash.get(ORDER, 0), self.path, self.group, calls, base,
                            key=session.baselines.key_of(self.nodeid))
@@ -214,8 +212,3 @@ class GroupItem(_PlainErrors, pytest.Item):
         line = self.group.line - 1 if self.group.line else None
         return self.path, line, f"toolselect group {self.group.id}"
 
-
-def _group_job(session: Any, group: Group) -> Any:
-    from pytest_toolselect.run.probe_items import group_job
-
-    return group_job(session.calls.runner, group)

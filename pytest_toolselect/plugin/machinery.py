@@ -39,9 +39,6 @@ from .verdict import (
     record_failed_body,
 )
 
-COLLECTED_KEY = "toolselect_collected"
-FINGERPRINTS_KEY = "toolselect_case_fingerprints"
-DEFINED_KEY = "toolselect_defined"
 CACHE_STATS_KEY = "toolselect_cache_stats"
 
 
@@ -138,6 +135,9 @@ class SessionHooks:
         #: the exit status the plugin gave the session at its end (run_end.end_of_run): a
         #: failing one is put back if a later hook set a passing one (_keep_exit_status)
         self.decided: int | None = None
+        #: node ids whose pytest report already shows the case in full (a failure's whole
+        #: block) or its error's whole message: the summary does not print it again
+        self.shown_above: set[str] = set()
 
     def pytest_report_header(self) -> list[str] | None:
         if not self.session.settings.in_use():
@@ -284,7 +284,7 @@ class SessionHooks:
                 # the record's JSON on each would hold every case twice
                 del report.toolselect
         if report.failed and getattr(report, "toolselect_shown", False):
-            self.session.state.shown_above.add(report.nodeid)
+            self.shown_above.add(report.nodeid)
         if report.failed and not getattr(report, "toolselect_owned", False):
             self.session.state.other_failed += 1  # not a case's verdict: a plain failure
         # after pytest's own hook has counted the failure: -x / --maxfail stop new calls now
@@ -325,22 +325,17 @@ class SessionHooks:
         output = getattr(node, "workeroutput", None)
         if not isinstance(output, dict):
             return
-        self.session.state.collected.update(output.get(COLLECTED_KEY, []))
-        self.session.state.case_fingerprints.update(output.get(FINGERPRINTS_KEY, {}))
-        for file, keys in output.get(DEFINED_KEY, {}).items():
-            self.session.state.defined.setdefault(file, set()).update(keys)
+        self.session.state.read_collection(output)
         stats = output.get(CACHE_STATS_KEY)
         if isinstance(stats, dict):
-            self.session.state.worker_cache_stats.append(stats)
+            self.session.wiring.add_worker_cache_stats(stats)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Ctrl-C, -x or the end: nothing queued may still start
         self.session.close()
         if self.session.settings.is_worker:
             output = session.config.workeroutput  # type: ignore[attr-defined]
-            output[COLLECTED_KEY] = sorted(self.session.state.collected)
-            output[FINGERPRINTS_KEY] = dict(self.session.state.case_fingerprints)
-            output[DEFINED_KEY] = {f: sorted(k) for f, k in self.session.state.defined.items()}
+            output.update(self.session.state.dump_collection())
             stats = self.session.wiring.cache_stats()
             if stats is not None:
                 output[CACHE_STATS_KEY] = stats.to_dict()
@@ -376,7 +371,7 @@ class SessionHooks:
             # FAILURES and ERRORS above hold each failed case's block and each error's
             # message, unless --tb hides them
             if terminalreporter.config.option.tbstyle not in ("no", "line"):
-                data = dataclasses.replace(data, shown_above=frozenset(state.shown_above))
+                data = dataclasses.replace(data, shown_above=frozenset(self.shown_above))
             for line in lines(summarize(data)):
                 terminalreporter.write_line(self._shown(line))
             from pytest_toolselect.report.words import not_run_line

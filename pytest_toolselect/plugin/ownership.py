@@ -21,7 +21,7 @@ from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.terms.vocabulary import Outcome
 
 from .shown import shown
-from .verdict import ORDER, RECORD, RUN, xfail_reason
+from .verdict import RECORD, RUN, record_item, xfail_reason
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.decision import GateSettings
@@ -113,15 +113,15 @@ def own_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Te
         if rec is None:
             # skipped, xfailed or failed by something other than the plugin: the case did not
             # run, and a case that did not run is an error, never a pass
-            rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                          error=f"the case did not run: {_why_not_run(report, call)}")
+            rec = record_item(item, case, None,
+                              error=f"the case did not run: {_why_not_run(report, call)}")
             item.stash[RECORD] = rec
     elif rec is None:
         outcome = item.stash.get(RUN, None)
         if outcome is None:
             return
         # the body skipped or xfailed itself after the model was asked: the case is scored
-        rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, outcome)
+        rec = record_item(item, case, outcome)
         item.stash[RECORD] = rec
     # RECORD holds a group's record on a group item; a case item's is a case's
     assert isinstance(rec, CaseRecord)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -85,6 +85,14 @@ def notice(warning: Warning, filename: str | None = None, lineno: int = 0) -> No
             warnings.warn_explicit(warning, category, filename=filename, lineno=lineno)
 
 
+def record_item(item: pytest.Item, case: Case, outcome: CaseOutcome | None,
+                **why: Any) -> CaseRecord:
+    """The item's case record, at its place in the run's order (`why`: what the recorder
+    takes of a case that did not run: its error, verdict, billed calls)."""
+    session = item.config.stash[RUN_SESSION]
+    return session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, outcome, **why)
+
+
 def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     """Ask the model for the case; on failure record an error entry and re-raise."""
     from pytest_toolselect.run.budget import CostCapReached
@@ -96,23 +104,21 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     except CostCapReached as e:
         from pytest_toolselect.providers import billed_turns
 
-        item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=str(e), verdict=Verdict.SKIPPED,
-                                            billed=billed_turns(e)[0])
+        item.stash[RECORD] = record_item(item, case, None, error=str(e), verdict=Verdict.SKIPPED,
+                                         billed=billed_turns(e)[0])
         pytest.skip(str(e))
     except ToolselectError as e:
         from pytest_toolselect.providers import billed_turns
 
         billed, cut = billed_turns(e)
-        item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=str(e), billed=billed, inconclusive=cut)
+        item.stash[RECORD] = record_item(item, case, None, error=str(e), billed=billed,
+                                         inconclusive=cut)
         # The message is the report (plugin.py replaces the longrepr with it), but pytest
         # formats the traceback of a setup error first, chained causes included: through
         # anyio and the mcp SDK that costs about a second of CPU per item of a dead server.
         raise e.with_traceback(None) from None
     except Exception as e:
-        item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=f"{type(e).__name__}: {e}")
+        item.stash[RECORD] = record_item(item, case, None, error=f"{type(e).__name__}: {e}")
         raise
     item.stash[RUN] = outcome
     warn_unoffered(item, outcome.run)
@@ -125,7 +131,7 @@ def conclude_case(item: pytest.Item, case: Case) -> None:
 
     __tracebackhide__ = True
     session = item.config.stash[RUN_SESSION]
-    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, item.stash[RUN])
+    rec = record_item(item, case, item.stash[RUN])
     item.stash[RECORD] = rec
     from pytest_toolselect.gate.decision import case_outcome
 
@@ -155,8 +161,7 @@ def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> Non
         # not scored (its setup failed), or the body skipped or xfailed itself (pytest's
         # xfail is a kind of its fail): the case is scored with its verdict's outcome
         return
-    session = item.config.stash[RUN_SESSION]
-    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, outcome)
+    rec = record_item(item, case, outcome)
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     item.stash[RECORD] = replace(rec, test_failure=clip_text(
         f"{type(exc).__name__}: {message}" if message else type(exc).__name__))

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
     from pytest_toolselect.inputs.cases import Case
     from pytest_toolselect.inputs.config import Config, ServerSpec
+    from pytest_toolselect.inputs.groups import Group
+    from pytest_toolselect.records.probe_call import ProbeCall
 
     from .baseline_access import BaselineAccess
     from .case_outcome import CaseOutcome
@@ -194,6 +196,16 @@ class CaseCalls:
                           inconclusive=(*earlier.inconclusive, *run.inconclusive))
         self._earlier_runs[nodeid] = run
         return outcome.with_run(run)
+
+    def run_group(self, nodeid: str, group: Group) -> list[ProbeCall]:
+        """A preference group's calls, every cell and rep (errors and skips kept as calls).
+
+        They may already be under way (prefetched); this waits for them.
+        """
+        from .probe_items import group_job
+
+        calls: list[ProbeCall] = self.runner.result(nodeid, lambda: group_job(self.runner, group))
+        return calls
 
     def attempts_over(self, nodeid: str) -> None:
         """The item's attempts are over (its reps are in its record): forget them, so a long

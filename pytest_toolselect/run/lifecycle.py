@@ -207,10 +207,11 @@ def read_only(path: Path) -> bool:
     return stat.S_IMODE(mode) & 0o222 == 0 or not os.access(path, os.W_OK)
 
 
-def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
+def write_baseline(run: Baselines, records: list[CaseRecord]) -> str | None:
     """Record or update the baseline (controller) with the run's records, in order: merged
     under a lock with the file as it is now, never with nothing scored, never over a
-    read-only file."""
+    read-only file. Returns why it was not written over the file on disk (another
+    subject's: the run ends as a usage error), None otherwise."""
     from pytest_toolselect.gate.atomic import locked
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
     from pytest_toolselect.gate.overwrite import overwrite_refusal
@@ -223,11 +224,11 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
     lint_tools = {s: r.snapshot for s, r in run.state.lint_records.items()}
     if not scored and not group_entries and not lint_entries:
         run.state.baseline_notes.append(f"no case was scored: the baseline was not written ({path})")
-        return
+        return None
     if read_only(path):
         run.state.report_problems.append(f"cannot write the baseline {path}: the file is read-only; "
                                          "it was left as it is (make it writable to record)")
-        return
+        return None
     try:
         with locked(path):
             old = run.baseline
@@ -237,8 +238,7 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
             refused = overwrite_refusal(path, on_disk, run.wiring.subject, run.replacing)
             if refused is not None:
                 # never over another subject's baseline: a usage error, the file as it is
-                run.state.write_refused = refused
-                return
+                return refused
             if on_disk is not None and not subject_mismatch(on_disk.subject, run.wiring.subject):
                 # another run may have written it since this one started: merge with that
                 old = migrate(run.state, on_disk)
@@ -250,10 +250,10 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
             write(path, baseline)
     except ToolselectError as e:
         run.state.report_problems.append(f"the baseline was not written: {e}")
-        return
+        return None
     except OSError as e:
         run.state.report_problems.append(f"cannot write the baseline {path}: {e.strerror or e}")
-        return
+        return None
     run.state.baseline_written = path
     if old is None:
         from .baseline_note import first_recording_note
@@ -263,6 +263,7 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
             stopped=_stopped(run.state))
         if note:
             run.state.baseline_notes.append(note)
+    return None
 
 
 def _stopped(state: RunState) -> bool:

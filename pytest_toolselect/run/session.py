@@ -101,18 +101,19 @@ class RunSession:
         return session is not None and session.exitstatus in (pytest.ExitCode.INTERRUPTED,
                                                               pytest.ExitCode.INTERNAL_ERROR)
 
-    def finish(self) -> None:
-        """Write the baseline (controller only): recorded when absent, or on request."""
+    def finish(self) -> str | None:
+        """Write the baseline (controller only): recorded when absent, or on request. Returns
+        why it was not written over the file on disk (another subject's), None otherwise."""
 
         path = self.baselines.baseline_path
         if path is None or self.settings.is_worker or not self.state.gathered():
-            return
+            return None
         if self.baselines.baseline is not None and not self.settings.flag("update_baseline"):
-            return
+            return None
         if self.interrupted():
             # Ctrl-C or a crash mid-run: the cases not reached would be recorded as absent
             # (or, on update, half the suite as of now): the old file stays as it was
-            return
+            return None
         from pytest_toolselect.run.lifecycle import write_baseline
 
-        write_baseline(self.baselines, self.recorder.ordered_records())
+        return write_baseline(self.baselines, self.recorder.ordered_records())

@@ -273,12 +273,4 @@ class SessionSummary:
 
     def cache_counts(self) -> dict[str, Any] | None:
         """The response cache's hits, misses and savings: this process's and every worker's."""
-        from .cache import CacheStats
-
-        own = self.wiring.cache_stats()
-        found = [own] if own is not None else []
-        found += [CacheStats(**{k: v for k, v in d.items() if k in CacheStats.__dataclass_fields__})
-                  for d in self.state.worker_cache_stats]
-        if not found:
-            return None
-        return sum(found, CacheStats()).to_dict()
+        return self.wiring.cache_counts()

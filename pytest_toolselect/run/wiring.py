@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_toolselect.inputs.option_table import DEFAULT_MODEL
 
 if TYPE_CHECKING:
+    from pytest_toolselect.exchange.json_value import JSONObject
     from pytest_toolselect.gate.subject import Subject
     from pytest_toolselect.providers import Provider
 
@@ -22,6 +23,8 @@ class Wiring:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        #: the response cache's counts of each xdist worker that opened it (the controller's)
+        self._worker_cache_stats: list[JSONObject] = []
 
     def model_line(self) -> str:
         model = self.settings.model
@@ -132,6 +135,22 @@ class Wiring:
         from pytest_toolselect.providers.preload import preload
 
         return preload(str(self.settings.model.value))
+
+    def add_worker_cache_stats(self, stats: JSONObject) -> None:
+        """An xdist worker's response cache counts (CacheStats.to_dict()), as it ended."""
+        self._worker_cache_stats.append(stats)
+
+    def cache_counts(self) -> dict[str, Any] | None:
+        """The response cache's hits, misses and savings: this process's and every worker's."""
+        from .cache import CacheStats
+
+        own = self.cache_stats()
+        found = [own] if own is not None else []
+        found += [CacheStats(**{k: v for k, v in d.items() if k in CacheStats.__dataclass_fields__})
+                  for d in self._worker_cache_stats]
+        if not found:
+            return None
+        return sum(found, CacheStats()).to_dict()
 
     def cache_stats(self) -> Any:
         """This process's response cache counts (CacheStats), None when it opened no cache."""
