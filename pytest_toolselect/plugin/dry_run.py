@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.run.dry_run import dry_run_lines
+
 from .adaptive_reps import ADAPTIVE_REPS
 from .attribution import ATTRIBUTION
 from .shown import shown
@@ -35,8 +37,6 @@ class DryRun:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.session.settings.is_worker:
-            from pytest_toolselect.run.dry_run import dry_run_lines
-
             # the features' bounds are their own objects', registered when they apply
             adaptive = session.config.stash.get(ADAPTIVE_REPS, None)
             attribution = session.config.stash.get(ATTRIBUTION, None)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_toolselect.gate.exit_status import RunFacts, exit_status
+from pytest_toolselect.run.lifecycle import overlap_problem
 
 if TYPE_CHECKING:
     import pytest
@@ -32,8 +33,6 @@ def end_of_run(run: RunSession, session: pytest.Session, refused: Sequence[str] 
     else:
         if state.collected and getattr(session.config.option, "dist", "no") != "no":
             # under xdist the controller learns the cases only now: refuse the gate here
-            from pytest_toolselect.run.lifecycle import overlap_problem
-
             problem = overlap_problem(run.baselines)
             if problem is not None:
                 state.report_problems.append(problem)

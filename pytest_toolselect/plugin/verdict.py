@@ -13,8 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.exchange.clip import clip_text
+from pytest_toolselect.gate.decision import case_outcome
+from pytest_toolselect.gate.evidence import dropped_label
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.providers import billed_turns
 from pytest_toolselect.records.run_records import CaseRecord, GroupRecord
+from pytest_toolselect.run.budget import CostCapReached
 from pytest_toolselect.run.case_outcome import CaseOutcome
 from pytest_toolselect.run.case_run import CaseRun
 from pytest_toolselect.run.session import RUN_SESSION
@@ -95,21 +100,15 @@ def record_item(item: pytest.Item, case: Case, outcome: CaseOutcome | None,
 
 def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     """Ask the model for the case; on failure record an error entry and re-raise."""
-    from pytest_toolselect.run.budget import CostCapReached
-
     session = item.config.stash[RUN_SESSION]
     session.calls.prefetch(item)
     try:
         outcome = session.calls.run_case(item.nodeid, case)
     except CostCapReached as e:
-        from pytest_toolselect.providers import billed_turns
-
         item.stash[RECORD] = record_item(item, case, None, error=str(e), verdict=Verdict.SKIPPED,
                                          billed=billed_turns(e)[0])
         pytest.skip(str(e))
     except ToolselectError as e:
-        from pytest_toolselect.providers import billed_turns
-
         billed, cut = billed_turns(e)
         item.stash[RECORD] = record_item(item, case, None, error=str(e), billed=billed,
                                          inconclusive=cut)
@@ -127,14 +126,13 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
 
 def conclude_case(item: pytest.Item, case: Case) -> None:
     """Score the run against the baseline and raise what the verdict means in pytest."""
+    # reports are imported where one is made, not with the run's parts (run/imports.py)
     from pytest_toolselect.report.terminal import describe
 
     __tracebackhide__ = True
     session = item.config.stash[RUN_SESSION]
     rec = record_item(item, case, item.stash[RUN])
     item.stash[RECORD] = rec
-    from pytest_toolselect.gate.decision import case_outcome
-
     # the one verdict's outcome (plugin/ownership.py sets the report to it, whatever else ran)
     outcome = case_outcome(rec, session.summary.gate_settings())
     if outcome == Outcome.FAILED:
@@ -153,8 +151,6 @@ def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> Non
     The body runs before the verdict is applied; without this the case would vanish from the
     case count, the baseline and the reports while pytest still fails the test.
     """
-    from pytest_toolselect.exchange.clip import clip_text
-
     outcome = item.stash.get(RUN, None)
     if outcome is None or isinstance(exc, pytest.xfail.Exception) or not isinstance(
             exc, (Exception, pytest.fail.Exception)):
@@ -172,12 +168,8 @@ def xfail_reason(rec: CaseRecord) -> str:
              Verdict.DRIFT: "drift (fails with the baseline's tools too)",
              Verdict.REGRESSION: "regression accepted by --toolselect-update-baseline"}[rec.verdict]
     if rec.dropped_from:
-        from pytest_toolselect.gate.evidence import dropped_label
-
         label = dropped_label(rec.dropped_from)
     checks = ", ".join(rec.failing_checks) or "?"
     first = next(iter(rec.failing_detail.values()), "")
-    from pytest_toolselect.exchange.clip import clip_text
-
     # a reason is printed and goes into JUnit XML: bounded like every shown text
     return f"{label}: {checks}: {clip_text(str(first), 600)} | why: {clip_text(str(rec.why))}"

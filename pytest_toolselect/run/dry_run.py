@@ -15,12 +15,17 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.exchange.context import GivenTurn, context_to_data
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.probe.dry_run import dry_run
 from pytest_toolselect.probe.preference import (
     CHARS_PER_TOKEN,
     OUTPUT_TOKENS_PER_CALL,
     TOOL_USE_OVERHEAD_TOKENS,
 )
+from pytest_toolselect.providers import price_per_token
 from pytest_toolselect.records.report_input import CaseDryRun
+
+from .case_run import case_of
+from .probe_items import resolve
 
 if TYPE_CHECKING:
     from pytest_toolselect.inputs.cases import Case
@@ -104,10 +109,10 @@ def dry_run_lines(settings: Settings, calls: CaseCalls, items: Sequence[Any], ma
     adaptive reps may ask of a case (0: its reps are fixed); `attribution_cap`: the most
     calls attribution may make over so many cases (None: no baseline is compared). Both are
     the feature objects' (plugin/adaptive_reps.py, plugin/attribution.py)."""
+    # reports are imported where one is made, not with the run's parts (run/imports.py)
     from pytest_toolselect.report.dry_run import case_lines
     from pytest_toolselect.report.probe_report import dry_run_lines as group_lines
 
-    from .case_run import case_of
 
     groups = [item.group for item in items if getattr(item, "group", None) is not None]
     cases = [case for item in items if (case := case_of(item)) is not None]
@@ -116,10 +121,6 @@ def dry_run_lines(settings: Settings, calls: CaseCalls, items: Sequence[Any], ma
                        attribution_cap(len(cases)) if attribution_cap is not None else 0)
     lines = list(case_lines(dry, prices))
     if groups:
-        from pytest_toolselect.probe.dry_run import dry_run
-
-        from .probe_items import resolve
-
         resolved = []
         for group in groups:
             try:
@@ -135,8 +136,6 @@ def per_mtok_prices(settings: Settings) -> dict[str, float] | None:
     model = str(settings.model.value)
     if model.startswith("local/"):
         return {"input_per_mtok": 0.0, "output_per_mtok": 0.0}
-    from pytest_toolselect.providers import price_per_token
-
     price = price_per_token(model, settings.config.prices)
     if price is None:
         return None

@@ -17,9 +17,12 @@ from typing import TYPE_CHECKING
 from pytest_toolselect.gate import sequential
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.records.run_records import Escalation
+from pytest_toolselect.scoring.checks import score
 from pytest_toolselect.terms.vocabulary import Verdict
 
+from .budget import CostCapReached
 from .case_outcome import Plan
+from .scheduler import Stopped
 
 if TYPE_CHECKING:
     from pytest_toolselect.providers import TurnRequest
@@ -83,11 +86,6 @@ async def escalate(runner: Caller, outcome: CaseOutcome,
                    request: Callable[[int], TurnRequest], tokens: int) -> CaseOutcome:
     """The outcome with the reps its plan asks for in batches, and what happened noted on
     its run."""
-    from pytest_toolselect.scoring.checks import score
-
-    from .budget import CostCapReached
-    from .scheduler import Stopped
-
     plan, run = outcome.plan, outcome.run
     if plan is None:
         return outcome

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from pytest_toolselect.gate.atomic import locked
 from pytest_toolselect.gate.keys import (
     defines_function,
     existing_file,
@@ -20,7 +21,12 @@ from pytest_toolselect.gate.keys import (
     legacy_renames,
     split,
 )
+from pytest_toolselect.gate.overwrite import overwrite_refusal
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.bounded import read_bounded
+from pytest_toolselect.positions.sourced import MAX_BYTES
+
+from .baseline_note import first_recording_note
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
@@ -99,9 +105,6 @@ def is_gone(state: RunState, key: str, where: list[Path], texts: dict[Path, str]
         return True
     if path.suffix == ".py":
         if path not in texts:
-            from pytest_toolselect.positions.bounded import read_bounded
-            from pytest_toolselect.positions.sourced import MAX_BYTES
-
             try:
                 texts[path] = read_bounded(path, MAX_BYTES).decode("utf-8", errors="replace")
             except OSError:
@@ -212,10 +215,8 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> str | None:
     under a lock with the file as it is now, never with nothing scored, never over a
     read-only file. Returns why it was not written over the file on disk (another
     subject's: the run ends as a usage error), None otherwise."""
-    from pytest_toolselect.gate.atomic import locked
+    # looked up when called: tests/test_baseline_value.py counts the reads by replacing load
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
-    from pytest_toolselect.gate.overwrite import overwrite_refusal
-
     path = run.baseline_path
     assert path is not None
     scored = [r for r in records if r.status is not None]
@@ -256,8 +257,6 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> str | None:
         return None
     run.state.baseline_written = path
     if old is None:
-        from .baseline_note import first_recording_note
-
         note = first_recording_note(
             path, records, list(run.state.group_records.values()), known_keys(run.state),
             stopped=_stopped(run.state))

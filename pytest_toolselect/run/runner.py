@@ -13,6 +13,18 @@ import concurrent.futures
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.exchange.replies import reply_faults
+from pytest_toolselect.providers import (
+    InconclusiveError,
+    TruncatedError,
+    TurnRequest,
+    UnreadableReplyError,
+    billed_turns,
+    carry_paid,
+)
+from pytest_toolselect.providers.pricing import request_bytes
+from pytest_toolselect.scoring.checks import score
+
 from .case_outcome import CaseOutcome
 from .case_run import CaseRun
 from .contracts import CaseSteps
@@ -24,7 +36,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.exchange.context import GivenTurn
     from pytest_toolselect.exchange.tool import Tool
     from pytest_toolselect.inputs.cases import Case
-    from pytest_toolselect.providers import Turn, TurnRequest
+    from pytest_toolselect.providers import Turn
 
     from .baseline_access import BaselineAccess
     from .settings import Settings
@@ -39,8 +51,6 @@ Job = Callable[[], Awaitable[Any]]
 def _token_estimate(question: str, tools: Iterable[Any], system: str | None,
                     context: tuple[GivenTurn, ...] = ()) -> int:
     """A rough prompt size for the tokens-per-minute limit (4 bytes a token)."""
-    from pytest_toolselect.providers.pricing import request_bytes
-
     return request_bytes(question, system, tools, context) // 4
 
 
@@ -90,9 +100,6 @@ class CaseRunner:
     async def case_job(self, case: Case, nodeid: str) -> CaseOutcome:
         """The case's reps, its adaptive reps by its plan and, when the gate would block it,
         its attribution: the outcome the recorder judges and records."""
-        from pytest_toolselect.providers import TurnRequest
-        from pytest_toolselect.scoring.checks import score
-
         steps = self.steps
         # who the case is and what it is compared with, found once for its whole journey
         identity = self.baselines.identity(nodeid, case)
@@ -116,8 +123,6 @@ class CaseRunner:
         errors = [r for r in results if isinstance(r, BaseException)]
         replies = [r for r in results if not isinstance(r, BaseException)]
         if errors:
-            from pytest_toolselect.providers import billed_turns, carry_paid
-
             # the case errs on its first error, with every rep that was paid for (the
             # others' replies too): each cost figure counts them
             carry_paid(errors[0], (*(turn for turn, _ in replies),
@@ -126,8 +131,6 @@ class CaseRunner:
         turns = [turn for turn, conclusive in replies if conclusive]
         cut = tuple(turn for turn, conclusive in replies if not conclusive)
         if not turns:
-            from pytest_toolselect.providers import InconclusiveError
-
             raise InconclusiveError(self.wiring.provider.model, cut, self.settings.options.max_tokens)
         filled = bool(getattr(self.wiring.provider, "fills_arguments", True))
         run = CaseRun(case=case, tools=tools, system=system, turns=tuple(turns),
@@ -144,8 +147,6 @@ class CaseRunner:
         """One rep's call: its turn, and whether it is conclusive. A reply cut at max_tokens
         before any tool call is inconclusive: billed and shown, but no evidence either way,
         so the case is judged on its other reps (docs/gate.md). Other errors raise."""
-        from pytest_toolselect.providers import TruncatedError
-
         try:
             return await self.call(request, tokens), True
         except TruncatedError as e:
@@ -199,9 +200,6 @@ class CaseRunner:
 def _check_readable(model: str, turn: Turn, request: TurnRequest) -> None:
     """A reply that cannot be read as a tool choice is the item's error, whoever made it (a
     hook's provider, a cache entry from before): the HTTP providers raise it themselves."""
-    from pytest_toolselect.exchange.replies import reply_faults
-    from pytest_toolselect.providers import UnreadableReplyError
-
     faults = reply_faults(turn, offered={t.name for t in request.tools})
     if faults:
         raise UnreadableReplyError(model, turn, faults)

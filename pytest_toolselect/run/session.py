@@ -17,8 +17,11 @@ from __future__ import annotations
 import pytest
 
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.providers.preflight import check, check_model
+from pytest_toolselect.run.lifecycle import check_ci, write_baseline
 
 from .baseline_access import BaselineAccess
+from .cache import check_mode, check_path
 from .case_calls import CaseCalls
 from .case_record import CaseRecords
 from .contracts import AdaptiveStep, AttributionStep, CaseSteps
@@ -58,8 +61,6 @@ class RunSession:
         try:
             _ = settings.config
             if self.wiring.custom_provider is None:  # a bad model string or a missing key: no request
-                from pytest_toolselect.providers.preflight import check, check_model
-
                 if settings.flag("dry_run"):
                     check_model(str(settings.model.value))  # it calls nothing: no key needed
                 else:
@@ -74,17 +75,11 @@ class RunSession:
             # negative cost cap) is one usage error before any call, not one per item
             options = settings.options
             if options.cache_mode is not None:
-                from .cache import check_mode
-
                 check_mode(options.cache_mode)
             cache = settings.path("cache")
             if cache is not None:
-                from .cache import check_path
-
                 check_path(cache)
             if baselines.baseline_path is not None:
-                from pytest_toolselect.run.lifecycle import check_ci
-
                 check_ci(baselines)
                 baselines.load()  # read once, here: a foreign baseline is refused now
         except ToolselectError as e:
@@ -114,6 +109,4 @@ class RunSession:
             # Ctrl-C or a crash mid-run: the cases not reached would be recorded as absent
             # (or, on update, half the suite as of now): the old file stays as it was
             return None
-        from pytest_toolselect.run.lifecycle import write_baseline
-
         return write_baseline(self.baselines, self.recorder.ordered_records())
