@@ -180,3 +180,21 @@ def test_what_a_worker_s_collection_found_reaches_the_controller_whole(
     assert controller.case_fingerprints == fingerprints
     assert controller.defined == {f: had_defined.get(f, set()) | defined.get(f, set())
                                   for f in {*had_defined, *defined}}
+
+
+def test_the_dry_run_bounds_what_the_registered_features_may_ask(project: Project) -> None:
+    # the dry run reads each feature's bound from its object: a run that re-records the
+    # baseline compares nothing, so attribution asks nothing (and the dry run says none)
+    project.config(model="script/planned")
+    project.pytester.makeconftest(PLANNED)
+    project.cases([case(*FIND)])
+    base = ("--toolselect-dry-run", "--toolselect-baseline=base.json", "--toolselect-reps=3",
+            "--toolselect-attribution=on")
+    compared = project.pytester.runpytest(*base)
+    assert compared.ret == 0, compared.stdout.str()
+    compared.stdout.fnmatch_lines(["*and up to 30 more if adaptive reps ask again*",
+                                   "  and up to 90 calls if a case would block*"])
+    updating = project.pytester.runpytest(*base, "--toolselect-update-baseline")
+    assert updating.ret == 0, updating.stdout.str()
+    updating.stdout.fnmatch_lines(["*and up to 30 more if adaptive reps ask again*"])
+    assert "if a case would block" not in updating.stdout.str()
