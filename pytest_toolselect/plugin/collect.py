@@ -8,10 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.gate.keys import family_of, key_for, split
+from pytest_toolselect.inputs.find_config import server_refusals
+from pytest_toolselect.inputs.groups import load_groups_file
+from pytest_toolselect.inputs.labels import OWN, labelled, refused, registered_at_run_time, run_time_refusals
+from pytest_toolselect.messages.allerrors import raise_all
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.messages.plural import plural
 from pytest_toolselect.records.run_records import GroupRecord
+from pytest_toolselect.run.probe_items import group_record, regression_text
 from pytest_toolselect.run.session import RUN_SESSION
+from pytest_toolselect.scoring.contradictions import load_case_file
 from pytest_toolselect.terms.vocabulary import Verdict
 
 from .options import DECLARED_MARKS
@@ -33,8 +40,6 @@ _OWN_MARKS = pytest.StashKey[set[str]]()
 
 def run_time_marks(config: pytest.Config) -> dict[str, str]:
     """Marks pytest, a plugin or a conftest registered (inputs.labels.registered_at_run_time)."""
-    from pytest_toolselect.inputs.labels import registered_at_run_time
-
     lines = config.getini("markers")
     cached = config.stash.get(_RUN_TIME_MARKS, None)
     if cached is None or cached[0] != len(lines):
@@ -47,8 +52,6 @@ def run_time_marks(config: pytest.Config) -> dict[str, str]:
 
 def label_refusals(config: pytest.Config, case: Case) -> list[ToolselectError]:
     """A case's labels that name a mark registered at run time: one error each."""
-    from pytest_toolselect.inputs.labels import labelled, run_time_refusals
-
     problems = run_time_refusals(labelled(case.category, case.intent, case.tags), run_time_marks(config))
     return [ToolselectError(message, file=case.source or None, line=case.line,
                             place=f"case {case.id!r}", fix=fix) for message, fix in problems]
@@ -60,8 +63,6 @@ def label_item(item: pytest.Item, case: Case) -> None:
 
 
 def add_labels(item: pytest.Item, labels: Iterable[str | None]) -> None:
-    from pytest_toolselect.inputs.labels import OWN, refused
-
     config = item.config
     own = config.stash.setdefault(_OWN_MARKS, set())
     for label in labels:
@@ -91,10 +92,6 @@ class _PlainErrors:
 
 class CaseFile(_PlainErrors, pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        from pytest_toolselect.inputs.find_config import server_refusals
-        from pytest_toolselect.messages.allerrors import raise_all
-        from pytest_toolselect.scoring.contradictions import load_case_file
-
         session = self.config.stash[RUN_SESSION]
         config = session.settings.config_for(self.path)
         case_file = load_case_file(self.path, config.identifiers)
@@ -108,15 +105,11 @@ class CaseFile(_PlainErrors, pytest.File):
 def define_keys(file: pytest.File, names: Iterable[str]) -> None:
     """Every case the file defines, before any filtering (--lf, node ids): what is gone
     from the baseline is decided from this, never from the items pytest keeps."""
-    from pytest_toolselect.gate.keys import key_for, split
-
     session = file.config.stash[RUN_SESSION]
     anchor = session.settings.config_for(file.path).root
     keys = {key_for(file.path, f"{file.nodeid}::{name}", anchor) for name in names}
     if keys:
-        file_part = split(next(iter(keys)))[0]
-        session.state.defined.setdefault(file_part, set()).update(keys)
-        session.state.anchor_of[file_part] = anchor
+        session.state.define(split(next(iter(keys)))[0], keys, anchor)
 
 
 
@@ -125,13 +118,11 @@ def define_families(session: Any, nodes: Iterable[Any]) -> None:
     them, before any filtering (node ids, -k), by the function's key: an entry of such a
     function that is not among them is gone (its question reworded, or the parameter set
     removed), and one gone beside one new is that case reworded (run/lineage.reworded)."""
-    from pytest_toolselect.gate.keys import family_of, key_for
-
     for node in nodes:
         if (isinstance(node, pytest.Function) and hasattr(node, "callspec")
                 and node.get_closest_marker("toolselect_case") is not None):
             key = key_for(node.path, node.nodeid, session.settings.config_for(node.path).root)
-            session.state.defined.setdefault(family_of(key), set()).add(key)
+            session.state.define(family_of(key), {key})
 
 
 class CaseItem(_PlainErrors, pytest.Item):
@@ -156,8 +147,6 @@ class GroupsFile(_PlainErrors, pytest.File):
     """A tool_preference_groups.v1 file: one GroupItem per group."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from pytest_toolselect.inputs.groups import load_groups_file
-
         groups = load_groups_file(self.path)
         define_keys(self, [group.id for group in groups])
         for group in groups:
@@ -174,11 +163,9 @@ class GroupItem(_PlainErrors, pytest.Item):
         add_labels(self, ("preference", "control" if group.is_control else "pair", group.domain))
 
     def setup(self) -> None:
-        from pytest_toolselect.run.probe_items import group_record
-
         session = self.config.stash[RUN_SESSION]
         session.calls.prefetch(self)
-        calls = session.calls.runner.result(self.nodeid, lambda: _group_job(session, self.group))
+        calls = session.calls.run_group(self.nodeid, self.group)
         base = session.baselines.baseline_group(self.nodeid)
         rec = group_record(self.nodeid, self.stash.get(ORDER, 0), self.path, self.group, calls, base,
                            key=session.baselines.key_of(self.nodeid))
@@ -201,8 +188,6 @@ class GroupItem(_PlainErrors, pytest.Item):
                                   "(inconclusive)", fix="raise max_tokens")
 
     def runtest(self) -> None:
-        from pytest_toolselect.run.probe_items import regression_text
-
         rec = self.stash[RECORD]
         session = self.config.stash[RUN_SESSION]
         if (isinstance(rec, GroupRecord) and rec.verdict == Verdict.REGRESSION
@@ -214,8 +199,3 @@ class GroupItem(_PlainErrors, pytest.Item):
         line = self.group.line - 1 if self.group.line else None
         return self.path, line, f"toolselect group {self.group.id}"
 
-
-def _group_job(session: Any, group: Group) -> Any:
-    from pytest_toolselect.run.probe_items import group_job
-
-    return group_job(session.calls.runner, group)

@@ -15,6 +15,10 @@ from typing import Any, TypeVar
 
 import pytest
 
+from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.run.session import RUN_SESSION
+from pytest_toolselect.scoring.contradictions import parse_case
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 MARK = "toolselect_case"
@@ -37,10 +41,6 @@ def case(**fields: Any) -> Callable[[F], F]:
 
 def case_from_item(item: pytest.Item) -> Any:
     """The Case a decorated test item stands for (question from kwargs or parametrize)."""
-    from pytest_toolselect.messages.errors import ToolselectError
-    from pytest_toolselect.run.session import RUN_SESSION
-    from pytest_toolselect.scoring.contradictions import parse_case
-
     mark = item.get_closest_marker(MARK)
     assert mark is not None
     fields = dict(mark.kwargs)

@@ -10,6 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.run.dry_run import dry_run_lines
+
+from .adaptive_reps import ADAPTIVE_REPS
+from .attribution import ATTRIBUTION
 from .shown import shown
 
 if TYPE_CHECKING:
@@ -33,10 +37,12 @@ class DryRun:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.session.settings.is_worker:
-            from pytest_toolselect.run.dry_run import dry_run_lines
-
+            # the features' bounds are their own objects', registered when they apply
+            adaptive = session.config.stash.get(ADAPTIVE_REPS, None)
+            attribution = session.config.stash.get(ATTRIBUTION, None)
             self.lines = dry_run_lines(self.session.settings, self.session.calls, session.items,
-                                       self.session.wiring.deterministic)
+                                       adaptive.max_extra if adaptive is not None else 0,
+                                       attribution.cap if attribution is not None else None)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:

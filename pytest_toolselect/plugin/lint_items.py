@@ -14,8 +14,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_toolselect.lint.findings import ERROR, INFO, Finding, ordered, unsilenced
+from pytest_toolselect.lint.render import counts_line
 from pytest_toolselect.lint.rugpull import RULE as RUG_PULL
 from pytest_toolselect.lint.rugpull import rug_pulls, snapshot
+from pytest_toolselect.lint.run import LintReport, discover_servers, toolset_of
+from pytest_toolselect.lint.run import lint as run_lint
 from pytest_toolselect.messages.errors import ToolselectError
 from pytest_toolselect.records.run_records import LintRecord
 from pytest_toolselect.run.case_run import case_of
@@ -27,7 +30,6 @@ if TYPE_CHECKING:
     from _pytest._code.code import ExceptionInfo, TerminalRepr
 
     from pytest_toolselect.inputs.cases import Case
-    from pytest_toolselect.lint.run import LintReport
 
 #: the finding data an item hands the controller
 LINT_RECORD = pytest.StashKey[LintRecord]()
@@ -167,8 +169,6 @@ class LintHooks:
         return self._report
 
     def _lint(self) -> LintReport:
-        from pytest_toolselect.lint.run import discover_servers, lint, toolset_of
-
         config = self.session.settings.config
         timeout = self.session.settings.options.discovery_timeout
         tools: dict[str, tuple[Any, ...]] = {}
@@ -185,7 +185,7 @@ class LintHooks:
         self.tools = tools
         toolset = toolset_of(config, tools, self._cases, str(self.session.settings.model.value),
                              instructions=self.instructions)
-        return lint(toolset, config.identifiers, allow=config.lint_allow)
+        return run_lint(toolset, config.identifiers, allow=config.lint_allow)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, session: pytest.Session, items: list[pytest.Item]) -> None:
@@ -226,8 +226,6 @@ class LintHooks:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.session.settings.is_worker or not self.session.state.lint_records:
             return
-        from pytest_toolselect.lint.render import counts_line
-
         terminalreporter.section("toolselect lint")
         for server, rec in sorted(self.session.state.lint_records.items()):
             accepted = f", {len(rec.accepted)} accepted" if rec.accepted else ""

@@ -21,12 +21,30 @@ from typing import Any
 import pytest
 
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.providers.shutdown import exit_quickly
 from pytest_toolselect.records.run_records import CaseRecord
-from pytest_toolselect.run.case_run import DECORATED_CASE
+from pytest_toolselect.run.case_outcome import case_fingerprint
+from pytest_toolselect.run.case_run import DECORATED_CASE, case_of
+from pytest_toolselect.run.imports import import_parts
+from pytest_toolselect.run.lifecycle import overlap_problem
+from pytest_toolselect.run.log_masking import install
 from pytest_toolselect.run.session import RUN_SESSION, RunSession
+from pytest_toolselect.run.spend import configure_node
 from pytest_toolselect.terms.vocabulary import Verdict
 
+from .adaptive_reps import AdaptiveReps
+from .attribution import Attribution
+from .collect import CaseItem, define_families, label_item
+from .decorator import case_from_item
+from .dry_run import NAME as DRY_RUN
+from .dry_run import DryRun
+from .not_run import NotRunCases
 from .options import FINAL
+from .ownership import NAME as OWNERSHIP
+from .ownership import Ownership, own_report, shown_status
+from .run_end import end_of_run
+from .shard import GLOBAL_ORDER, Shard
+from .shard import NAME as SHARD
 from .shown import shown
 from .verdict import (
     CASE,
@@ -38,10 +56,8 @@ from .verdict import (
     conclude_case,
     record_failed_body,
 )
+from .xdist_schedule import DeepLoadScheduling
 
-COLLECTED_KEY = "toolselect_collected"
-FINGERPRINTS_KEY = "toolselect_case_fingerprints"
-DEFINED_KEY = "toolselect_defined"
 CACHE_STATS_KEY = "toolselect_cache_stats"
 
 
@@ -59,38 +75,32 @@ def start(config: pytest.Config, *, pytest_session: pytest.Session | None = None
     config.stash[RUN_SESSION] = session
     session.state.pytest_session = pytest_session
     session.state.other_failed += failed
-    from . import shard
-
-    found = shard.Shard.of(session)
+    found = Shard.of(session)
     if found is not None:  # before the session's hooks: it takes its share after they key items
-        config.pluginmanager.register(found, shard.NAME)
+        config.pluginmanager.register(found, SHARD)
     hooks = SessionHooks(session)
     config.pluginmanager.register(hooks, "toolselect-session")
-    from .ownership import NAME, Ownership
-
-    config.pluginmanager.register(Ownership(session, _is_case), NAME)
-    from .not_run import NotRunCases
-
+    config.pluginmanager.register(Ownership(session, _is_case), OWNERSHIP)
     config.pluginmanager.register(NotRunCases(session, _is_case), "toolselect-not-run")
     # the entry registered this list's runner first, so it runs last (after every hook and
     # every later cleanup)
     config.stash[FINAL].append(lambda: _keep_exit_status(hooks))
-    from pytest_toolselect.run.log_masking import install
-
     config.add_cleanup(install(session.settings.server_secrets))
     if session.settings.in_use():
         session.check_setup()
-        from .dry_run import NAME as DRY_RUN
-        from .dry_run import DryRun
-
         if DryRun.applies(session):
             config.pluginmanager.register(DryRun(session), DRY_RUN)
+        # what follows a case's reps, each registered when it applies: the runner takes them
+        adaptive, attribution = AdaptiveReps.of(session), Attribution.of(session)
+        for feature in (adaptive, attribution):
+            if feature is not None:
+                feature.register(config)
+        session.follow_reps_with(adaptive, attribution)
         if session.settings.flag("lint"):
+            # the lint's modules only for a run that lints (tests/test_import_cost.py)
             from pytest_toolselect.plugin.lint_items import LintHooks
 
             config.pluginmanager.register(LintHooks(session), "toolselect-lint")
-        from pytest_toolselect.providers.shutdown import exit_quickly
-
         exit_quickly()
         # the model SDK's import (seconds) runs while collection and MCP servers start
         session.wiring.preload_sdk()
@@ -107,16 +117,11 @@ def _keep_exit_status(hooks: SessionHooks) -> None:
 
 
 def _is_case(item: pytest.Item) -> bool:
-    from .collect import CaseItem
-
     return isinstance(item, CaseItem) or item.get_closest_marker("toolselect_case") is not None
 
 
 def _fingerprints(items: list[pytest.Item], keys: dict[str, str]) -> dict[str, str]:
     """Key -> content fingerprint of the cases these items stand for (those that parse)."""
-    from pytest_toolselect.run.case_outcome import case_fingerprint
-    from pytest_toolselect.run.case_run import case_of
-
     return {keys[item.nodeid]: case_fingerprint(case)
             for item in items if (case := case_of(item)) is not None}
 
@@ -129,6 +134,9 @@ class SessionHooks:
         #: the exit status the plugin gave the session at its end (run_end.end_of_run): a
         #: failing one is put back if a later hook set a passing one (_keep_exit_status)
         self.decided: int | None = None
+        #: node ids whose pytest report already shows the case in full (a failure's whole
+        #: block) or its error's whole message: the summary does not print it again
+        self.shown_above: set[str] = set()
 
     def pytest_report_header(self) -> list[str] | None:
         if not self.session.settings.in_use():
@@ -140,9 +148,6 @@ class SessionHooks:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        from .collect import label_item
-        from .decorator import case_from_item
-
         cases = [i for i in items if _is_case(i)]
         for item in cases:
             if item.get_closest_marker("toolselect_case") is not None:
@@ -159,14 +164,10 @@ class SessionHooks:
             self.session.baselines.add_item_key(item)
         lint = self.session.settings.in_use() and self.session.settings.flag("lint")
         if cases or groups or lint:
-            from pytest_toolselect.run.imports import import_parts
-
             # before any thread of the run starts: it then imports nothing of the package
             import_parts(lint=lint)
         if not (cases or groups):
             return  # a run of ordinary tests: no config or baseline is read
-        from pytest_toolselect.run.lifecycle import overlap_problem
-
         if not self.session.settings.is_worker:
             problem = overlap_problem(self.session.baselines)
             if problem is not None:
@@ -174,8 +175,6 @@ class SessionHooks:
 
     @pytest.hookimpl(wrapper=True)
     def pytest_pycollect_makeitem(self) -> Generator[None, Any, Any]:
-        from .collect import define_families
-
         # every parameter set of a function, before node ids or -k keep some
         made = yield
         if isinstance(made, list):
@@ -184,8 +183,6 @@ class SessionHooks:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from .shard import GLOBAL_ORDER
-
         # the final order is the report's order, identical on every xdist worker; a shard
         # keeps each item's place in the whole suite, so merged shards read as one run
         for index, item in enumerate(session.items):
@@ -239,8 +236,6 @@ class SessionHooks:
             return report  # a subtest's report, made inside the body: its outcome is its own
         rec = item.stash.get(RECORD, None)
         if _is_case(item):
-            from .ownership import own_report
-
             own_report(item, call, report)
             rec = item.stash.get(RECORD, None)
         elif rec is not None and (call.when == "call" or (call.when == "setup" and not report.passed)):
@@ -261,8 +256,6 @@ class SessionHooks:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_report_teststatus(self, report: pytest.TestReport) -> tuple[str, str, str] | None:
-        from .ownership import shown_status
-
         return shown_status(report)
 
     @pytest.hookimpl(trylast=True)
@@ -275,7 +268,7 @@ class SessionHooks:
                 # the record's JSON on each would hold every case twice
                 del report.toolselect
         if report.failed and getattr(report, "toolselect_shown", False):
-            self.session.state.shown_above.add(report.nodeid)
+            self.shown_above.add(report.nodeid)
         if report.failed and not getattr(report, "toolselect_owned", False):
             self.session.state.other_failed += 1  # not a case's verdict: a plain failure
         # after pytest's own hook has counted the failure: -x / --maxfail stop new calls now
@@ -296,16 +289,12 @@ class SessionHooks:
         # queue about twice its call concurrency deep so its calls can run ahead
         if config.getvalue("dist") != "load" or not self.session.settings.in_use():
             return None
-        from .xdist_schedule import DeepLoadScheduling
-
         concurrency = self.session.settings.options.concurrency
         return DeepLoadScheduling(config, log, depth=2 * concurrency)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         if self.session.settings.in_use():
-            from pytest_toolselect.run.spend import configure_node
-
             # one cost cap for the whole run: the workers charge one shared spend
             configure_node(node.config, node, self.session.settings.cost_cap)
 
@@ -316,30 +305,22 @@ class SessionHooks:
         output = getattr(node, "workeroutput", None)
         if not isinstance(output, dict):
             return
-        self.session.state.collected.update(output.get(COLLECTED_KEY, []))
-        self.session.state.case_fingerprints.update(output.get(FINGERPRINTS_KEY, {}))
-        for file, keys in output.get(DEFINED_KEY, {}).items():
-            self.session.state.defined.setdefault(file, set()).update(keys)
+        self.session.state.read_collection(output)
         stats = output.get(CACHE_STATS_KEY)
         if isinstance(stats, dict):
-            self.session.state.worker_cache_stats.append(stats)
+            self.session.wiring.add_worker_cache_stats(stats)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         # Ctrl-C, -x or the end: nothing queued may still start
         self.session.close()
         if self.session.settings.is_worker:
             output = session.config.workeroutput  # type: ignore[attr-defined]
-            output[COLLECTED_KEY] = sorted(self.session.state.collected)
-            output[FINGERPRINTS_KEY] = dict(self.session.state.case_fingerprints)
-            output[DEFINED_KEY] = {f: sorted(k) for f, k in self.session.state.defined.items()}
+            output.update(self.session.state.dump_collection())
             stats = self.session.wiring.cache_stats()
             if stats is not None:
                 output[CACHE_STATS_KEY] = stats.to_dict()
             return
-        from .ownership import NAME, Ownership
-        from .run_end import end_of_run
-
-        ownership = session.config.pluginmanager.get_plugin(NAME)
+        ownership = session.config.pluginmanager.get_plugin(OWNERSHIP)
         refused = ownership.refused if isinstance(ownership, Ownership) else []
         self.decided = end_of_run(self.session, session, refused)
 
@@ -360,6 +341,7 @@ class SessionHooks:
         if run.settings.is_worker:
             return
         if state.records or (state.baseline_written and not state.group_records):
+            # reports are imported where one is made, not with the run's parts (run/imports.py)
             from pytest_toolselect.report.terminal import lines, summarize
 
             terminalreporter.section("toolselect")
@@ -367,9 +349,10 @@ class SessionHooks:
             # FAILURES and ERRORS above hold each failed case's block and each error's
             # message, unless --tb hides them
             if terminalreporter.config.option.tbstyle not in ("no", "line"):
-                data = dataclasses.replace(data, shown_above=frozenset(state.shown_above))
+                data = dataclasses.replace(data, shown_above=frozenset(self.shown_above))
             for line in lines(summarize(data)):
                 terminalreporter.write_line(self._shown(line))
+            # reports are imported where one is made, not with the run's parts (run/imports.py)
             from pytest_toolselect.report.words import not_run_line
 
             narrowed = not_run_line(sorted(state.narrowed - {r.key for r in state.records.values()}))

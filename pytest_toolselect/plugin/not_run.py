@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.gate.expected import key_record, unjudged
+from pytest_toolselect.gate.keys import split
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RUN_SESSION
@@ -126,9 +128,6 @@ class NotRunCases:
     def _expect_skipped_files(self) -> None:
         """The baseline's cases of each file (or folder) skipped at collection: each is
         expected, and not run unless a later collection of it ran."""
-        from pytest_toolselect.gate.expected import key_record
-        from pytest_toolselect.gate.keys import split
-
         base = self.session.baselines.baseline if self._skipped_paths else None
         if base is None:
             return
@@ -233,8 +232,6 @@ class NotRunCases:
         return result
 
     def _name_the_unjudged(self, session: pytest.Session) -> None:
-        from pytest_toolselect.gate.expected import unjudged
-
         under_xdist = getattr(session.config.option, "dist", "no") != "no"
         for rec in unjudged(self.expected, self.session.state.records, self._why(under_xdist)):
             if rec.nodeid in self.crashed:

@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.gate.decision import case_outcome
 from pytest_toolselect.records.run_records import CaseRecord
+from pytest_toolselect.run.case_outcome import case_fingerprint
 from pytest_toolselect.run.case_run import case_of
 from pytest_toolselect.run.session import RUN_SESSION
 from pytest_toolselect.terms.vocabulary import Outcome
 
 from .shown import shown
-from .verdict import ORDER, RECORD, RUN, xfail_reason
+from .verdict import RECORD, RUN, record_item, xfail_reason
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.decision import GateSettings
@@ -62,8 +64,6 @@ def refusal(items: Sequence[pytest.Item], is_case: Callable[[pytest.Item], bool]
                 "or never run). Remove the mark from the case (a conftest that marks every test "
                 "can leave out items with a toolselect_case marker or a .toolselect. file), or "
                 "leave the case out of the run with -k, -m or --deselect")
-    from pytest_toolselect.run.case_outcome import case_fingerprint
-
     seen: dict[tuple[str, str], str] = {}
     doubled: list[str] = []
     for item in cases:
@@ -113,15 +113,15 @@ def own_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.Te
         if rec is None:
             # skipped, xfailed or failed by something other than the plugin: the case did not
             # run, and a case that did not run is an error, never a pass
-            rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                          error=f"the case did not run: {_why_not_run(report, call)}")
+            rec = record_item(item, case, None,
+                              error=f"the case did not run: {_why_not_run(report, call)}")
             item.stash[RECORD] = rec
     elif rec is None:
         outcome = item.stash.get(RUN, None)
         if outcome is None:
             return
         # the body skipped or xfailed itself after the model was asked: the case is scored
-        rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, outcome)
+        rec = record_item(item, case, outcome)
         item.stash[RECORD] = rec
     # RECORD holds a group's record on a group item; a case item's is a case's
     assert isinstance(rec, CaseRecord)
@@ -136,11 +136,10 @@ def _set_outcome(report: pytest.TestReport, rec: CaseRecord, case: Case,
                  settings: GateSettings, secrets: Sequence[str] = ()) -> None:
     """The report's outcome and the text pytest shows for it (terminal, JUnit), masked as
     every report is (``secrets``: the values the run's servers declare)."""
-    from pytest_toolselect.gate.decision import case_outcome
-
     wanted = case_outcome(rec, settings)
     if wanted in (Outcome.ERROR, Outcome.FAILED):
         if not report.failed or hasattr(report, "wasxfail"):
+            # reports are imported where one is made, not with the run's parts (run/imports.py)
             from pytest_toolselect.report.terminal import describe
 
             text = rec.error if wanted == Outcome.ERROR else "\n".join(describe(rec))

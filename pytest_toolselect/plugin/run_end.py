@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from pytest_toolselect.gate.exit_status import RunFacts, exit_status
+from pytest_toolselect.run.lifecycle import overlap_problem
 
 if TYPE_CHECKING:
     import pytest
@@ -25,25 +26,24 @@ def end_of_run(run: RunSession, session: pytest.Session, refused: Sequence[str] 
     ``refused``: what the xdist workers refused at their start (plugin.ownership)."""
     state = run.state
     usage_problem = bool(refused)
+    write_refused: str | None = None
     if usage_problem:
         # refused on the workers at their start (nothing ran): said once, a usage error
         state.report_problems.extend(refused)
     else:
         if state.collected and getattr(session.config.option, "dist", "no") != "no":
             # under xdist the controller learns the cases only now: refuse the gate here
-            from pytest_toolselect.run.lifecycle import overlap_problem
-
             problem = overlap_problem(run.baselines)
             if problem is not None:
                 state.report_problems.append(problem)
                 usage_problem = True
-        run.finish()
-        if state.write_refused is not None:
+        write_refused = run.finish()
+        if write_refused is not None:
             # another subject's baseline is on disk now: said once, a usage error
-            state.report_problems.append(state.write_refused)
+            state.report_problems.append(write_refused)
     gathered = state.gathered() and not refused
     facts = RunFacts(pytest_status=int(session.exitstatus), usage_problem=usage_problem,
-                     write_refused=state.write_refused is not None,
+                     write_refused=write_refused is not None,
                      # the one verdict decides, never the count pytest kept of the items
                      verdict=run.summary.decision().exit_status if gathered else None,
                      report_problems=bool(state.report_problems))

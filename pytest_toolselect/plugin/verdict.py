@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.exchange.clip import clip_text
+from pytest_toolselect.gate.decision import case_outcome
+from pytest_toolselect.gate.evidence import dropped_label
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.providers import billed_turns
 from pytest_toolselect.records.run_records import CaseRecord, GroupRecord
+from pytest_toolselect.run.budget import CostCapReached
 from pytest_toolselect.run.case_outcome import CaseOutcome
 from pytest_toolselect.run.case_run import CaseRun
 from pytest_toolselect.run.session import RUN_SESSION
@@ -85,34 +90,34 @@ def notice(warning: Warning, filename: str | None = None, lineno: int = 0) -> No
             warnings.warn_explicit(warning, category, filename=filename, lineno=lineno)
 
 
+def record_item(item: pytest.Item, case: Case, outcome: CaseOutcome | None,
+                **why: Any) -> CaseRecord:
+    """The item's case record, at its place in the run's order (`why`: what the recorder
+    takes of a case that did not run: its error, verdict, billed calls)."""
+    session = item.config.stash[RUN_SESSION]
+    return session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, outcome, **why)
+
+
 def setup_case(item: pytest.Item, case: Case) -> CaseRun:
     """Ask the model for the case; on failure record an error entry and re-raise."""
-    from pytest_toolselect.run.budget import CostCapReached
-
     session = item.config.stash[RUN_SESSION]
     session.calls.prefetch(item)
     try:
         outcome = session.calls.run_case(item.nodeid, case)
     except CostCapReached as e:
-        from pytest_toolselect.providers import billed_turns
-
-        item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=str(e), verdict=Verdict.SKIPPED,
-                                            billed=billed_turns(e)[0])
+        item.stash[RECORD] = record_item(item, case, None, error=str(e), verdict=Verdict.SKIPPED,
+                                         billed=billed_turns(e)[0])
         pytest.skip(str(e))
     except ToolselectError as e:
-        from pytest_toolselect.providers import billed_turns
-
         billed, cut = billed_turns(e)
-        item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=str(e), billed=billed, inconclusive=cut)
+        item.stash[RECORD] = record_item(item, case, None, error=str(e), billed=billed,
+                                         inconclusive=cut)
         # The message is the report (plugin.py replaces the longrepr with it), but pytest
         # formats the traceback of a setup error first, chained causes included: through
         # anyio and the mcp SDK that costs about a second of CPU per item of a dead server.
         raise e.with_traceback(None) from None
     except Exception as e:
-        item.stash[RECORD] = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, None,
-                                            error=f"{type(e).__name__}: {e}")
+        item.stash[RECORD] = record_item(item, case, None, error=f"{type(e).__name__}: {e}")
         raise
     item.stash[RUN] = outcome
     warn_unoffered(item, outcome.run)
@@ -121,14 +126,13 @@ def setup_case(item: pytest.Item, case: Case) -> CaseRun:
 
 def conclude_case(item: pytest.Item, case: Case) -> None:
     """Score the run against the baseline and raise what the verdict means in pytest."""
+    # reports are imported where one is made, not with the run's parts (run/imports.py)
     from pytest_toolselect.report.terminal import describe
 
     __tracebackhide__ = True
     session = item.config.stash[RUN_SESSION]
-    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, item.stash[RUN])
+    rec = record_item(item, case, item.stash[RUN])
     item.stash[RECORD] = rec
-    from pytest_toolselect.gate.decision import case_outcome
-
     # the one verdict's outcome (plugin/ownership.py sets the report to it, whatever else ran)
     outcome = case_outcome(rec, session.summary.gate_settings())
     if outcome == Outcome.FAILED:
@@ -147,16 +151,13 @@ def record_failed_body(item: pytest.Item, case: Case, exc: BaseException) -> Non
     The body runs before the verdict is applied; without this the case would vanish from the
     case count, the baseline and the reports while pytest still fails the test.
     """
-    from pytest_toolselect.exchange.clip import clip_text
-
     outcome = item.stash.get(RUN, None)
     if outcome is None or isinstance(exc, pytest.xfail.Exception) or not isinstance(
             exc, (Exception, pytest.fail.Exception)):
         # not scored (its setup failed), or the body skipped or xfailed itself (pytest's
         # xfail is a kind of its fail): the case is scored with its verdict's outcome
         return
-    session = item.config.stash[RUN_SESSION]
-    rec = session.recorder.record(item.nodeid, item.stash.get(ORDER, 0), case, outcome)
+    rec = record_item(item, case, outcome)
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     item.stash[RECORD] = replace(rec, test_failure=clip_text(
         f"{type(exc).__name__}: {message}" if message else type(exc).__name__))
@@ -167,12 +168,8 @@ def xfail_reason(rec: CaseRecord) -> str:
              Verdict.DRIFT: "drift (fails with the baseline's tools too)",
              Verdict.REGRESSION: "regression accepted by --toolselect-update-baseline"}[rec.verdict]
     if rec.dropped_from:
-        from pytest_toolselect.gate.evidence import dropped_label
-
         label = dropped_label(rec.dropped_from)
     checks = ", ".join(rec.failing_checks) or "?"
     first = next(iter(rec.failing_detail.values()), "")
-    from pytest_toolselect.exchange.clip import clip_text
-
     # a reason is printed and goes into JUnit XML: bounded like every shown text
     return f"{label}: {checks}: {clip_text(str(first), 600)} | why: {clip_text(str(rec.why))}"

@@ -16,12 +16,18 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.exchange.tool import Tool
 from pytest_toolselect.gate import attribution as attr
+from pytest_toolselect.providers import TurnRequest
 from pytest_toolselect.records.attribution import Attribution, Cause, ChangedTool, PairedCheck
+from pytest_toolselect.scoring.checks import score
 from pytest_toolselect.terms.vocabulary import Verdict
 
+from .budget import CostCapReached
+from .case_run import first_tool
+from .escalation import judged
+
 if TYPE_CHECKING:
-    from pytest_toolselect.exchange.tool import Tool
     from pytest_toolselect.providers import Turn
 
     from .case_outcome import CaseOutcome
@@ -67,11 +73,6 @@ class _Asker:
                   ) -> list[tuple[int, int, list[Turn]]]:
         """n reps of each arm, interleaved (rep i of every arm before rep i + 1 of any):
         per arm its passes, reps and turns."""
-        from pytest_toolselect.providers import TurnRequest
-        from pytest_toolselect.scoring.checks import score
-
-        from .budget import CostCapReached
-
         if n < 1 or n * len(arms) > self.room():
             raise _Stop(CAPPED)
         self.calls += n * len(arms)
@@ -100,25 +101,16 @@ class _Asker:
 
 
 def _tools(defs: Sequence[dict[str, Any]]) -> tuple[Tool, ...]:
-    from pytest_toolselect.exchange.tool import Tool
-
     return tuple(Tool(d["name"], d.get("description", ""), dict(d.get("input_schema") or {}))
                  for d in defs)
-
-
-def should_attribute(parts: Caller, verdict: str) -> bool:
-    settings = parts.settings
-    return (verdict == Verdict.REGRESSION and settings.options.attribution == "on"
-            and not settings.flag("update_baseline"))
 
 
 async def attribute(runner: Caller, spend: Spend, outcome: CaseOutcome,
                     tokens: int) -> CaseOutcome:
     """The outcome with what asking again found noted on its run (``run.attribution``), when
-    the gate would call the case a regression; the outcome as it is otherwise."""
-    from .escalation import judged
-
-    if not should_attribute(runner, judged(runner, outcome)[0]):
+    the gate would call the case a regression; the outcome as it is otherwise. Asked only
+    when a baseline is compared (the Attribution plugin object, which holds `spend`)."""
+    if judged(runner, outcome)[0] != Verdict.REGRESSION:
         return outcome
     run, entry = outcome.run, outcome.identity.entry
     stored = runner.baselines.baseline
@@ -129,8 +121,6 @@ async def attribute(runner: Caller, spend: Spend, outcome: CaseOutcome,
         return outcome.with_run(replace(run, attribution=attr.unavailable(
             "the baseline does not keep the tools this case was recorded with (written before "
             "it kept them): update it on main (--toolselect-update-baseline) to keep them")))
-    from .case_run import first_tool
-
     base_tools, base_system = found
     head_tools, head_system = run.tools, run.system
     same = ([t.to_dict() for t in base_tools], base_system) == (

@@ -9,7 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.gate.keys import key_for
+from pytest_toolselect.run.lifecycle import gone, known_keys, migrate
+
 from .case_outcome import CaseIdentity, case_fingerprint
+from .lineage import by_case_fingerprint, renamed_from, reworded
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
@@ -49,6 +53,7 @@ class BaselineAccess:
         start calls it): a foreign one is refused here, as a usage error said once; an
         update that replaces another subject's notes that subject. Reading it again is a
         no-op: the run compares with the file as it was when it started."""
+        # looked up when called: tests/test_baseline_value.py counts the reads by replacing load
         from pytest_toolselect.gate.baseline import load, subject_mismatch
 
         if self._loaded or self.baseline_path is None:
@@ -99,8 +104,6 @@ class BaselineAccess:
 
         A value computed from the stored one and the keys collected so far, again only when
         collection (or, under xdist, a worker's report) added keys; never changed in place."""
-        from pytest_toolselect.run.lifecycle import migrate
-
         stored = self.stored
         if stored is None:
             return None
@@ -143,8 +146,6 @@ class BaselineAccess:
         return self.state.keys.get(nodeid, nodeid)
 
     def add_item_key(self, item: pytest.Item) -> str:
-        from pytest_toolselect.gate.keys import key_for
-
         anchor = self.settings.config_for(item.path).root
         key = key_for(item.path, item.nodeid, anchor)
         self.state.keys[item.nodeid] = key
@@ -152,8 +153,6 @@ class BaselineAccess:
         return key
 
     def _by_case_fingerprint(self) -> dict[str, list[str]]:
-        from .lineage import by_case_fingerprint
-
         cases = self.baseline.cases if self.baseline is not None else {}
         if self._fingerprints is None or self._fingerprints[0] is not cases:
             self._fingerprints = (cases, by_case_fingerprint(cases))
@@ -161,18 +160,12 @@ class BaselineAccess:
 
     def renamed_from(self, case_fp: str) -> str | None:
         """The gone baseline entry a new case with this content was renamed from, if one."""
-        from pytest_toolselect.run.lifecycle import known_keys
-
-        from .lineage import renamed_from
-
         # keys of cases that still exist, filtered out of this run or not
         return renamed_from(self._by_case_fingerprint(), case_fp, known_keys(self.state))
 
     def reworded(self) -> dict[str, str]:
         """Gone entries of parametrized @case functions and the parameter set that replaced
         each, where one is gone and one is new: {old key: new key} (lineage.reworded)."""
-        from .lineage import reworded
-
         cases = self.baseline.cases if self.baseline is not None else {}
         # asked once per case: computed again only when collection added to what it reads
         defined = sum(len(keys) for keys in self.state.defined.values())
@@ -192,8 +185,6 @@ class BaselineAccess:
 
     def gone_cases(self) -> list[str]:
         """Baseline keys whose case was removed from its file (or whose file is gone)."""
-        from pytest_toolselect.run.lifecycle import gone
-
         base = self.baseline
         if base is None:
             return []

@@ -37,6 +37,8 @@ from urllib.parse import urlsplit
 from pytest_toolselect.exchange.context import context_to_data
 from pytest_toolselect.exchange.tool import ToolCall
 from pytest_toolselect.messages.errors import ToolselectError, nearest
+from pytest_toolselect.messages.masking import redact_data
+from pytest_toolselect.positions.bounded import not_regular
 from pytest_toolselect.providers import Provider, Turn, TurnRequest
 
 if TYPE_CHECKING:
@@ -161,8 +163,6 @@ def request_key(subject: Mapping[str, Any], request: TurnRequest, endpoint: str 
 def check_path(path: Path) -> None:
     """Refuse a cache path that names a FIFO, a device or a folder (SQLite would block on a
     FIFO, or fail obscurely on the others); a missing file is fine: it is created."""
-    from pytest_toolselect.positions.bounded import not_regular
-
     kind = not_regular(path)
     if kind is not None:
         raise ToolselectError(f"the cache path is {kind}, not a file", file=path,
@@ -170,8 +170,6 @@ def check_path(path: Path) -> None:
 
 
 def _encode(turn: Turn, secrets: tuple[str, ...]) -> str:
-    from pytest_toolselect.messages.masking import redact_data
-
     return json.dumps(redact_data(turn.to_dict(), secrets), ensure_ascii=False, default=repr)
 
 

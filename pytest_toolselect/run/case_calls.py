@@ -10,18 +10,26 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_toolselect.discovery.servers import load_sdk, offered_tools
+from pytest_toolselect.inputs.cases import check_offered
+from pytest_toolselect.inputs.find_config import unknown_server
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.scoring.contradictions import check_with_tools
 
 from .case_run import CaseRun, case_of
+from .probe_items import group_job
+from .runner import CaseRunner, queued_items
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
     from pytest_toolselect.inputs.cases import Case
     from pytest_toolselect.inputs.config import Config, ServerSpec
+    from pytest_toolselect.inputs.groups import Group
+    from pytest_toolselect.records.probe_call import ProbeCall
 
     from .baseline_access import BaselineAccess
     from .case_outcome import CaseOutcome
-    from .runner import CaseRunner
+    from .contracts import CaseSteps
     from .settings import Settings
     from .wiring import Wiring
 
@@ -29,12 +37,16 @@ if TYPE_CHECKING:
 class CaseCalls:
     """Finds a case's tools and hands its work to the runner (prefetched, then awaited)."""
 
-    def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess) -> None:
+    def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess,
+                 steps: CaseSteps) -> None:
         self.settings = settings
         #: the provider, cache and budget the runner's calls go through
         self.wiring = wiring
         #: what adaptive reps compare with (the runner's escalation reads it)
         self.baselines = baselines
+        #: the features that follow a case's reps (adaptive reps, attribution), as the
+        #: plugin registered them: the runner takes them
+        self.steps = steps
         #: items whose work was handed to the scheduler (each once)
         self._prefetched: set[str] = set()
         self._prefetched_all = False
@@ -72,8 +84,6 @@ class CaseCalls:
         for name in names:
             spec = config.servers.get(name)
             if spec is None:
-                from pytest_toolselect.inputs.find_config import unknown_server
-
                 raise unknown_server(self.settings.configs, config, name, case)
             specs.append(spec)
         return specs
@@ -81,8 +91,6 @@ class CaseCalls:
     def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
         """The tools the case offers (its servers' union, and a harness's own tools) and the
         system prompt it sends."""
-        from pytest_toolselect.discovery.servers import offered_tools
-
         config = self.case_config(case)
         specs = self._specs(case, config)
         # a server's own `timeout:` wins; the option sets it for the others
@@ -93,11 +101,7 @@ class CaseCalls:
         harness = getattr(getattr(provider, "inner", provider), "harness_tools", None)
         if callable(harness):
             tools = (*tools, *harness(tools))
-        from pytest_toolselect.inputs.cases import check_offered
-
         check_offered(case, tools)  # a tool or argument path no server offers: a clear error
-        from pytest_toolselect.scoring.contradictions import check_with_tools
-
         check_with_tools(case, tools)  # a decoy the case requires, by the tools' schemas
         system = case.system if case.system is not None else config.system
         if system is None:
@@ -106,15 +110,11 @@ class CaseCalls:
 
     @cached_property
     def runner(self) -> CaseRunner:
-        from .runner import CaseRunner
-
         return CaseRunner(self.settings, self.wiring, self.baselines, self.tools_for,
-                          self.server_specs)
+                          self.server_specs, self.steps)
 
     def prefetch(self, current: pytest.Item) -> None:
         """Start the calls of this item and of the case items due after it in this process."""
-        from .runner import queued_items
-
         session = current.session
         upcoming = (queued_items(self.settings.pytest_config, session.items)
                     if self.settings.is_worker else None)
@@ -135,8 +135,6 @@ class CaseCalls:
         """Discovery runs in worker threads, and two first imports of the MCP SDK in two
         threads at once deadlock: when an item due here may start a server, the SDK is
         imported now, on the main thread, before the workers start."""
-        from pytest_toolselect.discovery.servers import load_sdk
-
         for item in items:
             owner = getattr(item, "group", None) or case_of(item)
             if owner is None:
@@ -155,8 +153,6 @@ class CaseCalls:
         """The work an item waits for (a case's reps or a group's cells), or None."""
         group = getattr(item, "group", None)
         if group is not None:
-            from .probe_items import group_job
-
             return item.nodeid, lambda: group_job(self.runner, group)
         case = case_of(item)
         if case is not None:
@@ -189,6 +185,14 @@ class CaseCalls:
                           inconclusive=(*earlier.inconclusive, *run.inconclusive))
         self._earlier_runs[nodeid] = run
         return outcome.with_run(run)
+
+    def run_group(self, nodeid: str, group: Group) -> list[ProbeCall]:
+        """A preference group's calls, every cell and rep (errors and skips kept as calls).
+
+        They may already be under way (prefetched); this waits for them.
+        """
+        calls: list[ProbeCall] = self.runner.result(nodeid, lambda: group_job(self.runner, group))
+        return calls
 
     def attempts_over(self, nodeid: str) -> None:
         """The item's attempts are over (its reps are in its record): forget them, so a long

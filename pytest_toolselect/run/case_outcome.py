@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from pytest_toolselect.gate import sequential
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.records.fingerprint import fingerprint
 
 if TYPE_CHECKING:
     from pytest_toolselect.inputs.cases import Case
@@ -25,8 +26,6 @@ if TYPE_CHECKING:
 def case_fingerprint(case: Case) -> str:
     """The case's content fingerprint: the one place a run computes it (at collection,
     or for a case collection did not see, where its identity is made)."""
-    from pytest_toolselect.records.fingerprint import fingerprint
-
     return fingerprint(case.fingerprint_data())
 
 

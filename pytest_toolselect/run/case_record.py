@@ -7,10 +7,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.exchange.clip import clip_call, clip_text
+from pytest_toolselect.exchange.context import context_lines
+from pytest_toolselect.gate.baseline import fingerprint
+from pytest_toolselect.gate.evidence import dropped_from
+from pytest_toolselect.messages.masking import redact
 from pytest_toolselect.records.run_records import GROUP_KIND, CaseRecord, CheckEntry, GroupRecord
 from pytest_toolselect.terms.vocabulary import Verdict
 
 from .case_run import first_tool
+from .escalation import judged
+from .lineage import tool_fields
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.turns import Turn
@@ -57,16 +64,11 @@ class CaseRecords:
         # the record is what the terminal summary, the reports and the controller get
         if error is None:
             return None
-        from pytest_toolselect.messages.masking import redact
-
         return redact(error, self.settings.server_secrets())
 
     def _texts(self, turns: Iterable[Turn]) -> list[str]:
         """What the model wrote on each turn: why it called nothing, or was cut, is often
         there. Masked before it is clipped, so no credential is left half."""
-        from pytest_toolselect.exchange.clip import clip_text
-        from pytest_toolselect.messages.masking import redact
-
         secrets = self.settings.server_secrets()
         return [clip_text(redact(t.text, secrets), TEXT_CLIP) if t.text else "" for t in turns]
 
@@ -74,9 +76,6 @@ class CaseRecords:
         """A case's given calls and results as the reports show them: masked, then clipped."""
         if not case.context:
             return []
-        from pytest_toolselect.exchange.context import context_lines
-        from pytest_toolselect.messages.masking import redact
-
         secrets = self.settings.server_secrets()
         return context_lines(case.context, lambda text: redact(text, secrets))
 
@@ -87,9 +86,6 @@ class CaseRecords:
         (None: it did not run). ``billed``: the calls of a case that errored after they
         were paid for (every cost figure counts them); ``inconclusive``: they were every
         rep, each cut before any tool call."""
-        from pytest_toolselect.exchange.clip import clip_call
-        from pytest_toolselect.gate.baseline import fingerprint
-
         identity = outcome.identity if outcome is not None else self.baselines.identity(nodeid,
                                                                                         case)
         case_fp = identity.fingerprint
@@ -124,11 +120,6 @@ class CaseRecords:
             for name, check in s.checks.items():
                 if not check.passed and name not in failing:
                     failing[name] = check.detail
-        from pytest_toolselect.gate.evidence import dropped_from
-
-        from .escalation import judged
-        from .lineage import tool_fields
-
         status = run.status
         base, renamed = identity.entry, identity.renamed_from
         verdict, unevaluated = judged(self, outcome)

@@ -10,17 +10,22 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.exchange.context import GivenTurn, context_to_data
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.probe.dry_run import dry_run
 from pytest_toolselect.probe.preference import (
     CHARS_PER_TOKEN,
     OUTPUT_TOKENS_PER_CALL,
     TOOL_USE_OVERHEAD_TOKENS,
 )
+from pytest_toolselect.providers import price_per_token
 from pytest_toolselect.records.report_input import CaseDryRun
+
+from .case_run import case_of
+from .probe_items import resolve
 
 if TYPE_CHECKING:
     from pytest_toolselect.inputs.cases import Case
@@ -46,32 +51,6 @@ def request_parts(question: str, system: str | None, tools: Sequence[Any],
         parts["context"] = text_tokens(json.dumps(context_to_data(context), ensure_ascii=False,
                                                   default=str))
     return parts
-
-
-def escalation_cap(settings: Settings, deterministic: bool) -> int:
-    """The most extra reps adaptive reps may ask of one case in this run (0: none): only
-    against a baseline, with a rule that has a test, on a model that is not `deterministic`
-    (``Wiring.deterministic``, the rule ``escalation.plan_for`` reads)."""
-    from pytest_toolselect.gate.sequential import design_for
-
-    options = settings.options
-    if (options.adaptive != "on" or settings.option("baseline").value is None
-            or deterministic):
-        return 0
-    found = design_for(options.rule, settings.reps, options.max_extra_reps)
-    return found[0].max_extra if found is not None else 0
-
-
-def attribution_cap(settings: Settings, cases: int) -> int:
-    """The most calls attribution may make over the run (0: none): only against a baseline,
-    with attribution on, at most its per-case cap a case and its per-run cap in all."""
-    from pytest_toolselect.gate.attribution import parse_max_calls
-
-    options = settings.options
-    if options.attribution != "on" or settings.option("baseline").value is None:
-        return 0
-    per_case, per_run = parse_max_calls(options.attribution_max_calls)
-    return min(per_run, per_case * cases)
 
 
 def case_dry_run(parts: Sequence[Mapping[str, int] | None], reps: int, max_extra: int,
@@ -123,28 +102,25 @@ def case_parts(calls: CaseCalls, cases: Sequence[Case]) -> list[dict[str, int] |
     return out
 
 
-def dry_run_lines(settings: Settings, calls: CaseCalls, items: Sequence[Any],
-                  deterministic: bool) -> list[str]:
+def dry_run_lines(settings: Settings, calls: CaseCalls, items: Sequence[Any], max_extra: int,
+                  attribution_cap: Callable[[int], int] | None) -> list[str]:
     """What a dry run of these items says: the cases' and the groups' calls, tokens and cost
-    (estimated where the model is priced); no call made. `deterministic`: the provider's
-    answers do not vary (Wiring.deterministic), so adaptive reps add no call."""
+    (estimated where the model is priced); no call made. `max_extra`: the most extra reps
+    adaptive reps may ask of a case (0: its reps are fixed); `attribution_cap`: the most
+    calls attribution may make over so many cases (None: no baseline is compared). Both are
+    the feature objects' (plugin/adaptive_reps.py, plugin/attribution.py)."""
+    # reports are imported where one is made, not with the run's parts (run/imports.py)
     from pytest_toolselect.report.dry_run import case_lines
     from pytest_toolselect.report.probe_report import dry_run_lines as group_lines
 
-    from .case_run import case_of
 
     groups = [item.group for item in items if getattr(item, "group", None) is not None]
     cases = [case for item in items if (case := case_of(item)) is not None]
     prices = per_mtok_prices(settings)
-    dry = case_dry_run(case_parts(calls, cases), settings.reps,
-                       escalation_cap(settings, deterministic), prices,
-                       attribution_cap(settings, len(cases)))
+    dry = case_dry_run(case_parts(calls, cases), settings.reps, max_extra, prices,
+                       attribution_cap(len(cases)) if attribution_cap is not None else 0)
     lines = list(case_lines(dry, prices))
     if groups:
-        from pytest_toolselect.probe.dry_run import dry_run
-
-        from .probe_items import resolve
-
         resolved = []
         for group in groups:
             try:
@@ -160,8 +136,6 @@ def per_mtok_prices(settings: Settings) -> dict[str, float] | None:
     model = str(settings.model.value)
     if model.startswith("local/"):
         return {"input_per_mtok": 0.0, "output_per_mtok": 0.0}
-    from pytest_toolselect.providers import price_per_token
-
     price = price_per_token(model, settings.config.prices)
     if price is None:
         return None

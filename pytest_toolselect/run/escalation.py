@@ -17,9 +17,12 @@ from typing import TYPE_CHECKING
 from pytest_toolselect.gate import sequential
 from pytest_toolselect.gate import verdict_rules as gate
 from pytest_toolselect.records.run_records import Escalation
+from pytest_toolselect.scoring.checks import score
 from pytest_toolselect.terms.vocabulary import Verdict
 
+from .budget import CostCapReached
 from .case_outcome import Plan
+from .scheduler import Stopped
 
 if TYPE_CHECKING:
     from pytest_toolselect.providers import TurnRequest
@@ -32,25 +35,18 @@ if TYPE_CHECKING:
 CAPPED, STOPPED, CUT = "cost cap", "run stopped", "replies cut at max_tokens"
 
 
-def plan_for(parts: CallParts, identity: CaseIdentity) -> Plan | None:
-    """The case's plan, or None: adaptive reps are off, the model is deterministic, the
-    rule has no test, or there is nothing to compare with and nothing being recorded.
-    Made once per case, before its first reps: the outcome carries it to the verdict."""
-    settings, baselines = parts.settings, parts.baselines
-    if settings.options.adaptive != "on" or baselines.baseline_path is None:
-        return None
-    if parts.wiring.deterministic:
-        return None  # asked again, it would answer the same
-    found = sequential.design_for(settings.options.rule, settings.reps,
-                                  settings.options.max_extra_reps)
-    if found is None:
-        return None
+def plan_for(parts: CallParts, identity: CaseIdentity,
+             found: tuple[sequential.Design, sequential.Test]) -> Plan | None:
+    """The case's plan under the run's design and test (`found`: the AdaptiveReps plugin
+    object's, which exists only when reps adapt), or None: there is nothing to compare with
+    and nothing being recorded. Made once per case, before its first reps: the outcome
+    carries it to the verdict."""
     design, test = found
     # a renamed case is judged against the entry it was renamed from: asked again against it
     entry = identity.entry
     if entry is not None:
         return Plan(design, test, tuple(entry.runs), entry.evaluated)
-    if baselines.baseline is None or settings.flag("update_baseline"):
+    if parts.baselines.baseline is None or parts.settings.flag("update_baseline"):
         return Plan(design, test, None)  # recorded now for the first time
     return None  # a new case compared with nothing: reported, not recorded
 
@@ -90,11 +86,6 @@ async def escalate(runner: Caller, outcome: CaseOutcome,
                    request: Callable[[int], TurnRequest], tokens: int) -> CaseOutcome:
     """The outcome with the reps its plan asks for in batches, and what happened noted on
     its run."""
-    from pytest_toolselect.scoring.checks import score
-
-    from .budget import CostCapReached
-    from .scheduler import Stopped
-
     plan, run = outcome.plan, outcome.run
     if plan is None:
         return outcome

@@ -22,6 +22,8 @@ import importlib
 import pkgutil
 import threading
 
+import pytest_toolselect
+
 #: the parts whose modules a run's threads may import (plugin and cli run on the main thread)
 PARTS = ("terms", "messages", "exchange", "positions", "records", "inputs", "scoring", "gate", "probe",
          "discovery", "providers", "run")
@@ -45,8 +47,6 @@ def import_parts(*, lint: bool = False) -> None:
 
 
 def _import(parts: tuple[str, ...]) -> None:
-    import pytest_toolselect
-
     for part in parts:
         package = importlib.import_module(f"{pytest_toolselect.__name__}.{part}")
         for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):

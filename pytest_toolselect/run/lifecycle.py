@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from pytest_toolselect.gate.atomic import locked
 from pytest_toolselect.gate.keys import (
     defines_function,
     existing_file,
@@ -20,7 +21,12 @@ from pytest_toolselect.gate.keys import (
     legacy_renames,
     split,
 )
+from pytest_toolselect.gate.overwrite import overwrite_refusal
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.positions.bounded import read_bounded
+from pytest_toolselect.positions.sourced import MAX_BYTES
+
+from .baseline_note import first_recording_note
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
@@ -99,9 +105,6 @@ def is_gone(state: RunState, key: str, where: list[Path], texts: dict[Path, str]
         return True
     if path.suffix == ".py":
         if path not in texts:
-            from pytest_toolselect.positions.bounded import read_bounded
-            from pytest_toolselect.positions.sourced import MAX_BYTES
-
             try:
                 texts[path] = read_bounded(path, MAX_BYTES).decode("utf-8", errors="replace")
             except OSError:
@@ -207,14 +210,13 @@ def read_only(path: Path) -> bool:
     return stat.S_IMODE(mode) & 0o222 == 0 or not os.access(path, os.W_OK)
 
 
-def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
+def write_baseline(run: Baselines, records: list[CaseRecord]) -> str | None:
     """Record or update the baseline (controller) with the run's records, in order: merged
     under a lock with the file as it is now, never with nothing scored, never over a
-    read-only file."""
-    from pytest_toolselect.gate.atomic import locked
+    read-only file. Returns why it was not written over the file on disk (another
+    subject's: the run ends as a usage error), None otherwise."""
+    # looked up when called: tests/test_baseline_value.py counts the reads by replacing load
     from pytest_toolselect.gate.baseline import build, load, subject_mismatch, write
-    from pytest_toolselect.gate.overwrite import overwrite_refusal
-
     path = run.baseline_path
     assert path is not None
     scored = [r for r in records if r.status is not None]
@@ -223,11 +225,11 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
     lint_tools = {s: r.snapshot for s, r in run.state.lint_records.items()}
     if not scored and not group_entries and not lint_entries:
         run.state.baseline_notes.append(f"no case was scored: the baseline was not written ({path})")
-        return
+        return None
     if read_only(path):
         run.state.report_problems.append(f"cannot write the baseline {path}: the file is read-only; "
                                          "it was left as it is (make it writable to record)")
-        return
+        return None
     try:
         with locked(path):
             old = run.baseline
@@ -237,8 +239,7 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
             refused = overwrite_refusal(path, on_disk, run.wiring.subject, run.replacing)
             if refused is not None:
                 # never over another subject's baseline: a usage error, the file as it is
-                run.state.write_refused = refused
-                return
+                return refused
             if on_disk is not None and not subject_mismatch(on_disk.subject, run.wiring.subject):
                 # another run may have written it since this one started: merge with that
                 old = migrate(run.state, on_disk)
@@ -250,19 +251,18 @@ def write_baseline(run: Baselines, records: list[CaseRecord]) -> None:
             write(path, baseline)
     except ToolselectError as e:
         run.state.report_problems.append(f"the baseline was not written: {e}")
-        return
+        return None
     except OSError as e:
         run.state.report_problems.append(f"cannot write the baseline {path}: {e.strerror or e}")
-        return
+        return None
     run.state.baseline_written = path
     if old is None:
-        from .baseline_note import first_recording_note
-
         note = first_recording_note(
             path, records, list(run.state.group_records.values()), known_keys(run.state),
             stopped=_stopped(run.state))
         if note:
             run.state.baseline_notes.append(note)
+    return None
 
 
 def _stopped(state: RunState) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.gate import toolsdiff
+from pytest_toolselect.gate.keys import family_of
 
 if TYPE_CHECKING:
     from pytest_toolselect.gate.baseline import Baseline
@@ -49,8 +50,6 @@ def reworded(stored: Collection[str], families: Mapping[str, Collection[str]]) -
     gone and exactly one of its keys is not stored, that is one case reworded; any other
     count names no pairing, and the old entries are gone.
     """
-    from pytest_toolselect.gate.keys import family_of
-
     gone: dict[str, list[str]] = {}
     for old in stored:
         members = families.get(family_of(old))

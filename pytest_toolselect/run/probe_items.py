@@ -13,9 +13,19 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.discovery.servers import discover
+from pytest_toolselect.inputs.groups import load_groups_file, resolve_group
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.probe.comparison import baseline_entry, compare
+from pytest_toolselect.probe.preference import call_record, cells_for, group_stats, summarize
+from pytest_toolselect.providers import TruncatedError, TurnRequest
+from pytest_toolselect.providers.routes import route_of
 from pytest_toolselect.records.run_records import GroupRecord
 from pytest_toolselect.terms.vocabulary import Verdict
+
+from .budget import CostCapReached
+from .runner import _token_estimate
+from .scheduler import Stopped
 
 if TYPE_CHECKING:
     from pytest_toolselect.inputs.groups import Group
@@ -31,9 +41,6 @@ def resolve(settings: Settings, group: Group) -> Group:
     """Replace a group's {server, tool} references with the servers' real tools."""
     if group.resolved:
         return group
-    from pytest_toolselect.discovery.servers import discover
-    from pytest_toolselect.inputs.groups import resolve_group
-
     # the config nearest to the groups file governs it, as for a case file
     config = settings.config_for(Path(group.source) if group.source else None)
 
@@ -52,13 +59,6 @@ def resolve(settings: Settings, group: Group) -> Group:
 
 async def group_job(runner: CaseRunner, group: Group) -> list[ProbeCall]:
     """Every cell x rep of the group, as call records (errors and skips kept)."""
-    from pytest_toolselect.probe.preference import call_record, cells_for
-    from pytest_toolselect.providers import TruncatedError, TurnRequest
-
-    from .budget import CostCapReached
-    from .runner import _token_estimate
-    from .scheduler import Stopped
-
     settings = runner.settings
     resolved = await asyncio.to_thread(resolve, settings, group)
     cells = cells_for(resolved)
@@ -83,9 +83,6 @@ def group_record(nodeid: str, order: int, path: Path, group: Group,
                  calls: Sequence[ProbeCall], base: GroupEntry | None,
                  *, key: str) -> GroupRecord:
     """The record of one group item: its calls, its stats, its baseline entry."""
-    from pytest_toolselect.probe.comparison import baseline_entry
-    from pytest_toolselect.probe.preference import group_stats
-
     stats = group_stats(calls, group)
     entry = baseline_entry(group, stats)
     verdict = Verdict.HELD
@@ -110,8 +107,6 @@ def regression_text(rec: GroupRecord, base: GroupEntry | None) -> str:
 
 def load_groups(records: Iterable[GroupRecord]) -> list[Group]:
     """The groups the records came from, read again from their files (in record order)."""
-    from pytest_toolselect.inputs.groups import load_groups_file
-
     by_file: dict[str, dict[str, Group]] = {}
     out: list[Group] = []
     for rec in records:
@@ -130,8 +125,7 @@ def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, GroupEntr
     ``verbose``); also the summary and comparison data."""
     from dataclasses import replace
 
-    from pytest_toolselect.probe.comparison import compare
-    from pytest_toolselect.probe.preference import summarize
+    # reports are imported where one is made, not with the run's parts (run/imports.py)
     from pytest_toolselect.report.probe_report import comparison_lines, lines
 
     groups = load_groups(records)
@@ -151,8 +145,6 @@ def summary_lines(records: Sequence[GroupRecord], stored: Mapping[str, GroupEntr
 def harness_name(model: str) -> str | None:
     """The harness a model string runs on when it sorts the tools (the listed order is not
     the order sent: its route's ``harness.sorts_tools``), or None."""
-    from pytest_toolselect.providers.routes import route_of
-
     route = route_of(model)
     return route.name if route.harness is not None and route.harness.sorts_tools else None
 

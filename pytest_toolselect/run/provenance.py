@@ -9,6 +9,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_toolselect.messages.masking import redact
+
 
 def git_state(root: Path) -> dict[str, Any] | None:
     """The commit checked out at root and whether the tree has changes (None: not a git repo)."""
@@ -34,7 +36,6 @@ def provenance(root: Path, args: Sequence[str], exitstatus: int | None,
 
     import pytest
 
-    from pytest_toolselect.messages.masking import redact
 
     try:
         plugin = version("pytest-toolselect")

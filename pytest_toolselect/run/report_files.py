@@ -6,6 +6,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_toolselect.gate.atomic import write_text
+from pytest_toolselect.inputs.report_formats import format_named
+
 if TYPE_CHECKING:
     from pytest_toolselect.report.document import ResultsDocument
 
@@ -31,7 +34,6 @@ def chunks(kind: str, document: ResultsDocument) -> Iterator[str]:
     or HTML as one string."""
     import importlib
 
-    from pytest_toolselect.inputs.report_formats import format_named
 
     module, _, function = format_named(kind).writer.partition(":")
     out: str | Iterable[str] = getattr(importlib.import_module(module), function)(document)
@@ -52,8 +54,6 @@ def write_reports(document: ResultsDocument, paths: Mapping[str, Path]) -> list[
     A report that cannot be written does not stop the others; the problems come back
     as sentences for the terminal summary.
     """
-    from pytest_toolselect.gate.atomic import write_text
-
     problems = []
     for kind, path in paths.items():
         try:

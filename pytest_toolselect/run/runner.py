@@ -13,8 +13,21 @@ import concurrent.futures
 from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.exchange.replies import reply_faults
+from pytest_toolselect.providers import (
+    InconclusiveError,
+    TruncatedError,
+    TurnRequest,
+    UnreadableReplyError,
+    billed_turns,
+    carry_paid,
+)
+from pytest_toolselect.providers.pricing import request_bytes
+from pytest_toolselect.scoring.checks import score
+
 from .case_outcome import CaseOutcome
 from .case_run import CaseRun
+from .contracts import CaseSteps
 from .scheduler import RateLimiter, Scheduler
 
 if TYPE_CHECKING:
@@ -23,7 +36,7 @@ if TYPE_CHECKING:
     from pytest_toolselect.exchange.context import GivenTurn
     from pytest_toolselect.exchange.tool import Tool
     from pytest_toolselect.inputs.cases import Case
-    from pytest_toolselect.providers import Turn, TurnRequest
+    from pytest_toolselect.providers import Turn
 
     from .baseline_access import BaselineAccess
     from .settings import Settings
@@ -38,8 +51,6 @@ Job = Callable[[], Awaitable[Any]]
 def _token_estimate(question: str, tools: Iterable[Any], system: str | None,
                     context: tuple[GivenTurn, ...] = ()) -> int:
     """A rough prompt size for the tokens-per-minute limit (4 bytes a token)."""
-    from pytest_toolselect.providers.pricing import request_bytes
-
     return request_bytes(question, system, tools, context) // 4
 
 
@@ -48,7 +59,8 @@ class CaseRunner:
 
     def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess,
                  tools_for: Callable[[Case], tuple[tuple[Tool, ...], str | None]],
-                 server_specs: Callable[[Case], tuple[tuple[Any, ...], str]] | None = None) -> None:
+                 server_specs: Callable[[Case], tuple[tuple[Any, ...], str]] | None = None,
+                 steps: CaseSteps | None = None) -> None:
         self.settings = settings
         self.wiring = wiring
         #: what escalation compares a case with
@@ -59,12 +71,8 @@ class CaseRunner:
         self.server_specs = server_specs
         self._scheduler: Scheduler | None = None
         self._pending: dict[str, concurrent.futures.Future[Any]] = {}
-        from pytest_toolselect.gate.attribution import parse_max_calls
-
-        from .attribution import Spend
-
-        #: the attribution's calls in this process, under --toolselect-attribution-max-calls
-        self.attribution_spend = Spend(*parse_max_calls(settings.options.attribution_max_calls))
+        #: what follows a case's reps: its adaptive reps and attribution, when they apply
+        self.steps = steps if steps is not None else CaseSteps()
 
     @property
     def scheduler(self) -> Scheduler:
@@ -92,14 +100,10 @@ class CaseRunner:
     async def case_job(self, case: Case, nodeid: str) -> CaseOutcome:
         """The case's reps, its adaptive reps by its plan and, when the gate would block it,
         its attribution: the outcome the recorder judges and records."""
-        from pytest_toolselect.providers import TurnRequest
-        from pytest_toolselect.scoring.checks import score
-
-        from .escalation import plan_for
-
+        steps = self.steps
         # who the case is and what it is compared with, found once for its whole journey
         identity = self.baselines.identity(nodeid, case)
-        plan = plan_for(self, identity)
+        plan = steps.adaptive.plan(self, identity) if steps.adaptive is not None else None
 
         tools, system = await asyncio.to_thread(self.tools_for, case)
         tokens = _token_estimate(case.question, tools, system, case.context)
@@ -119,8 +123,6 @@ class CaseRunner:
         errors = [r for r in results if isinstance(r, BaseException)]
         replies = [r for r in results if not isinstance(r, BaseException)]
         if errors:
-            from pytest_toolselect.providers import billed_turns, carry_paid
-
             # the case errs on its first error, with every rep that was paid for (the
             # others' replies too): each cost figure counts them
             carry_paid(errors[0], (*(turn for turn, _ in replies),
@@ -129,25 +131,22 @@ class CaseRunner:
         turns = [turn for turn, conclusive in replies if conclusive]
         cut = tuple(turn for turn, conclusive in replies if not conclusive)
         if not turns:
-            from pytest_toolselect.providers import InconclusiveError
-
             raise InconclusiveError(self.wiring.provider.model, cut, self.settings.options.max_tokens)
         filled = bool(getattr(self.wiring.provider, "fills_arguments", True))
         run = CaseRun(case=case, tools=tools, system=system, turns=tuple(turns),
                       scores=tuple(score(case, t.calls, tools, arguments_filled=filled) for t in turns),
                       inconclusive=cut)
-        from .attribution import attribute
-        from .escalation import escalate
-
-        outcome = await escalate(self, CaseOutcome(identity, run, plan), request, tokens)
-        return await attribute(self, self.attribution_spend, outcome, tokens)
+        outcome = CaseOutcome(identity, run, plan)
+        if steps.adaptive is not None:
+            outcome = await steps.adaptive.escalate(self, outcome, request, tokens)
+        if steps.attribution is not None:
+            outcome = await steps.attribution.attribute(self, outcome, tokens)
+        return outcome
 
     async def rep(self, request: TurnRequest, tokens: int) -> tuple[Turn, bool]:
         """One rep's call: its turn, and whether it is conclusive. A reply cut at max_tokens
         before any tool call is inconclusive: billed and shown, but no evidence either way,
         so the case is judged on its other reps (docs/gate.md). Other errors raise."""
-        from pytest_toolselect.providers import TruncatedError
-
         try:
             return await self.call(request, tokens), True
         except TruncatedError as e:
@@ -201,9 +200,6 @@ class CaseRunner:
 def _check_readable(model: str, turn: Turn, request: TurnRequest) -> None:
     """A reply that cannot be read as a tool choice is the item's error, whoever made it (a
     hook's provider, a cache entry from before): the HTTP providers raise it themselves."""
-    from pytest_toolselect.exchange.replies import reply_faults
-    from pytest_toolselect.providers import UnreadableReplyError
-
     faults = reply_faults(turn, offered={t.name for t in request.tools})
     if faults:
         raise UnreadableReplyError(model, turn, faults)

@@ -17,10 +17,14 @@ from __future__ import annotations
 import pytest
 
 from pytest_toolselect.messages.errors import ToolselectError
+from pytest_toolselect.providers.preflight import check, check_model
+from pytest_toolselect.run.lifecycle import check_ci, write_baseline
 
 from .baseline_access import BaselineAccess
+from .cache import check_mode, check_path
 from .case_calls import CaseCalls
 from .case_record import CaseRecords
+from .contracts import AdaptiveStep, AttributionStep, CaseSteps
 from .settings import Settings
 from .state import RunState
 from .summary import SessionSummary
@@ -37,11 +41,19 @@ class RunSession:
         self.settings = Settings(config)
         self.wiring = Wiring(self.settings)
         self.baselines = BaselineAccess(self.settings, self.wiring, self.state)
-        self.calls = CaseCalls(self.settings, self.wiring, self.baselines)
+        #: the features that follow a case's reps, set by the plugin when they apply
+        self._steps = CaseSteps()
+        self.calls = CaseCalls(self.settings, self.wiring, self.baselines, self._steps)
         self.recorder = CaseRecords(self.settings, self.wiring, self.baselines, self.calls,
                                     self.state)
         self.summary = SessionSummary(self.settings, self.wiring, self.baselines, self.recorder,
                                       self.state)
+
+    def follow_reps_with(self, adaptive: AdaptiveStep | None,
+                         attribution: AttributionStep | None) -> None:
+        """The features that follow each case's reps in this run (None: one that does not
+        apply): the plugin objects the plugin registered, set before any case runs."""
+        self._steps.adaptive, self._steps.attribution = adaptive, attribution
 
     def check_setup(self) -> None:
         """Refuse a bad config or a bad or foreign baseline before anything runs (usage error)."""
@@ -49,8 +61,6 @@ class RunSession:
         try:
             _ = settings.config
             if self.wiring.custom_provider is None:  # a bad model string or a missing key: no request
-                from pytest_toolselect.providers.preflight import check, check_model
-
                 if settings.flag("dry_run"):
                     check_model(str(settings.model.value))  # it calls nothing: no key needed
                 else:
@@ -65,17 +75,11 @@ class RunSession:
             # negative cost cap) is one usage error before any call, not one per item
             options = settings.options
             if options.cache_mode is not None:
-                from .cache import check_mode
-
                 check_mode(options.cache_mode)
             cache = settings.path("cache")
             if cache is not None:
-                from .cache import check_path
-
                 check_path(cache)
             if baselines.baseline_path is not None:
-                from pytest_toolselect.run.lifecycle import check_ci
-
                 check_ci(baselines)
                 baselines.load()  # read once, here: a foreign baseline is refused now
         except ToolselectError as e:
@@ -92,18 +96,17 @@ class RunSession:
         return session is not None and session.exitstatus in (pytest.ExitCode.INTERRUPTED,
                                                               pytest.ExitCode.INTERNAL_ERROR)
 
-    def finish(self) -> None:
-        """Write the baseline (controller only): recorded when absent, or on request."""
+    def finish(self) -> str | None:
+        """Write the baseline (controller only): recorded when absent, or on request. Returns
+        why it was not written over the file on disk (another subject's), None otherwise."""
 
         path = self.baselines.baseline_path
         if path is None or self.settings.is_worker or not self.state.gathered():
-            return
+            return None
         if self.baselines.baseline is not None and not self.settings.flag("update_baseline"):
-            return
+            return None
         if self.interrupted():
             # Ctrl-C or a crash mid-run: the cases not reached would be recorded as absent
             # (or, on update, half the suite as of now): the old file stays as it was
-            return
-        from pytest_toolselect.run.lifecycle import write_baseline
-
-        write_baseline(self.baselines, self.recorder.ordered_records())
+            return None
+        return write_baseline(self.baselines, self.recorder.ordered_records())

@@ -6,6 +6,7 @@ lives here, in one place, with who writes each field, so a reader sees who touch
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,12 @@ if TYPE_CHECKING:
 
     from pytest_toolselect.gate.subject import Subject
     from pytest_toolselect.records.run_records import CaseRecord, GroupRecord, LintRecord
+
+
+#: what an xdist worker hands the controller of what its collection found (workeroutput)
+COLLECTED_KEY = "toolselect_collected"
+FINGERPRINTS_KEY = "toolselect_case_fingerprints"
+DEFINED_KEY = "toolselect_defined"
 
 
 @dataclass
@@ -52,24 +59,35 @@ class RunState:
     baseline_written: Path | None = None
     #: the subject of a baseline --toolselect-update-baseline re-recorded (BaselineAccess)
     replaced_subject: Subject | None = None
-    #: why the baseline was not written over the file on disk (another subject's): the run
-    #: ends as a usage error (the lifecycle)
-    write_refused: str | None = None
     #: pytest's session, once it started (the plugin)
     pytest_session: pytest.Session | None = None
     #: reports asked for that could not be written: said in the summary, the run fails
     #: (the summary, the lifecycle, the plugin)
     report_problems: list[str] = field(default_factory=list)
-    #: node ids whose pytest report already shows the case in full (a failure's whole block)
-    #: or its error's whole message: the summary does not print it again (the report hooks)
-    shown_above: set[str] = field(default_factory=set)
-    #: the response cache's counts (CacheStats.to_dict()) of each xdist worker that opened
-    #: it (the plugin, as each worker ends)
-    worker_cache_stats: list[dict[str, Any]] = field(default_factory=list)
 
     #: failed reports (and collection reports) of anything but a case's own verdict: plain
     #: tests, a group's or lint item's error, a decorated test's teardown (the plugin)
     other_failed: int = 0
+
+    def define(self, part: str, keys: set[str], anchor: Path | None = None) -> None:
+        """Keys a case or groups file (its file part, relative to `anchor`), or a
+        parametrized @case function (its key), defines (the plugin's collectors)."""
+        self.defined.setdefault(part, set()).update(keys)
+        if anchor is not None:
+            self.anchor_of[part] = anchor
+
+    def dump_collection(self) -> dict[str, Any]:
+        """What this worker's collection found, as plain data for the controller."""
+        return {COLLECTED_KEY: sorted(self.collected),
+                FINGERPRINTS_KEY: dict(self.case_fingerprints),
+                DEFINED_KEY: {file: sorted(keys) for file, keys in self.defined.items()}}
+
+    def read_collection(self, output: Mapping[str, Any]) -> None:
+        """Add what a worker's collection found (its `dump_collection`) to the controller's."""
+        self.collected.update(output.get(COLLECTED_KEY, []))
+        self.case_fingerprints.update(output.get(FINGERPRINTS_KEY, {}))
+        for file, keys in output.get(DEFINED_KEY, {}).items():
+            self.defined.setdefault(file, set()).update(keys)
 
     def gathered(self) -> bool:
         """Whether any case, group or lint record reached this process."""

@@ -9,11 +9,20 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_toolselect.gate import verdict_rules as gate
+from pytest_toolselect.gate.decision import GateSettings, decide
+from pytest_toolselect.inputs.report_formats import FORMATS
+from pytest_toolselect.inputs.shard_option import parse_shard
+from pytest_toolselect.messages.masking import redact_data
+from pytest_toolselect.providers import price_per_token
 from pytest_toolselect.records.report_input import ResultsInput, SuiteChange, SummaryInput
 from pytest_toolselect.terms.vocabulary import Verdict
 
+from .probe_items import iter_calls, load_groups, summary_lines
+from .provenance import provenance
+from .report_files import write_reports
+
 if TYPE_CHECKING:
-    from pytest_toolselect.gate.decision import Decision, GateSettings
+    from pytest_toolselect.gate.decision import Decision
     from pytest_toolselect.probe.comparison import Comparison
     from pytest_toolselect.probe.values import ProbeSummary
     from pytest_toolselect.records.baseline_entry import GroupEntry
@@ -50,8 +59,6 @@ class SessionSummary:
                 reads[rec.model] += rec.usage.get("cache_read_tokens", 0)
         if not any(reads.values()):
             return {}
-        from pytest_toolselect.providers import price_per_token
-
         saved = {}
         for model, tokens in reads.items():
             price = price_per_token(model, self.settings.config.prices) if tokens else None
@@ -78,8 +85,6 @@ class SessionSummary:
     def probe(self) -> tuple[list[str], ProbeSummary, Comparison | None]:
         """The probe's summary lines, summary and baseline comparison (computed once)."""
         if self._probe is None:
-            from .probe_items import summary_lines
-
             stored = self.stored_groups()
             mec = self.settings.options.min_effect_change
             self._probe = summary_lines(
@@ -108,9 +113,9 @@ class SessionSummary:
         """The probe's tool_preference.v1 document (None: no group ran)."""
         if not self.state.group_records:
             return None
+        # reports are imported where one is made, not with the run's parts (run/imports.py)
         from pytest_toolselect.report.probe_report import GroupGate, build_document
 
-        from .probe_items import iter_calls, load_groups
 
         records = self.recorder.ordered_group_records()
         calls = list(iter_calls(records))
@@ -124,8 +129,6 @@ class SessionSummary:
 
     def gate_settings(self) -> GateSettings:
         """The flags the one verdict reads (gate.decision), from the options resolved once."""
-        from pytest_toolselect.gate.decision import GateSettings
-
         options = self.settings.options
         return GateSettings(fail_on_flaky=options.fail_on_flaky,
                             fail_on_still_failing=options.fail_on_still_failing,
@@ -134,8 +137,6 @@ class SessionSummary:
 
     def decision(self) -> Decision:
         """The run's one verdict: what the session's exit status and every report read."""
-        from pytest_toolselect.gate.decision import decide
-
         suite = self.suite()
         lint = self.lint_document()
         return decide(self.recorder.ordered_records(), self.gate_settings(),
@@ -160,16 +161,12 @@ class SessionSummary:
         spec = self.settings.options.shard
         if spec is None:
             return None
-        from pytest_toolselect.inputs.shard_option import parse_shard
-
         k, n = parse_shard(str(spec))
         return {"index": k, "count": n, "keys": sorted(self.state.collected)}
 
     def results_input(self, exitstatus: int | None = None,
                       failed_items: int | None = None) -> ResultsInput:
         """Everything the results document needs (report.results.build)."""
-        from .provenance import provenance
-
         summary = self.summary_input()
         settings = {name: getattr(self.settings.options, name) for name in (
             "reps", "rule", "history", "adaptive", "max_extra_reps", "max_tokens", "temperature",
@@ -207,6 +204,7 @@ class SessionSummary:
     def lint_document(self) -> dict[str, Any] | None:
         if not self.state.lint_records:
             return None
+        # the lint's modules only for a run that lints (tests/test_import_cost.py)
         from pytest_toolselect.lint.findings import merged_document
 
         section = merged_document(self.state.lint_records)
@@ -215,17 +213,14 @@ class SessionSummary:
     def write_reports(self, exitstatus: int | None = None, failed_items: int | None = None) -> None:
         """--toolselect-json, -markdown, -html (``inputs.report_formats``): the results document
         and its renderings."""
-        from pytest_toolselect.inputs.report_formats import FORMATS
-
         wanted = {row.name: self.settings.option(row.name) for row in FORMATS}
         wanted = {name: r for name, r in wanted.items() if r.value is not None}
         if not wanted or self.settings.is_worker or not self.state.gathered():
             return
-        from pytest_toolselect.messages.masking import redact_data
+        # reports are imported where one is made, not with the run's parts (run/imports.py)
         from pytest_toolselect.report.document import ResultsDocument
         from pytest_toolselect.report.results import build
 
-        from .report_files import write_reports
 
         # every string of the document masked once, whatever part of the run it came from:
         # masked as the JSON it is written as, and read back as the document the reports render
@@ -237,6 +232,7 @@ class SessionSummary:
 
     def summary_input(self) -> SummaryInput:
         """Everything the terminal summary needs."""
+        # reports are imported where one is made, not with the run's parts (run/imports.py)
         from pytest_toolselect.report.results import escalations
 
         if self.baselines.baseline_path is None:
@@ -273,12 +269,4 @@ class SessionSummary:
 
     def cache_counts(self) -> dict[str, Any] | None:
         """The response cache's hits, misses and savings: this process's and every worker's."""
-        from .cache import CacheStats
-
-        own = self.wiring.cache_stats()
-        found = [own] if own is not None else []
-        found += [CacheStats(**{k: v for k, v in d.items() if k in CacheStats.__dataclass_fields__})
-                  for d in self.state.worker_cache_stats]
-        if not found:
-            return None
-        return sum(found, CacheStats()).to_dict()
+        return self.wiring.cache_counts()

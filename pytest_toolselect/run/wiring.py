@@ -6,10 +6,18 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from pytest_toolselect.gate.subject import Subject
 from pytest_toolselect.inputs.option_table import DEFAULT_MODEL
+from pytest_toolselect.providers import get_provider
+from pytest_toolselect.providers.preload import preload
+from pytest_toolselect.providers.routes import HOOK_LABEL, route_of
+
+from .cache import CacheStats, CachingProvider, ResponseCache, check_mode
+from .settings import local_summary_line
+from .spend import make_budget
 
 if TYPE_CHECKING:
-    from pytest_toolselect.gate.subject import Subject
+    from pytest_toolselect.exchange.json_value import JSONObject
     from pytest_toolselect.providers import Provider
 
     from .budget import Budget
@@ -22,6 +30,8 @@ class Wiring:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
+        #: the response cache's counts of each xdist worker that opened it (the controller's)
+        self._worker_cache_stats: list[JSONObject] = []
 
     def model_line(self) -> str:
         model = self.settings.model
@@ -41,14 +51,10 @@ class Wiring:
         values = self.settings.local_defaults()
         if not values:
             return None
-        from .settings import local_summary_line
-
         return local_summary_line(values)
 
     def route_name(self) -> str | None:
         """The client that makes the calls, as every report names it (None: embedded)."""
-        from pytest_toolselect.providers.routes import HOOK_LABEL, route_of
-
         if self.custom_provider is not None:
             return HOOK_LABEL
         return route_of(str(self.settings.model.value)).label
@@ -56,8 +62,6 @@ class Wiring:
     # provider and subject -------------------------------------------------------
     @cached_property
     def provider(self) -> Provider:
-        from pytest_toolselect.providers import get_provider
-
         model = str(self.settings.model.value)
         custom = self.custom_provider
         provider = (custom if custom is not None
@@ -65,8 +69,6 @@ class Wiring:
         cache = self.response_cache
         if cache is None:
             return provider
-        from .cache import CachingProvider
-
         return CachingProvider(provider, cache)
 
     @cached_property
@@ -77,8 +79,6 @@ class Wiring:
         provider = self.__dict__.get("provider")
         if provider is None:
             # a dry run makes no call: the provider bare, no response cache opened for it
-            from pytest_toolselect.providers import get_provider
-
             provider = (self.custom_provider if self.custom_provider is not None else
                         get_provider(str(self.settings.model.value),
                                      self.settings.provider_settings()))
@@ -96,8 +96,6 @@ class Wiring:
     @cached_property
     def response_cache(self) -> Any:
         """The SQLite response cache, when --toolselect-cache names a file."""
-        from .cache import ResponseCache, check_mode
-
         path = self.settings.path("cache")
         mode = check_mode(self.settings.options.cache_mode or "read-write")
         if path is None or mode == "off":
@@ -108,15 +106,11 @@ class Wiring:
     def subject(self) -> Subject:
         # the model and its sampling settings only: the config's system prompt is gated
         # per case (part of each case's tools fingerprint), like MCP instructions
-        from pytest_toolselect.gate.subject import Subject
-
         # read once from the provider's JSON (a hook's provider names its own)
         return Subject.from_json(self.provider.subject())
 
     @cached_property
     def budget(self) -> Budget:
-        from .spend import make_budget
-
         return make_budget(self.settings.pytest_config, self.settings.cost_cap)
 
     def preload_sdk(self) -> bool:
@@ -129,9 +123,21 @@ class Wiring:
                 or (not self.settings.is_worker and config.getoption("dist", "no") != "no")
                 or self.custom_provider is not None):
             return False
-        from pytest_toolselect.providers.preload import preload
-
         return preload(str(self.settings.model.value))
+
+    def add_worker_cache_stats(self, stats: JSONObject) -> None:
+        """An xdist worker's response cache counts (CacheStats.to_dict()), as it ended."""
+        self._worker_cache_stats.append(stats)
+
+    def cache_counts(self) -> dict[str, Any] | None:
+        """The response cache's hits, misses and savings: this process's and every worker's."""
+        own = self.cache_stats()
+        found = [own] if own is not None else []
+        found += [CacheStats(**{k: v for k, v in d.items() if k in CacheStats.__dataclass_fields__})
+                  for d in self._worker_cache_stats]
+        if not found:
+            return None
+        return sum(found, CacheStats()).to_dict()
 
     def cache_stats(self) -> Any:
         """This process's response cache counts (CacheStats), None when it opened no cache."""
