@@ -27,6 +27,7 @@ import re
 import threading
 import tokenize
 import types
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,6 +57,8 @@ _WORD = re.compile(r"\w+")
 Load = tuple[str, tuple[tuple[str, str], ...]]
 #: the pairs of ``from x import *``
 STAR = (("*", "*"),)
+#: the hooks ``attach`` gave a module (a reload finds them in its namespace: they are not its own)
+_HOOKS: weakref.WeakSet[Callable[..., Any]] = weakref.WeakSet()
 
 
 @dataclass(frozen=True)
@@ -172,8 +175,9 @@ def resolve(module: str, attr: str) -> Any:
 def attach(module: types.ModuleType, deferral: Deferral) -> None:
     """Give `module` (its ``__init__`` run without the deferred statements) their names on first read."""
     namespace = module.__dict__
-    own_getattr = namespace.get("__getattr__")
-    own_dir = namespace.get("__dir__")
+    # the file's own hooks, if it defines any (not those a reload finds left from before)
+    own_getattr, own_dir = (hook if hook not in _HOOKS else None
+                            for hook in (namespace.get("__getattr__"), namespace.get("__dir__")))
     lock = threading.RLock()
     pending = [True]
 
@@ -218,6 +222,7 @@ def attach(module: types.ModuleType, deferral: Deferral) -> None:
 
     namespace["__getattr__"] = __getattr__
     namespace["__dir__"] = __dir__
+    _HOOKS.update((__getattr__, __dir__))
 
 
 class InitLoader(importlib.abc.Loader):
