@@ -43,12 +43,17 @@ def shown(markdown: str) -> tuple[list[str], str]:
     # GitHub keeps the raw tags it allows (details, code); the run's own must not be any
     parser.feed(cmarkgfm.github_flavored_markdown_to_html(markdown, options=Options.CMARK_OPT_UNSAFE))
     parser.close()
-    # the word joiner after @ and # is the comment's own (no mention, no issue reference)
-    return parser.tags, "".join(parser.seen).strip().replace("\u2060", "")
+    return parser.tags, _unjoined("".join(parser.seen).strip())
+
+
+def _unjoined(shown: str) -> str:
+    # a word joiner after @ and # is the comment's own (no mention, no issue reference), and
+    # one the text had there reads the same; one of the text's own elsewhere shows as written
+    return shown.replace("@\u2060", "@").replace("#\u2060", "#")
 
 
 def as_written(value: str) -> str:
-    return printable(" ".join(value.split()))
+    return _unjoined(printable(" ".join(value.split())))
 
 
 @settings(max_examples=400)
