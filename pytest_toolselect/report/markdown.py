@@ -86,8 +86,10 @@ def _inert(value: Any, limit: int, *, keep_end: bool = False) -> str:
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     s = _UNDERSCORES.sub(lambda m: m.group().replace("_", "\\_"), _PUNCT.sub(r"\\\1", s))
     # a list marker or heading sign is escaped at the line's start; a list number by its dot
-    return _BLOCK_START.sub(lambda m: m.group() + "\\" if m.group().isdigit() else "\\" + m.group(), s,
-                            count=1)
+    s = _BLOCK_START.sub(lambda m: m.group() + "\\" if m.group().isdigit() else "\\" + m.group(), s,
+                         count=1)
+    # a byte order mark that starts a document is read away by the renderer: its reference shows
+    return "&#xFEFF;" + s[1:] if s.startswith("\ufeff") else s
 
 
 def text(value: Any, limit: int = TEXT_LIMIT, *, keep_end: bool = False) -> str:
