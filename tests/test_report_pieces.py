@@ -110,23 +110,35 @@ def test_a_run_s_reports_are_written_holding_one_case_at_a_time(tmp_path: Path) 
     assert 'id="f-held"' in html_page.render(read_back)  # a page that folds its held cases
 
 
-EXPECTED = '''
+HELD = '''
 import json
+
+from pytest_toolselect.run.session import RUN_SESSION
+
 
 def pytest_sessionfinish(session):
     plugin = session.config.pluginmanager.get_plugin("toolselect-not-run")
-    with open("expected.json", "w") as f:
-        json.dump(sorted(plugin.expected), f)
+    records = session.config.stash[RUN_SESSION].state.records.values()
+    with open("held.json", "w") as f:
+        json.dump({"expected": sorted(plugin.expected),
+                   "toolsets": len({id(r.toolset) for r in records}),
+                   "offered": len({id(r.offered) for r in records}),
+                   "models": len({id(r.model) for r in records}),
+                   "records": len(records)}, f)
 '''
 
 
-def test_the_controller_lets_each_expected_case_go_once_its_record_arrives(
+def test_the_controller_holds_what_the_cases_share_once_and_lets_go_what_they_no_longer_need(
         project: Project) -> None:
     project.config(model="local/bm25")
     project.cases([case(*FIND), case(*OFFICERS), case("twice", FIND[1], FIND[2])])
-    project.pytester.makeconftest(EXPECTED)
+    project.pytester.makeconftest(HELD)
     result = project.pytester.runpytest("-p", "no:randomly", "--toolselect-json", "out.json")
     result.assert_outcomes(passed=3)
+    held = json.loads((project.path / "held.json").read_text())
     # every case was judged: none is kept to be named as never run
-    assert json.loads((project.path / "expected.json").read_text()) == []
-    assert len(json.loads((project.path / "out.json").read_text())["cases"]) == 3
+    assert held["expected"] == [] and held["records"] == 3
+    # the cases of one server share one tool set, one order offered, one model name
+    assert held["toolsets"] == held["offered"] == held["models"] == 1
+    doc = json.loads((project.path / "out.json").read_text())
+    assert len(doc["cases"]) == 3 and len({json.dumps(c["toolset"]) for c in doc["cases"]}) == 1

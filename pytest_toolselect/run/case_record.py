@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -51,6 +52,10 @@ class CaseRecords:
         self.state = state
         #: tool texts this process already put in a record (each travels once)
         self._sent_texts: set[str] = set()
+        #: each distinct tool set (and order offered) the gathered records hold, held once:
+        #: the cases of a server share one
+        self._toolsets: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+        self._offered: dict[tuple[str, ...], list[str]] = {}
 
     def _masked(self, error: str | None) -> str | None:
         # a server's stderr or a provider's answer quoted in an error may hold credentials;
@@ -184,11 +189,39 @@ class CaseRecords:
             group = GroupRecord.from_json(data)
             self.state.group_records[group.nodeid] = group
         else:
-            rec = CaseRecord.from_json(data)
+            rec = self._shared(CaseRecord.from_json(_interned(data)))
             self.state.records[rec.nodeid] = rec
+
+    def _shared(self, rec: CaseRecord) -> CaseRecord:
+        """The record with its tool set and order offered the ones an earlier record holds
+        (a run of 20,000 cases held 20,000 copies of a few)."""
+        toolset, offered = rec.toolset, rec.offered
+        if toolset is not None:
+            toolset = self._toolsets.setdefault(tuple(toolset.items()), toolset)
+        if offered is not None:
+            offered = self._offered.setdefault(tuple(offered), offered)
+        if toolset is rec.toolset and offered is rec.offered:
+            return rec
+        return replace(rec, toolset=toolset, offered=offered)
 
     def ordered_group_records(self) -> list[GroupRecord]:
         return sorted(self.state.group_records.values(), key=lambda r: (r.order, r.nodeid))
 
     def ordered_records(self) -> list[CaseRecord]:
         return sorted(self.state.records.values(), key=lambda r: (r.order or 0, r.nodeid))
+
+
+#: strings up to this long are held once however many records hold them (tool names,
+#: fingerprints, check names and details, the model): a longer one is mostly a case's own
+_INTERNED = 100
+
+
+def _interned(value: Any) -> Any:
+    """A record's JSON with its short strings interned (equal values, one object each)."""
+    if type(value) is str:
+        return sys.intern(value) if len(value) <= _INTERNED else value
+    if isinstance(value, dict):
+        return {_interned(k): _interned(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interned(v) for v in value]
+    return value
