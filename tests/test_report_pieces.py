@@ -142,3 +142,21 @@ def test_the_controller_holds_what_the_cases_share_once_and_lets_go_what_they_no
     assert held["toolsets"] == held["offered"] == held["models"] == 1
     doc = json.loads((project.path / "out.json").read_text())
     assert len(doc["cases"]) == 3 and len({json.dumps(c["toolset"]) for c in doc["cases"]}) == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(checks=st.lists(TEXT, max_size=6), status=st.sampled_from(["held", "flaky", "failing"]),
+       first=st.none() | TEXT)
+def test_baseline_entries_share_their_words_and_write_back_as_read(
+        checks: list[str], status: str, first: str | None) -> None:
+    from pytest_toolselect.records.baseline_entry import CaseEntry
+
+    # each entry as a file's JSON decodes it: its own string objects
+    data = [json.loads(json.dumps({"status": status, "passes": 1, "reps": 1, "first_tool": first,
+                                   "checks": checks})) for _ in range(3)]
+    entries = [CaseEntry.from_json(d) for d in data]
+    assert all(e.to_json() == d for e, d in zip(entries, data, strict=True))
+    # one check list and one key list for every entry that holds the same
+    assert len({id(e.checks) for e in entries}) == 1 and len({id(e.keys) for e in entries}) == 1
+    assert all(a is b for a, b in zip(entries[0].checks or (), entries[2].checks or (),
+                                      strict=True))
