@@ -324,15 +324,10 @@ class ResultsDocument:
         """The cases as records, for the gate's and the notes' readers."""
         return tuple(c.record for c in self.shown_cases)
 
-    def to_json(self) -> dict[str, Any]:
-        """The document as the results file holds it, key for key."""
-        out = self.sections_json()
-        out["cases"] = [dict(c) for c in self.cases]
-        return out
-
-    def sections_json(self) -> dict[str, Any]:
-        """``to_json()`` with its ``cases`` left empty, in their place (the JSON writer
-        writes the cases one at a time there)."""
+    def to_json(self, cases: bool = True) -> dict[str, Any]:
+        """The document as the results file holds it, key for key; ``cases=False``: with
+        its ``cases`` left empty, in their place (the JSON writer writes them one at a time
+        there, and masking the run's document masks each as it is made)."""
         out: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "provenance": dict(self.provenance),
@@ -342,7 +337,7 @@ class ResultsDocument:
             "verdict": self.verdict.to_json(),
             "summary": self.summary.to_json(),
             "cost": self.cost.to_json(),
-            "cases": [],
+            "cases": [dict(c) for c in self.cases] if cases else [],
             "preference": self.preference,
         }
         if self.tool_texts is not None:

@@ -172,7 +172,7 @@ def build_masked(data: ResultsInput, mask: Callable[[Any], Any]) -> ResultsDocum
     which goes string by string, dict keys too): the sections at once, each case as it is
     made, so the text is what masking the whole document gives, and no whole copy is made."""
     whole = build(data, mask)
-    sections = ResultsDocument.from_json(mask(whole.sections_json()))
+    sections = ResultsDocument.from_json(mask(whole.to_json(cases=False)))
     return replace(sections, cases=whole.cases)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -189,7 +188,7 @@ class CaseRecords:
             group = GroupRecord.from_json(data)
             self.state.group_records[group.nodeid] = group
         else:
-            rec = self._shared(CaseRecord.from_json(_interned(data)))
+            rec = self._shared(CaseRecord.from_json(data))
             self.state.records[rec.nodeid] = rec
 
     def _shared(self, rec: CaseRecord) -> CaseRecord:
@@ -209,19 +208,3 @@ class CaseRecords:
 
     def ordered_records(self) -> list[CaseRecord]:
         return sorted(self.state.records.values(), key=lambda r: (r.order or 0, r.nodeid))
-
-
-#: strings up to this long are held once however many records hold them (tool names,
-#: fingerprints, check names and details, the model): a longer one is mostly a case's own
-_INTERNED = 100
-
-
-def _interned(value: Any) -> Any:
-    """A record's JSON with its short strings interned (equal values, one object each)."""
-    if type(value) is str:
-        return sys.intern(value) if len(value) <= _INTERNED else value
-    if isinstance(value, dict):
-        return {_interned(k): _interned(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_interned(v) for v in value]
-    return value

@@ -33,7 +33,7 @@ def json_pieces(document: ResultsDocument) -> Iterator[str]:
 
 def _document_pieces(encoder: json.JSONEncoder, document: ResultsDocument) -> Iterator[str]:
     yield "{"
-    for n, (key, value) in enumerate(document.sections_json().items()):
+    for n, (key, value) in enumerate(document.to_json(cases=False).items()):
         yield ("," if n else "") + encoder.encode(key) + ":"
         if key != "cases":
             yield from encoder.iterencode(value)
