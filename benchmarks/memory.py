@@ -42,28 +42,32 @@ SCALE_TARGET_MB = 300.0
 PER_FILE = 250
 
 #: runs pytest and prints its peak RSS in KiB (ru_maxrss is KiB on Linux, bytes on macOS)
+#: and its CPU time (user + system: unlike the wall time, barely moved by other work)
 PEAK = """
 import resource, subprocess, sys
 proc = subprocess.run(sys.argv[1:], capture_output=True, text=True)
-peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+peak = usage.ru_maxrss
 if sys.platform == "darwin":
     peak //= 1024
 sys.stderr.write(proc.stdout[-3000:] if proc.returncode else "")
-print(proc.returncode, peak, proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "")
+print(proc.returncode, peak, f"{usage.ru_utime + usage.ru_stime:.1f}",
+      proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "")
 """
 
 
-def peak_mb(root: Path, *args: str) -> tuple[float, str, float]:
-    """Peak RSS (MB) of one pytest run in `root`, its last line and its wall time (s)."""
+def peak_mb(root: Path, *args: str) -> tuple[float, str, float, float]:
+    """Peak RSS (MB) of one pytest run in `root`, its last line, its wall time and its CPU
+    time (s)."""
     cmd = [sys.executable, "-c", PEAK, sys.executable, "-m", "pytest", *QUIET_PLUGINS, "-q",
            "-p", "no:cacheprovider", *args]
     started = time.monotonic()
     out = subprocess.run(cmd, cwd=root, env=bench_env(), capture_output=True, text=True, check=True)
     wall = time.monotonic() - started
-    rc, kib, last = out.stdout.strip().split(" ", 2)
+    rc, kib, cpu, last = out.stdout.strip().split(" ", 3)
     if rc != "0":
         raise SystemExit(f"pytest exited {rc} in {root}: {last}\n{out.stderr}")
-    return int(kib) / 1024, last, wall
+    return int(kib) / 1024, last, wall, float(cpu)
 
 
 def make_cases(root: Path, n: int) -> None:
@@ -87,17 +91,20 @@ def scale(n: int) -> None:
                           "--toolselect-json", "results.json", "--toolselect-html", "report.html")
         sizes = {name: (root / name).stat().st_size / 1e6
                  for name in ("baseline.json", "results.json", "report.html")}
-    rows = [["record the baseline", f"{record[0]:.0f}", f"{record[2]:.1f}", record[1]],
-            ["compare, JSON + HTML", f"{compare[0]:.0f}", f"{compare[2]:.1f}", compare[1]]]
+    rows = [["record the baseline", f"{record[0]:.0f}", f"{record[2]:.1f}", f"{record[3]:.1f}",
+             record[1]],
+            ["compare, JSON + HTML", f"{compare[0]:.0f}", f"{compare[2]:.1f}", f"{compare[3]:.1f}",
+             compare[1]]]
     print(f"memory at scale: {n:,} local/bm25 cases, peak RSS of the pytest process (MB = MiB)")
     print(load_line())
-    print(table(rows, ["run", "peak RSS MB", "wall s", "pytest's last line"]))
+    print(table(rows, ["run", "peak RSS MB", "wall s", "CPU s", "pytest's last line"]))
     print("files: " + ", ".join(f"{name} {mb:.1f} MB" for name, mb in sizes.items()))
     peak = max(record[0], compare[0])
     print(f"{n:,} cases: {peak:.0f} MB  target < {SCALE_TARGET_MB:.0f} MB  "
           f"{verdict(peak < SCALE_TARGET_MB)}")
     print(json.dumps({"cases": n, "record_mb": round(record[0], 1), "record_s": round(record[2], 1),
-                      "compare_mb": round(compare[0], 1), "compare_s": round(compare[2], 1),
+                      "record_cpu_s": record[3], "compare_mb": round(compare[0], 1),
+                      "compare_s": round(compare[2], 1), "compare_cpu_s": compare[3],
                       **{f"{k}_mb": round(v, 2) for k, v in sizes.items()}}))
 
 
@@ -121,7 +128,7 @@ def main() -> None:
             root = base / label.replace(" ", "_").replace(",", "").replace("/", "_")
             root.mkdir()
             make(root, size)
-            mb, last, _ = peak_mb(root)
+            mb, last, _, _ = peak_mb(root)
             figures[label] = round(mb, 1)
             rows.append([label, f"{mb:.0f}", last])
     main_mb = figures[f"{n:,} local/bm25 cases"]

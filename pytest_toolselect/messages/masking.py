@@ -129,6 +129,11 @@ _QUERY_SECRET = re.compile(
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
     """The text with every key we know of (and anything shaped like one) masked."""
+    return _masked(text, _known(secrets))
+
+
+def _known(secrets: Iterable[str | None]) -> list[str]:
+    """The values to mask as they are: the given secrets and the environment's, longest first."""
     known = [s for s in secrets if s and len(s) >= _MIN_SECRET]
     # list() then get(): pytest's main thread sets and deletes variables (PYTEST_CURRENT_TEST)
     # while calls run on the scheduler's thread, and iterating items() would race with it
@@ -137,7 +142,11 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
             value = os.environ.get(name)
             if value and len(value) >= _MIN_SECRET:
                 known.append(value)
-    for secret in sorted(set(known), key=len, reverse=True):
+    return sorted(set(known), key=len, reverse=True)
+
+
+def _masked(text: str, known: Iterable[str]) -> str:
+    for secret in known:
         text = text.replace(secret, "***")
     # the query's rule first: it knows where a URL's value ends (at & or #)
     text = _QUERY_SECRET.sub(r"\1***", _SECRET_SHAPES.sub("***", text))
@@ -145,11 +154,17 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 
 def redact_data(value: Any, secrets: Iterable[str | None] = ()) -> Any:
-    """Every string in a JSON-shaped value (dict keys too) passed through redact."""
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, Mapping):
-        return {redact_data(str(k), secrets): redact_data(v, secrets) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact_data(v, secrets) for v in value]
-    return value
+    """Every string in a JSON-shaped value (dict keys too) passed through redact (the
+    environment read once for the whole value: a results document holds a million strings)."""
+    known = _known(secrets)
+
+    def masked(value: Any) -> Any:
+        if isinstance(value, str):
+            return _masked(value, known)
+        if isinstance(value, Mapping):
+            return {masked(str(k)): masked(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [masked(v) for v in value]
+        return value
+
+    return masked(value)

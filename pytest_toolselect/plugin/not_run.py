@@ -63,7 +63,8 @@ class NotRunCases:
         self.collected: list[pytest.Item] = []
         #: the items pytest was told were deselected, by identity
         self.deselected: set[int] = set()
-        #: node id -> the case as its not-run record, for every case this run expects
+        #: node id -> the case as its not-run record, for every case this run expects and
+        #: has not yet judged (the controller drops each as its record arrives)
         self.expected: dict[str, CaseRecord] = {}
         #: node id -> where pytest shows it (a report made on the controller needs it)
         self.locations: dict[str, tuple[str, int | None, str]] = {}
@@ -183,8 +184,11 @@ class NotRunCases:
         """A worker's manifest, on the controller (every worker's holds the same cases)."""
         if not isinstance(sent, dict) or self.session.settings.is_worker:
             return
+        judged = self.session.state.records
         for data in sent.get("cases", []):
-            self.expected.setdefault(data["nodeid"], CaseRecord.from_json(data))
+            # a case already judged needs no name (a worker's last manifest comes at its end)
+            if data["nodeid"] not in judged:
+                self.expected.setdefault(data["nodeid"], CaseRecord.from_json(data))
         for nodeid, loc in sent.get("locations", {}).items():
             self.locations.setdefault(nodeid, (loc[0], loc[1], loc[2]))
         self.dropped.update(sent.get("dropped", []))
@@ -220,6 +224,14 @@ class NotRunCases:
         self.reported.add(report.nodeid)
         if report.when == _CRASHED and report.failed:
             self.crashed[report.nodeid] = str(report.longrepr)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logfinish(self, nodeid: str) -> None:
+        # its record has arrived: the expected record would only ever name it if none had, so
+        # the controller lets it go (20,000 of them were a run's largest leftover); a worker
+        # keeps its own, as its last manifest sends them
+        if not self.session.settings.is_worker and nodeid in self.session.state.records:
+            self.expected.pop(nodeid, None)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtestloop(self, session: pytest.Session) -> Generator[None, Any, Any]:

@@ -14,6 +14,7 @@ gates against it.
 from __future__ import annotations
 
 import copy
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +30,23 @@ KEYS = ("status", "passes", "reps", "first_tool", "failing_checks", "case_finger
 _REQUIRED = ("status", "passes", "reps")
 
 
-@dataclass(frozen=True)
+#: the few distinct key lists and check lists a baseline's entries hold, each held once
+_SHARED: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def _shared(words: Any) -> tuple[str, ...]:
+    """The words as a tuple, the same object for every entry that holds the same words (a
+    baseline of 20,000 cases holds 20,000 equal lists of check names)."""
+    held = tuple(_word(w) for w in words)
+    return _SHARED.setdefault(held, held)
+
+
+def _word(text: Any) -> Any:
+    """Plain text held once (a vocabulary's member, or None, is kept as it is)."""
+    return sys.intern(text) if type(text) is str else text
+
+
+@dataclass(frozen=True, slots=True)
 class CaseEntry:
     """One case's baseline entry: its status and last run, its fingerprints, its history."""
 
@@ -85,15 +102,16 @@ class CaseEntry:
         """An entry as the file holds it (checked against the schema where it was read)."""
         history = data.get("history")
         checks = data.get("checks")
+        # the words many entries share are held once (a fingerprint is the case's own)
         return cls(
-            status=data["status"], passes=int(data["passes"]), reps=int(data["reps"]),
-            first_tool=data.get("first_tool"),
-            failing_checks=tuple(data.get("failing_checks") or ()),
+            status=_word(data["status"]), passes=int(data["passes"]),
+            reps=int(data["reps"]), first_tool=_word(data.get("first_tool")),
+            failing_checks=_shared(data.get("failing_checks") or ()),
             case_fingerprint=data.get("case_fingerprint"),
-            tools_fingerprint=data.get("tools_fingerprint"),
+            tools_fingerprint=_word(data.get("tools_fingerprint")),
             history=None if history is None else tuple((int(p), int(r)) for p, r in history),
-            checks=None if checks is None else tuple(checks),
-            keys=tuple(data),
+            checks=None if checks is None else _shared(checks),
+            keys=_shared(data),
         )
 
 

@@ -13,10 +13,9 @@ entry) for the reports.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
-from typing import Any
+from typing import Any, overload
 
 from pytest_toolselect.exchange.json_value import JSONObject
 from pytest_toolselect.gate.decision import Decision
@@ -236,6 +235,59 @@ class DocumentCase:
                    BaselineShown.from_json(base) if base is not None else None)
 
 
+class MadeCases(Sequence[JSONObject]):
+    """A run's cases as the document writes them, each made when it is read and not kept:
+    a run of 20,000 cases never holds its document's cases beside its records (the writers
+    read them one at a time, in order)."""
+
+    __slots__ = ("_length", "_make")
+
+    def __init__(self, length: int, make: Callable[[int], JSONObject]) -> None:
+        self._length, self._make = length, make
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, i: int) -> JSONObject: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[JSONObject, ...]: ...
+    def __getitem__(self, i: int | slice) -> JSONObject | tuple[JSONObject, ...]:
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(self._length)))
+        if not -self._length <= i < self._length:
+            raise IndexError(i)
+        return self._make(i % self._length)
+
+    def __iter__(self) -> Iterator[JSONObject]:
+        return (self._make(i) for i in range(self._length))
+
+
+class ShownCases(Sequence[DocumentCase]):
+    """A document's cases read as the reports show them, each when it is asked for (a
+    report reads them in a few passes, and holds only what each pass keeps)."""
+
+    __slots__ = ("_cases",)
+
+    def __init__(self, cases: Sequence[JSONObject]) -> None:
+        self._cases = cases
+
+    def __len__(self) -> int:
+        return len(self._cases)
+
+    @overload
+    def __getitem__(self, i: int) -> DocumentCase: ...
+    @overload
+    def __getitem__(self, i: slice) -> tuple[DocumentCase, ...]: ...
+    def __getitem__(self, i: int | slice) -> DocumentCase | tuple[DocumentCase, ...]:
+        if isinstance(i, slice):
+            return tuple(DocumentCase.from_json(c) for c in self._cases[i])
+        return DocumentCase.from_json(self._cases[i])
+
+    def __iter__(self) -> Iterator[DocumentCase]:
+        return (DocumentCase.from_json(c) for c in self._cases)
+
+
 @dataclass(frozen=True)
 class ResultsDocument:
     """One run's results (or merged shards'), section by section as the file holds them."""
@@ -248,8 +300,9 @@ class ResultsDocument:
     verdict: DocumentVerdict
     summary: DocumentSummary
     cost: DocumentCost
-    #: every case as the document writes it (``results.case_entry``)
-    cases: tuple[JSONObject, ...]
+    #: every case as the document writes it (``results.case_entry``): as read from a file,
+    #: or made one at a time from the run's records (``MadeCases``)
+    cases: Sequence[JSONObject]
     #: the probe's tool_preference.v1 document (None: no group ran)
     preference: JSONObject | None
     #: every tool description by tool fingerprint (None: absent from an older document)
@@ -260,18 +313,21 @@ class ResultsDocument:
     lint: JSONObject | None = None
     shard: Shard | None = None
 
-    @cached_property
-    def shown_cases(self) -> tuple[DocumentCase, ...]:
-        """The cases read once, in the document's order, as the reports show them."""
-        return tuple(DocumentCase.from_json(case) for case in self.cases)
+    @property
+    def shown_cases(self) -> ShownCases:
+        """The cases in the document's order as the reports show them, each read when asked
+        for (none is kept: a report that reads them twice reads them twice)."""
+        return ShownCases(self.cases)
 
     @property
     def records(self) -> tuple[CaseRecord, ...]:
         """The cases as records, for the gate's and the notes' readers."""
         return tuple(c.record for c in self.shown_cases)
 
-    def to_json(self) -> dict[str, Any]:
-        """The document as the results file holds it, key for key."""
+    def to_json(self, cases: bool = True) -> dict[str, Any]:
+        """The document as the results file holds it, key for key; ``cases=False``: with
+        its ``cases`` left empty, in their place (the JSON writer writes them one at a time
+        there, and masking the run's document masks each as it is made)."""
         out: dict[str, Any] = {
             "schema_version": SCHEMA_VERSION,
             "provenance": dict(self.provenance),
@@ -281,7 +337,7 @@ class ResultsDocument:
             "verdict": self.verdict.to_json(),
             "summary": self.summary.to_json(),
             "cost": self.cost.to_json(),
-            "cases": [dict(c) for c in self.cases],
+            "cases": [dict(c) for c in self.cases] if cases else [],
             "preference": self.preference,
         }
         if self.tool_texts is not None:

@@ -26,8 +26,9 @@ from pytest_toolselect.messages.plural import plural
 from .charts import categories_svg, confusion_svg, forest_svg, pct
 from .charts import esc as _e
 from .document import DocumentCost, DocumentSummary, ResultsDocument
-from .html_base import _NONE, _VERDICT_COLOURS, _chip, _clip, _money, script_json
-from .html_cases import _by_severity, _cases_card, _index
+from .html_base import _NONE, _VERDICT_COLOURS, _chip, _clip, _money
+from .html_base import script_json as script_json  # the page's escaping, read where it is drawn
+from .html_cases import PageCases, _cases_card
 from .html_tools import tools_card
 from .lint_heatmap import lint_card
 from .words import escalation_line, not_run_line
@@ -185,7 +186,7 @@ def render(document: ResultsDocument) -> str:
 
 def pieces(document: ResultsDocument) -> Iterator[str]:
     """The page in pieces, as render() joins them (a large run's page is written as it comes)."""
-    cases = _by_severity(document.shown_cases)
+    page = PageCases(document.shown_cases)
     subject = document.subject
     blocking = document.verdict.blocking
     title = f"toolselect: {subject.model or 'run'} ({'blocking' if blocking else 'not blocking'})"
@@ -205,8 +206,8 @@ def pieces(document: ResultsDocument) -> Iterator[str]:
         "<main>",
         _header(document),
         # the verdict's evidence first: what changed, then the cases, blocking ones on top
-        tools_card([c.record for c in cases]),
-        _cases_card(cases),
+        tools_card(page.tool_changes),
+        _cases_card(page),
         '<div class="grid">',
         _confusion_card(document.summary),
         _categories_card(document.summary),
@@ -214,17 +215,19 @@ def pieces(document: ResultsDocument) -> Iterator[str]:
         _preference_card(document.preference),
         _lint_card(document.lint),
         "</main>",
-        # the filter's index, the page's largest part: made only when its turn comes
-        (f'<script type="application/json" id="ts-index">{script_json(_index(cases))}</script>'
-         for _ in (0,)),
-        f"<script>{_SCRIPT}</script>",
-        "</body>",
-        "</html>",
     ]
     # each part is a line, or the lines of a section made as it is written
     for part in parts:
         for line in ((part,) if isinstance(part, str) else part):
             yield line + "\n"
+    # the filter's index, made with the rows (a compact JSON array is its items joined by
+    # commas: the same text as the whole list's script_json)
+    yield '<script type="application/json" id="ts-index">['
+    yield ",".join(page.index)
+    page.index.clear()
+    yield "]</script>\n"
+    for line in (f"<script>{_SCRIPT}</script>", "</body>", "</html>"):
+        yield line + "\n"
 
 
 # -- header ----------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_toolselect.exchange.clip import clip_middle
@@ -16,9 +17,19 @@ from pytest_toolselect.terms.vocabulary import Verdict
 from .charts import esc as _e
 from .charts import short
 from .document import DocumentCase
-from .html_base import _NONE, _OUTCOMES, CALL_CLIP, CLIP, ERROR_CLIP, INDEX_CLIP, _chip, _clip
+from .html_base import (
+    _NONE,
+    _OUTCOMES,
+    CALL_CLIP,
+    CLIP,
+    ERROR_CLIP,
+    INDEX_CLIP,
+    _chip,
+    _clip,
+    script_json,
+)
 from .html_tools import clipped_diff_html
-from .notes import note_lines
+from .notes import note_lines, tool_changes
 from .run_report import NOTHING, expected_label
 
 
@@ -159,11 +170,6 @@ def _case_row(i: int, case: DocumentCase) -> str:
 FOLD_AT = 100
 
 
-def folds(cases: Sequence[DocumentCase]) -> bool:
-    """Whether this page folds its held cases (more of them than FOLD_AT)."""
-    return sum(1 for c in cases if folded(c)) > FOLD_AT
-
-
 def folded(case: DocumentCase) -> bool:
     """A case that held and that nothing changed under: one compact row in a large run."""
     rec = case.record
@@ -191,16 +197,17 @@ def _options(values: Iterable[str], every: str) -> str:
         f'<option value="{_e(v)}">{_e(short(v, 40))}</option>' for v in values)
 
 
-def _cases_card(cases: Sequence[DocumentCase]) -> Iterator[str]:
+def _cases_card(page: PageCases) -> Iterator[str]:
+    facts = page.facts
     yield '<section class="card" id="cases-card">'
     yield "<h2>Cases</h2>"
     yield ('<p class="sub">The most serious verdict first. A red edge marks a case that blocks, an amber '
            "one a failure that does not block by default.</p>")
-    verdicts = sorted({str(c.record.verdict) for c in cases},
+    verdicts = sorted({f.verdict for f in facts},
                       key=lambda v: (gate.VERDICT_ORDER.index(v) if v in gate.VERDICT_ORDER else 99, v))
-    outcomes = sorted({str(c.outcome) for c in cases},
+    outcomes = sorted({f.outcome for f in facts},
                       key=lambda o: (_OUTCOMES.index(o) if o in _OUTCOMES else 99, o))
-    categories = sorted({_category(c.record) for c in cases})
+    categories = sorted({f.category for f in facts})
     # the filters exist even with no case, so the script finds every element it wires up
     yield ('<div class="filters">'
            '<input id="f-text" type="search" placeholder="Filter: case id, question, tool, argument…" '
@@ -211,22 +218,23 @@ def _cases_card(cases: Sequence[DocumentCase]) -> Iterator[str]:
            f'<select id="f-category" aria-label="category">{_options(categories, "every category")}</select>'
            '<span class="pairing" id="f-pair" hidden><span id="f-pair-text"></span> '
            '<button type="button" id="f-pair-clear">clear</button></span>'
-           f'<span class="sub" id="f-count">{plural(len(cases), "case")}</span>'
+           f'<span class="sub" id="f-count">{plural(len(facts), "case")}</span>'
            "</div>")
-    fold = folds(cases)
-    held = sum(1 for c in cases if folded(c)) if fold else 0
+    held = sum(1 for f in facts if f.folded) if page.fold else 0
     if held:
         yield (f'<p class="sub" id="held-note"><label><input type="checkbox" id="f-held"> show the '
                f'{plural(held, "held case")}</label> (folded: they held and nothing changed under '
                "them; a filter finds them too)</p>")
-    if not cases:
+    if not facts:
         yield '<p class="note" id="no-cases">No selection case ran in this run.</p>'
     yield ('<div class="chart"><table id="cases"><colgroup><col class="c-case"><col class="c-cat">'
            '<col class="c-verdict"><col class="c-exp"><col class="c-called"><col class="c-fail"></colgroup>'
            "<thead><tr><th>case: question, why</th><th>category</th><th>verdict</th><th>expected</th>"
            "<th>called (distinct turns)</th><th>failing checks</th></tr></thead><tbody>")
-    for i, case in enumerate(cases):
-        yield _folded_row(i, case) if fold and folded(case) else _case_row(i, case)
+    for i, (case, fact) in enumerate(zip(page, facts, strict=True)):
+        yield _folded_row(i, case) if page.fold and fact.folded else _case_row(i, case)
+        # the case's entry in the filter's index, made while the case is at hand
+        page.index.append(script_json(_index_entry(case, page.fold and fact.folded)))
     yield "</tbody></table></div>"
     yield "</section>"
 
@@ -238,40 +246,72 @@ _WARN = {Verdict.DRIFT, Verdict.NEW_FAILING, Verdict.STILL_FAILING, Verdict.FLAK
 _FOLDED = {Verdict.HELD, Verdict.PASSED}
 
 
-def _by_severity(cases: Sequence[DocumentCase]) -> list[DocumentCase]:
-    """Cases with the most serious verdict first, in the document's order within a verdict;
-    the folded ones last when the page folds them."""
-    rank = {v: i for i, v in enumerate(gate.VERDICT_ORDER)}
-    fold = folds(cases)
-    return sorted(cases, key=lambda c: (fold and folded(c), rank.get(c.record.verdict, len(rank))))
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """What the page's order, its filters and its fold need of a case (kept for every case)."""
+
+    verdict: str
+    outcome: str
+    category: str
+    folded: bool
+    rank: int
+
+
+class PageCases:
+    """The page's cases, the most serious verdict first, in the document's order within a
+    verdict, the folded ones last when the page folds them; each read from the document
+    when its row and its index entry are made (a page of 20,000 cases keeps only their
+    facts, the tool changes and the index's text). Two passes over the document's cases:
+    the facts and the tool changes, then the rows and the index entries."""
+
+    def __init__(self, cases: Sequence[DocumentCase]) -> None:
+        rank = {v: i for i, v in enumerate(gate.VERDICT_ORDER)}
+        facts: list[_Facts] = []
+
+        def records() -> Iterator[CaseRecord]:
+            for c in cases:
+                rec = c.record
+                facts.append(_Facts(str(rec.verdict), str(c.outcome), _category(rec), folded(c),
+                                    rank.get(rec.verdict, len(rank))))
+                yield rec
+
+        #: each distinct tool change once, with its cases (the tools card)
+        self.tool_changes = tool_changes(records())
+        #: whether this page folds its held cases (more of them than FOLD_AT)
+        self.fold = sum(1 for f in facts if f.folded) > FOLD_AT
+        self._order = sorted(range(len(facts)),
+                             key=lambda i: (self.fold and facts[i].folded, facts[i].rank))
+        #: each case's facts, in the page's order
+        self.facts = [facts[i] for i in self._order]
+        self._cases = cases
+        #: the filter's index, an entry (its JSON) a case, as the rows are made
+        self.index: list[str] = []
+
+    def __iter__(self) -> Iterator[DocumentCase]:
+        return (self._cases[i] for i in self._order)
 
 
 def _category(rec: CaseRecord) -> str:
     return str(rec.category or "(none)")
 
 
-def _index(cases: Sequence[DocumentCase]) -> list[dict[str, Any]]:
-    """Per case, what the filter matches: all its text (lower case) and its confusion cells."""
-    rows = []
-    fold = folds(cases)
-    for case in cases:
-        rec = case.record
-        words = [str(w or "") for w in (rec.nodeid, rec.case_id, rec.category, rec.intent,
-                                          rec.question, rec.why, rec.error, rec.verdict,
-                                          case.outcome)]
-        words.append(_expected_text(rec))
-        words += [c for rep in rec.calls for c in _rep_calls(rep)]
-        words += [str(t) for t in rec.texts]
-        words += [f"{k}: {v}" for k, v in rec.failing_detail.items()]
-        text = "\n".join(w for w in words if w).lower()
-        pairs: list[str] = []
-        if rec.expect_tool is not None and rec.status is not None:
-            want = _expected_text(rec)
-            for first in rec.first_tools:
-                key = f"{want}\u0000{first if first is not None else NOTHING}"
-                if key not in pairs:
-                    pairs.append(key)
-        rows.append({"text": text[:INDEX_CLIP], "verdict": str(rec.verdict),
-                     "outcome": str(case.outcome), "category": _category(rec), "pairs": pairs,
-                     "held": fold and folded(case)})
-    return rows
+def _index_entry(case: DocumentCase, held: bool) -> dict[str, Any]:
+    """What the filter matches of a case: all its text (lower case) and its confusion cells."""
+    rec = case.record
+    words = [str(w or "") for w in (rec.nodeid, rec.case_id, rec.category, rec.intent,
+                                      rec.question, rec.why, rec.error, rec.verdict,
+                                      case.outcome)]
+    words.append(_expected_text(rec))
+    words += [c for rep in rec.calls for c in _rep_calls(rep)]
+    words += [str(t) for t in rec.texts]
+    words += [f"{k}: {v}" for k, v in rec.failing_detail.items()]
+    text = "\n".join(w for w in words if w).lower()
+    pairs: list[str] = []
+    if rec.expect_tool is not None and rec.status is not None:
+        want = _expected_text(rec)
+        for first in rec.first_tools:
+            key = f"{want}\u0000{first if first is not None else NOTHING}"
+            if key not in pairs:
+                pairs.append(key)
+    return {"text": text[:INDEX_CLIP], "verdict": str(rec.verdict), "outcome": str(case.outcome),
+            "category": _category(rec), "pairs": pairs, "held": held}

@@ -7,10 +7,8 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pytest_toolselect.records.run_records import CaseRecord
-
 from .charts import esc as _e
-from .notes import TOOLS_SECTION, tool_changes
+from .notes import TOOLS_SECTION
 from .words import counted
 
 #: a word diff's removed ``[-...-]`` and added ``{+...+}`` runs (gate/toolsdiff.word_diff)
@@ -53,9 +51,9 @@ def _change(c: Mapping[str, Any]) -> str:
             f'{counted(len(c["cases"]), "case")}</span>{diff}</li>')
 
 
-def tools_card(cases: Sequence[CaseRecord]) -> Iterator[str]:
-    """The card, when any tool changed since the baseline (the cases' notes point here)."""
-    changes = tool_changes(cases)
+def tools_card(changes: Sequence[Mapping[str, Any]]) -> Iterator[str]:
+    """The card, when any tool changed since the baseline (the cases' notes point here):
+    ``changes`` as ``notes.tool_changes`` gives them."""
     if not changes:
         return
     yield '<section class="card" id="tools-card">'

@@ -11,7 +11,8 @@ own ``tool_preference.v1`` document when groups ran.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from pytest_toolselect.gate import verdict_rules as gate
@@ -26,6 +27,7 @@ from .document import (
     DocumentCost,
     DocumentSummary,
     DocumentVerdict,
+    MadeCases,
     ResultsDocument,
     Shard,
 )
@@ -116,12 +118,23 @@ def verdict(cases: Sequence[CaseRecord], settings: Mapping[str, Any],
                   stopped=stopped)
 
 
-def build(data: ResultsInput) -> ResultsDocument:
-    """The document from what the session hands it (SessionSummary.results_input)."""
+def build(data: ResultsInput, mask: Callable[[Any], Any] | None = None) -> ResultsDocument:
+    """The document from what the session hands it (SessionSummary.results_input).
+
+    Its cases are made from the records when read (``document.MadeCases``), each passed
+    through ``mask`` (the run's masking of secrets) as it is made."""
     settings = data.settings
     records = data.records
-    cases = [case_entry(r, data.baseline_cases.get(r.renamed_from or r.key), settings)
-             for r in records]
+    baseline_cases = data.baseline_cases
+
+    def case(i: int) -> dict[str, Any]:
+        rec = records[i]
+        entry = case_entry(rec, baseline_cases.get(rec.renamed_from or rec.key), settings)
+        if mask is None:
+            return entry
+        masked: dict[str, Any] = mask(entry)
+        return masked
+
     suite = data.suite.to_json() if data.suite is not None else None
     preference = data.preference
     probe_cost = None
@@ -129,8 +142,10 @@ def build(data: ResultsInput) -> ResultsDocument:
         probe_cost = sum(r["cost_usd"] or 0.0 for r in preference["results"])
     decision = verdict(records, settings, suite, data.probe_blocks, data.capped, data.lint,
                        data.other_failed, data.provenance.get("stopped"))
+    # each case's baseline status as its entry shows it (case_entry)
     report = build_report(records, {
-        c["nodeid"]: c["baseline"]["status"] for c in cases if c["baseline"]})
+        r.nodeid: base.to_json().get("status") for r in records
+        if (base := baseline_cases.get(r.renamed_from or r.key)) is not None})
     return ResultsDocument(
         provenance=dict(data.provenance),
         subject=Subject.from_json(data.subject),
@@ -142,7 +157,7 @@ def build(data: ResultsInput) -> ResultsDocument:
         summary=DocumentSummary.of(report, suite, data.escalations, sorted(
             set(data.not_run_in_this_run) - {r.key for r in records})),
         cost=DocumentCost.of(report, data.cache_savings, data.cost_cap, data.capped, probe_cost),
-        cases=tuple(cases),
+        cases=MadeCases(len(records), case),
         preference=preference,
         tool_texts=tool_texts(records),
         tools=tool_defs(records) or None,
@@ -150,6 +165,15 @@ def build(data: ResultsInput) -> ResultsDocument:
         shard=(Shard(data.shard["index"], data.shard["count"], tuple(data.shard["keys"]))
                if data.shard is not None else None),
     )
+
+
+def build_masked(data: ResultsInput, mask: Callable[[Any], Any]) -> ResultsDocument:
+    """The document with every string passed through ``mask`` (the run's masking of secrets,
+    which goes string by string, dict keys too): the sections at once, each case as it is
+    made, so the text is what masking the whole document gives, and no whole copy is made."""
+    whole = build(data, mask)
+    sections = ResultsDocument.from_json(mask(whole.to_json(cases=False)))
+    return replace(sections, cases=whole.cases)
 
 
 def tool_texts(records: Iterable[CaseRecord]) -> dict[str, str]:

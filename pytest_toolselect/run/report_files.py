@@ -10,22 +10,44 @@ from pytest_toolselect.gate.atomic import write_text
 from pytest_toolselect.inputs.report_formats import format_named
 
 if TYPE_CHECKING:
+    import json
+
     from pytest_toolselect.report.document import ResultsDocument
 
 
 def json_pieces(document: ResultsDocument) -> Iterator[str]:
     """The ``json`` format's writer: the document as the file holds it, compact (a large
-    run's document is read by machines, and indenting added half its size), in pieces."""
+    run's document is read by machines, and indenting added half its size), in pieces.
+
+    The sections are encoded as ``to_json()`` orders them, and the cases one at a time in
+    their place (a compact object is its keys and values joined by commas, so the text is
+    the whole document's, byte for byte)."""
     import json
 
     encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
     batch: list[str] = []
-    for piece in encoder.iterencode(document.to_json()):
+    for piece in _document_pieces(encoder, document):
         batch.append(piece)
         if len(batch) >= 4096:
             yield "".join(batch)
             batch.clear()
     yield "".join(batch) + "\n"
+
+
+def _document_pieces(encoder: json.JSONEncoder, document: ResultsDocument) -> Iterator[str]:
+    yield "{"
+    for n, (key, value) in enumerate(document.to_json(cases=False).items()):
+        yield ("," if n else "") + encoder.encode(key) + ":"
+        if key != "cases":
+            yield from encoder.iterencode(value)
+            continue
+        yield "["
+        for i, case in enumerate(document.cases):
+            if i:
+                yield ","
+            yield from encoder.iterencode(dict(case))
+        yield "]"
+    yield "}"
 
 
 def chunks(kind: str, document: ResultsDocument) -> Iterator[str]:

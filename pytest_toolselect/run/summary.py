@@ -218,15 +218,13 @@ class SessionSummary:
         if not wanted or self.settings.is_worker or not self.state.gathered():
             return
         # reports are imported where one is made, not with the run's parts (run/imports.py)
-        from pytest_toolselect.report.document import ResultsDocument
-        from pytest_toolselect.report.results import build
+        from pytest_toolselect.report.results import build_masked
 
-
-        # every string of the document masked once, whatever part of the run it came from:
-        # masked as the JSON it is written as, and read back as the document the reports render
-        document = ResultsDocument.from_json(redact_data(
-            build(self.results_input(exitstatus, failed_items)).to_json(),
-            self.settings.server_secrets()))
+        # every string of the document masked once, whatever part of the run it came from,
+        # as the JSON it is written as: the sections at once, each case as the writers read it
+        secrets = self.settings.server_secrets()
+        document = build_masked(self.results_input(exitstatus, failed_items),
+                                lambda value: redact_data(value, secrets))
         self.state.report_problems += write_reports(
             document, {name: self.settings.resolve_path(r) for name, r in wanted.items()})
 
