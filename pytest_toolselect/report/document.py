@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, TypeVar, overload
 
 from pytest_toolselect.exchange.json_value import JSONObject
 from pytest_toolselect.gate.decision import Decision
@@ -24,6 +24,8 @@ from pytest_toolselect.records.report_input import Escalations
 from pytest_toolselect.records.run_records import CaseRecord
 
 from .run_report import CategoryCount, Confusion, ModelCost, RunReport
+
+T = TypeVar("T")
 
 SCHEMA_VERSION = "tool_selection.v1"
 
@@ -235,57 +237,32 @@ class DocumentCase:
                    BaselineShown.from_json(base) if base is not None else None)
 
 
-class MadeCases(Sequence[JSONObject]):
-    """A run's cases as the document writes them, each made when it is read and not kept:
-    a run of 20,000 cases never holds its document's cases beside its records (the writers
-    read them one at a time, in order)."""
+class Made(Sequence[T]):
+    """A sequence whose items are made when read and not kept: a run of 20,000 cases never
+    holds its document's cases beside its records (the writers read them one at a time, in
+    order), and a report that reads the shown cases twice makes them twice."""
 
     __slots__ = ("_length", "_make")
 
-    def __init__(self, length: int, make: Callable[[int], JSONObject]) -> None:
+    def __init__(self, length: int, make: Callable[[int], T]) -> None:
         self._length, self._make = length, make
 
     def __len__(self) -> int:
         return self._length
 
     @overload
-    def __getitem__(self, i: int) -> JSONObject: ...
+    def __getitem__(self, i: int) -> T: ...
     @overload
-    def __getitem__(self, i: slice) -> tuple[JSONObject, ...]: ...
-    def __getitem__(self, i: int | slice) -> JSONObject | tuple[JSONObject, ...]:
+    def __getitem__(self, i: slice) -> tuple[T, ...]: ...
+    def __getitem__(self, i: int | slice) -> T | tuple[T, ...]:
         if isinstance(i, slice):
             return tuple(self[j] for j in range(*i.indices(self._length)))
         if not -self._length <= i < self._length:
             raise IndexError(i)
         return self._make(i % self._length)
 
-    def __iter__(self) -> Iterator[JSONObject]:
+    def __iter__(self) -> Iterator[T]:
         return (self._make(i) for i in range(self._length))
-
-
-class ShownCases(Sequence[DocumentCase]):
-    """A document's cases read as the reports show them, each when it is asked for (a
-    report reads them in a few passes, and holds only what each pass keeps)."""
-
-    __slots__ = ("_cases",)
-
-    def __init__(self, cases: Sequence[JSONObject]) -> None:
-        self._cases = cases
-
-    def __len__(self) -> int:
-        return len(self._cases)
-
-    @overload
-    def __getitem__(self, i: int) -> DocumentCase: ...
-    @overload
-    def __getitem__(self, i: slice) -> tuple[DocumentCase, ...]: ...
-    def __getitem__(self, i: int | slice) -> DocumentCase | tuple[DocumentCase, ...]:
-        if isinstance(i, slice):
-            return tuple(DocumentCase.from_json(c) for c in self._cases[i])
-        return DocumentCase.from_json(self._cases[i])
-
-    def __iter__(self) -> Iterator[DocumentCase]:
-        return (DocumentCase.from_json(c) for c in self._cases)
 
 
 @dataclass(frozen=True)
@@ -301,7 +278,7 @@ class ResultsDocument:
     summary: DocumentSummary
     cost: DocumentCost
     #: every case as the document writes it (``results.case_entry``): as read from a file,
-    #: or made one at a time from the run's records (``MadeCases``)
+    #: or made one at a time from the run's records (``Made``)
     cases: Sequence[JSONObject]
     #: the probe's tool_preference.v1 document (None: no group ran)
     preference: JSONObject | None
@@ -314,10 +291,11 @@ class ResultsDocument:
     shard: Shard | None = None
 
     @property
-    def shown_cases(self) -> ShownCases:
+    def shown_cases(self) -> Made[DocumentCase]:
         """The cases in the document's order as the reports show them, each read when asked
         for (none is kept: a report that reads them twice reads them twice)."""
-        return ShownCases(self.cases)
+        cases = self.cases
+        return Made(len(cases), lambda i: DocumentCase.from_json(cases[i]))
 
     @property
     def records(self) -> tuple[CaseRecord, ...]:

@@ -27,7 +27,7 @@ from .document import (
     DocumentCost,
     DocumentSummary,
     DocumentVerdict,
-    MadeCases,
+    Made,
     ResultsDocument,
     Shard,
 )
@@ -121,7 +121,7 @@ def verdict(cases: Sequence[CaseRecord], settings: Mapping[str, Any],
 def build(data: ResultsInput, mask: Callable[[Any], Any] | None = None) -> ResultsDocument:
     """The document from what the session hands it (SessionSummary.results_input).
 
-    Its cases are made from the records when read (``document.MadeCases``), each passed
+    Its cases are made from the records when read (``document.Made``), each passed
     through ``mask`` (the run's masking of secrets) as it is made."""
     settings = data.settings
     records = data.records
@@ -157,7 +157,7 @@ def build(data: ResultsInput, mask: Callable[[Any], Any] | None = None) -> Resul
         summary=DocumentSummary.of(report, suite, data.escalations, sorted(
             set(data.not_run_in_this_run) - {r.key for r in records})),
         cost=DocumentCost.of(report, data.cache_savings, data.cost_cap, data.capped, probe_cost),
-        cases=MadeCases(len(records), case),
+        cases=Made(len(records), case),
         preference=preference,
         tool_texts=tool_texts(records),
         tools=tool_defs(records) or None,
