@@ -72,7 +72,7 @@ class Deferral:
     #: the deferred statements in the file's order
     loads: tuple[Load, ...]
     #: the package's submodules they import (eagerly, each is an attribute of the package)
-    submodules: frozenset[str] = frozenset()
+    submodules: frozenset[str]
 
 
 def defer(source: str, package: str, read_package: Callable[[str], Reexports | None]) -> Deferral | None:
@@ -151,14 +151,12 @@ def _all_is_bound_once(read: list[Statement]) -> bool:
     return True
 
 
-def package_source(root: Path, package: str, target: str) -> str | None:
-    """The ``__init__`` source of subpackage `target` of `package` (found under `root`, the
-    package's folder), or None when it is not a package with an ``__init__.py`` there."""
-    parts = target[len(package) + 1:].split(".")
-    folder = root.joinpath(*parts)
-    init = folder / "__init__.py"
+def read_subpackage(root: Path, package: str, target: str) -> Reexports | None:
+    """Subpackage `target` of `package` (found under `root`, the package's folder) as plain
+    re-exports, or None when it is not a package with an ``__init__.py`` there that is only that."""
+    init = root.joinpath(*target[len(package) + 1:].split("."), "__init__.py")
     try:
-        return importlib.util.decode_source(init.read_bytes())
+        return reexports(importlib.util.decode_source(init.read_bytes()))
     except (OSError, SyntaxError, UnicodeDecodeError):
         return None
 
@@ -225,14 +223,18 @@ def attach(module: types.ModuleType, deferral: Deferral) -> None:
     _HOOKS.update((__getattr__, __dir__))
 
 
-class InitLoader(importlib.abc.Loader):
-    """Runs a top package's ``__init__`` with its deferrable imports left for first use."""
+class WrappedLoader(importlib.abc.Loader):
+    """A loader in front of a package's own: what it does not do itself, the real one does."""
 
     def __init__(self, real: importlib.machinery.SourceFileLoader) -> None:
         self.real = real
 
     def __getattr__(self, name: str) -> Any:  # the real loader's resource reader and the like
         return getattr(self.real, name)
+
+
+class InitLoader(WrappedLoader):
+    """Runs a top package's ``__init__`` with its deferrable imports left for first use."""
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType | None:
         return None
@@ -243,18 +245,14 @@ class InitLoader(importlib.abc.Loader):
             source = self.real.get_source(name)
             filename = self.real.get_filename(name)
         except (ImportError, OSError):
-            source = None
-        root = Path(filename).parent if source is not None else None
+            source = filename = None
         deferral = None
-        if source is not None and root is not None:
-            deferral = defer(source, name, lambda target: _plain(root, name, target))
-        if deferral is None:
+        if source is not None and filename is not None:
+            root = Path(filename).parent
+            deferral = defer(source, name, lambda target: read_subpackage(root, name, target))
+        if deferral is None or filename is None:
             self.real.exec_module(module)  # nothing to defer: the usual way
             return
         exec(compile(deferral.source, filename, "exec", dont_inherit=True), module.__dict__)
         attach(module, deferral)
 
-
-def _plain(root: Path, package: str, target: str) -> Reexports | None:
-    source = package_source(root, package, target)
-    return reexports(source) if source is not None else None

@@ -30,7 +30,7 @@ import types
 from collections.abc import Sequence
 from typing import Any
 
-from .lazy_init import INITS, InitLoader, resolve
+from .lazy_init import INITS, InitLoader, WrappedLoader, resolve
 from .sdk_source import Table, reexports
 
 #: the packages whose type trees load lazily (a package and every package below it)
@@ -71,13 +71,7 @@ class _LazyPackage(types.ModuleType):
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}") from None
 
 
-class _Loader(importlib.abc.Loader):
-    def __init__(self, real: importlib.machinery.SourceFileLoader) -> None:
-        self.real = real
-
-    def __getattr__(self, name: str) -> Any:  # the real loader's resource reader and the like
-        return getattr(self.real, name)
-
+class _Loader(WrappedLoader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         return _LazyPackage(spec.name)
 
