@@ -165,6 +165,11 @@ class FakeAPI:
         with self._arrived:
             return self._arrived.wait_for(lambda: self.max_in_flight >= n, timeout)
 
+    def wait_requests(self, n: int, timeout: float = 60.0) -> bool:
+        """Wait until `n` calls have come in; False if they did not within `timeout`."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: len(self.requests) >= n, timeout)
+
     def _leave(self) -> None:
         with self._lock:
             self.in_flight -= 1

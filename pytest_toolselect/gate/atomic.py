@@ -29,6 +29,23 @@ def temp_prefix(path: Path) -> str:
     return f".{path.name}{TEMP_INFIX}"
 
 
+#: small pieces joined into one before each write: an encoder yields tokens of a few
+#: bytes, and a write call per token is slow, a list of them all is large
+PIECES_PER_WRITE = 4096
+
+
+def joined(pieces: Iterable[str]) -> Iterator[str]:
+    """The pieces joined a few thousand at a time: the text whole, never held whole."""
+    batch: list[str] = []
+    for piece in pieces:
+        batch.append(piece)
+        if len(batch) >= PIECES_PER_WRITE:
+            yield "".join(batch)
+            batch.clear()
+    if batch:
+        yield "".join(batch)
+
+
 def write_text(path: Path, text: str | Iterable[str]) -> None:
     """Write atomically: a temp file in the same folder, fsync, then os.replace.
 

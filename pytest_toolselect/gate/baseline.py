@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import stat
@@ -22,7 +23,7 @@ from pytest_toolselect.records.fingerprint import fingerprint as fingerprint  # 
 from pytest_toolselect.records.run_records import CaseRecord
 from pytest_toolselect.terms.check_names import CHECK_NAMES
 
-from .atomic import write_text
+from .atomic import joined, write_text
 from .evidence import fresh_run, replayed
 from .subject import Subject
 from .toolsdiff import rebuild
@@ -389,6 +390,7 @@ def _tool_tables(cases: Mapping[str, CaseEntry], records: Iterable[CaseRecord],
 def write(path: Path, baseline: Baseline) -> None:
     """Write atomically (see atomic.write_text): killed at any point, the file is either
     the old baseline or the complete new one; two runs writing at once leave one of their
-    two documents; the file keeps the permissions it had."""
-    text = json.dumps(baseline.to_json(), indent=2, sort_keys=False, ensure_ascii=False)
-    write_text(path, text + "\n")
+    two documents; the file keeps the permissions it had. The text is written as it is
+    encoded: a baseline of 20,000 cases is never held as one string, nor as its tokens."""
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
+    write_text(path, itertools.chain(joined(encoder.iterencode(baseline.to_json())), ["\n"]))

@@ -18,7 +18,7 @@ from pytest_toolselect.scoring.contradictions import check_with_tools
 
 from .case_run import CaseRun, case_of
 from .probe_items import group_job
-from .runner import CaseRunner, queued_items
+from .runner import CaseRunner, calls_to_start, prefetch_window, queued_items
 
 if TYPE_CHECKING:
     from pytest_toolselect.exchange.tool import Tool
@@ -49,7 +49,8 @@ class CaseCalls:
         self.steps = steps
         #: items whose work was handed to the scheduler (each once)
         self._prefetched: set[str] = set()
-        self._prefetched_all = False
+        #: where the last item that asked stood in the session's items (items run in order)
+        self._cursor = 0
         #: node id -> what a case item did in an earlier attempt of this session (a rerun
         #: plugin ran it again): the next attempt adds its reps to these (run_case)
         self._earlier_runs: dict[str, CaseRun] = {}
@@ -114,22 +115,37 @@ class CaseCalls:
                           self.server_specs, self.steps)
 
     def prefetch(self, current: pytest.Item) -> None:
-        """Start the calls of this item and of the case items due after it in this process."""
-        session = current.session
-        upcoming = (queued_items(self.settings.pytest_config, session.items)
+        """Start the calls of this item and of the next items due after it in this process.
+
+        At most a window of items ahead: enough to keep every call slot busy, few enough
+        that a suite of 20,000 cases does not hold 20,000 jobs (their frames, tools and
+        finished outcomes) at once.
+        """
+        window = prefetch_window(self.settings.option("concurrency").value)
+        upcoming = (queued_items(self.settings.pytest_config, current.session.items, window)
                     if self.settings.is_worker else None)
         if upcoming is None:
-            # serial: every item from here on is due in this process; hand them over once
-            if self._prefetched_all:
-                return
-            self._prefetched_all = True
-            items = session.items
-            start = items.index(current) if current in items else 0
-            upcoming = items[start:]
-        fresh = [item for item in upcoming if item.nodeid not in self._prefetched]
-        self._prefetched.update(item.nodeid for item in fresh)
+            items = current.session.items
+            start = self._position(items, current)
+            upcoming = items[start:start + window]
+        due = set(calls_to_start([item.nodeid for item in upcoming], self._prefetched))
+        if not due:
+            return
+        fresh = [item for item in upcoming if item.nodeid in due]
+        self._prefetched.update(due)
         self._load_sdk_for(fresh)
         self.runner.prefetch(job for job in map(self.job_for, fresh) if job is not None)
+
+    def _position(self, items: list[pytest.Item], current: pytest.Item) -> int:
+        """`current`'s index in `items`, looked for from the last one's: linear over a run."""
+        at = self._cursor
+        if at >= len(items) or items[at] is not current:
+            try:
+                at = items.index(current, at)
+            except ValueError:  # an item run again, or out of order: look from the start
+                at = items.index(current) if current in items else 0
+        self._cursor = at
+        return at
 
     def _load_sdk_for(self, items: list[pytest.Item]) -> None:
         """Discovery runs in worker threads, and two first imports of the MCP SDK in two

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_toolselect.gate.atomic import write_text
+from pytest_toolselect.gate.atomic import joined, write_text
 from pytest_toolselect.inputs.report_formats import format_named
 
 if TYPE_CHECKING:
@@ -25,13 +25,8 @@ def json_pieces(document: ResultsDocument) -> Iterator[str]:
     import json
 
     encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-    batch: list[str] = []
-    for piece in _document_pieces(encoder, document):
-        batch.append(piece)
-        if len(batch) >= 4096:
-            yield "".join(batch)
-            batch.clear()
-    yield "".join(batch) + "\n"
+    yield from joined(_document_pieces(encoder, document))
+    yield "\n"
 
 
 def _document_pieces(encoder: json.JSONEncoder, document: ResultsDocument) -> Iterator[str]:

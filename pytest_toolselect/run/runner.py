@@ -1,16 +1,17 @@
 """Running cases' calls ahead of their items, on the scheduler.
 
-The first case item to set up hands every case this process is due to run to
-the scheduler; each item then waits for its own result. In a serial run those
-are all remaining items; under pytest-xdist a worker only knows the items the
-controller has queued for it, so it looks again at each item.
+Each case item, as it sets up, hands the scheduler the items due after it in this
+process, up to a window a few times the call slots wide; each item then waits for
+its own result. In a serial run those are the session's next items; under
+pytest-xdist a worker only knows the items the controller has queued for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Awaitable, Callable, Iterable
+import itertools
+from collections.abc import Awaitable, Callable, Container, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_toolselect.exchange.replies import reply_faults
@@ -43,6 +44,11 @@ if TYPE_CHECKING:
     from .wiring import Wiring
 
 
+#: items whose calls may run ahead of the item being run, per call slot, and at least:
+#: the slots stay busy while a case's tools are found, and a large suite's jobs and
+#: outcomes are not all held at once
+PREFETCH_PER_SLOT = 4
+PREFETCH_MIN = 64
 
 #: a coroutine factory: the work one item waits for
 Job = Callable[[], Awaitable[Any]]
@@ -205,8 +211,26 @@ def _check_readable(model: str, turn: Turn, request: TurnRequest) -> None:
         raise UnreadableReplyError(model, turn, faults)
 
 
-def queued_items(config: pytest.Config, items: list[pytest.Item]) -> list[pytest.Item] | None:
-    """Under pytest-xdist, the items the controller has queued for this worker, in order.
+def prefetch_window(concurrency: int) -> int:
+    """How many items' calls run ahead of the item being run: a few per call slot."""
+    return max(PREFETCH_MIN, PREFETCH_PER_SLOT * concurrency)
+
+
+def calls_to_start(ahead: Sequence[str], started: Container[str]) -> list[str]:
+    """Of the items due next (`ahead`, in order, a window long), those whose calls start
+    now: every one not started yet, unless the first and the one half a window on have
+    started (the window is refilled in batches, not an item at a time: each hand-over
+    wakes the scheduler's thread)."""
+    half = ahead[: len(ahead) // 2]
+    if half and ahead[0] in started and half[-1] in started:
+        return []
+    return [nodeid for nodeid in ahead if nodeid not in started]
+
+
+def queued_items(config: pytest.Config, items: list[pytest.Item],
+                 limit: int) -> list[pytest.Item] | None:
+    """Under pytest-xdist, the first `limit` items the controller has queued for this
+    worker, in order.
 
     xdist keeps them in its worker plugin's queue; there is no public API for it, so
     this looks defensively and returns None when it cannot tell.
@@ -217,7 +241,7 @@ def queued_items(config: pytest.Config, items: list[pytest.Item]) -> list[pytest
             continue
         try:
             with queue.lock() as pending:
-                indices = [plugin.nextitem_index, *pending]
+                indices = [plugin.nextitem_index, *itertools.islice(pending, limit - 1)]
         except Exception:
             return None
         return [items[i] for i in indices if isinstance(i, int) and 0 <= i < len(items)]

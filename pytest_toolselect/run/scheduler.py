@@ -1,10 +1,10 @@
 """Calls ahead of the items that need them: a bounded async scheduler in a background thread.
 
 pytest runs items one at a time; a model call takes a second or two. The run
-session hands the scheduler every upcoming case at once, the scheduler runs at
-most N calls at a time (and no faster than the rate limit), and each item
-waits only for its own result, so items still report in pytest's order while
-the wall time approaches calls x latency / N.
+session hands the scheduler the upcoming cases a window at a time (a few per
+call slot), the scheduler runs at most N calls at a time (and no faster than the
+rate limit), and each item waits only for its own result, so items still report
+in pytest's order while the wall time approaches calls x latency / N.
 """
 
 from __future__ import annotations
