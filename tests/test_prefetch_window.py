@@ -29,7 +29,7 @@ def test_each_item_starts_once_before_it_runs_and_never_more_than_a_window_ahead
     handovers = 0
     for k in range(n):
         for _ in range(2 if k in reruns else 1):  # a rerun plugin runs an item again
-            due = calls_to_start(items[k:k + window], seen)
+            due = calls_to_start(items[k:k + window], seen.__contains__)
             handovers += bool(due)
             assert not seen & set(due)  # none twice
             started += due

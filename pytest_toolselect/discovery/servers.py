@@ -77,6 +77,13 @@ def discover(spec: ServerSpec, root: Path) -> ServerTools:
     return cached
 
 
+def discovered(spec: ServerSpec, root: Path) -> bool:
+    """Whether discover() answers from memory: nothing to start, connect to or read."""
+    key = (spec, Path(root).resolve())
+    with _cache_lock:
+        return key in _cache
+
+
 def _discover_uncached(spec: ServerSpec, root: Path) -> ServerTools:
     try:
         if spec.kind == "tools_file":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from dataclasses import replace
 from functools import cached_property
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_toolselect.discovery.servers import load_sdk, offered_tools
+from pytest_toolselect.discovery.servers import discovered, load_sdk, offered_tools
 from pytest_toolselect.inputs.cases import check_offered
 from pytest_toolselect.inputs.find_config import unknown_server
 from pytest_toolselect.messages.errors import ToolselectError
@@ -89,18 +90,26 @@ class CaseCalls:
             specs.append(spec)
         return specs
 
+    def _discovery(self, case: Case) -> tuple[Config, list[ServerSpec]]:
+        """The case's config and its servers' specs as discovery is asked for them."""
+        config = self.case_config(case)
+        # a server's own `timeout:` wins; the option sets it for the others
+        timeout = self.settings.options.discovery_timeout
+        return config, [s if s.timeout is not None else replace(s, timeout=timeout)
+                        for s in self._specs(case, config)]
+
+    def _harness_tools(self) -> Any:
+        provider = self.wiring.provider
+        harness = getattr(getattr(provider, "inner", provider), "harness_tools", None)
+        return harness if callable(harness) else None
+
     def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
         """The tools the case offers (its servers' union, and a harness's own tools) and the
         system prompt it sends."""
-        config = self.case_config(case)
-        specs = self._specs(case, config)
-        # a server's own `timeout:` wins; the option sets it for the others
-        timeout = self.settings.options.discovery_timeout
-        specs = [s if s.timeout is not None else replace(s, timeout=timeout) for s in specs]
+        config, specs = self._discovery(case)
         tools, instructions = offered_tools(specs, config.root, config.tool_name_format)
-        provider = self.wiring.provider
-        harness = getattr(getattr(provider, "inner", provider), "harness_tools", None)
-        if callable(harness):
+        harness = self._harness_tools()
+        if harness is not None:
             tools = (*tools, *harness(tools))
         check_offered(case, tools)  # a tool or argument path no server offers: a clear error
         check_with_tools(case, tools)  # a decoy the case requires, by the tools' schemas
@@ -109,9 +118,24 @@ class CaseCalls:
             system = instructions
         return tools, system
 
+    async def find_tools(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
+        """tools_for, at once when each of the case's servers was discovered already (it
+        cannot block), else in a worker thread (a server to start, a file to read). The
+        hop to a thread and back for every case cost a 20,000-case run more than its
+        local model's calls."""
+        try:
+            config, specs = self._discovery(case)
+            known = (self._harness_tools() is None
+                     and all(discovered(spec, config.root) for spec in specs))
+        except ToolselectError:
+            known = False  # tools_for raises it, in the thread, as for any case
+        if known:
+            return self.tools_for(case)
+        return await asyncio.to_thread(self.tools_for, case)
+
     @cached_property
     def runner(self) -> CaseRunner:
-        return CaseRunner(self.settings, self.wiring, self.baselines, self.tools_for,
+        return CaseRunner(self.settings, self.wiring, self.baselines, self.find_tools,
                           self.server_specs, self.steps)
 
     def prefetch(self, current: pytest.Item) -> None:
@@ -121,20 +145,23 @@ class CaseCalls:
         that a suite of 20,000 cases does not hold 20,000 jobs (their frames, tools and
         finished outcomes) at once.
         """
-        window = prefetch_window(self.settings.option("concurrency").value)
+        window = self._window
         upcoming = (queued_items(self.settings.pytest_config, current.session.items, window)
                     if self.settings.is_worker else None)
         if upcoming is None:
             items = current.session.items
             start = self._position(items, current)
             upcoming = items[start:start + window]
-        due = set(calls_to_start([item.nodeid for item in upcoming], self._prefetched))
-        if not due:
+        fresh = calls_to_start(upcoming, lambda item: item.nodeid in self._prefetched)
+        if not fresh:
             return
-        fresh = [item for item in upcoming if item.nodeid in due]
-        self._prefetched.update(due)
+        self._prefetched.update(item.nodeid for item in fresh)
         self._load_sdk_for(fresh)
         self.runner.prefetch(job for job in map(self.job_for, fresh) if job is not None)
+
+    @cached_property
+    def _window(self) -> int:
+        return prefetch_window(self.settings.option("concurrency").value)
 
     def _position(self, items: list[pytest.Item], current: pytest.Item) -> int:
         """`current`'s index in `items`, looked for from the last one's: linear over a run."""

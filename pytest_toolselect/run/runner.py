@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
-from collections.abc import Awaitable, Callable, Container, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pytest_toolselect.exchange.replies import reply_faults
 from pytest_toolselect.providers import (
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 PREFETCH_PER_SLOT = 4
 PREFETCH_MIN = 64
 
+T = TypeVar("T")
+
 #: a coroutine factory: the work one item waits for
 Job = Callable[[], Awaitable[Any]]
 
@@ -64,15 +66,15 @@ class CaseRunner:
     """A case's reps (and adaptive extra reps) as calls on the scheduler, under the cost cap."""
 
     def __init__(self, settings: Settings, wiring: Wiring, baselines: BaselineAccess,
-                 tools_for: Callable[[Case], tuple[tuple[Tool, ...], str | None]],
+                 find_tools: Callable[[Case], Awaitable[tuple[tuple[Tool, ...], str | None]]],
                  server_specs: Callable[[Case], tuple[tuple[Any, ...], str]] | None = None,
                  steps: CaseSteps | None = None) -> None:
         self.settings = settings
         self.wiring = wiring
         #: what escalation compares a case with
         self.baselines = baselines
-        #: a case -> the tools it offers and the system prompt it sends (CaseCalls.tools_for)
-        self.tools_for = tools_for
+        #: a case -> the tools it offers and the system prompt it sends (CaseCalls.find_tools)
+        self.find_tools = find_tools
         #: a case -> its servers' specs and root, for a provider that starts them (a harness)
         self.server_specs = server_specs
         self._scheduler: Scheduler | None = None
@@ -111,7 +113,7 @@ class CaseRunner:
         identity = self.baselines.identity(nodeid, case)
         plan = steps.adaptive.plan(self, identity) if steps.adaptive is not None else None
 
-        tools, system = await asyncio.to_thread(self.tools_for, case)
+        tools, system = await self.find_tools(case)
         tokens = _token_estimate(case.question, tools, system, case.context)
         servers, root = ((), None)
         provider = self.wiring.provider
@@ -216,15 +218,15 @@ def prefetch_window(concurrency: int) -> int:
     return max(PREFETCH_MIN, PREFETCH_PER_SLOT * concurrency)
 
 
-def calls_to_start(ahead: Sequence[str], started: Container[str]) -> list[str]:
+def calls_to_start(ahead: Sequence[T], started: Callable[[T], bool]) -> list[T]:
     """Of the items due next (`ahead`, in order, a window long), those whose calls start
     now: every one not started yet, unless the first and the one half a window on have
     started (the window is refilled in batches, not an item at a time: each hand-over
-    wakes the scheduler's thread)."""
-    half = ahead[: len(ahead) // 2]
-    if half and ahead[0] in started and half[-1] in started:
+    wakes the scheduler's thread, and the look costs two lookups)."""
+    half = len(ahead) // 2
+    if half and started(ahead[0]) and started(ahead[half - 1]):
         return []
-    return [nodeid for nodeid in ahead if nodeid not in started]
+    return [item for item in ahead if not started(item)]
 
 
 def queued_items(config: pytest.Config, items: list[pytest.Item],
