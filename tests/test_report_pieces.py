@@ -159,3 +159,31 @@ def test_baseline_entries_share_their_words_and_write_back_as_read(
     assert len({id(e.checks) for e in entries}) == 1 and len({id(e.keys) for e in entries}) == 1
     assert all(a is b for a, b in zip(entries[0].checks or (), entries[2].checks or (),
                                       strict=True))
+
+
+@settings(max_examples=150, deadline=None)
+@given(pieces=st.lists(TEXT, max_size=9000), value=JSON)
+def test_text_written_in_joined_pieces_is_the_whole_text(pieces: list[str], value: Any) -> None:
+    from pytest_toolselect.gate.atomic import PIECES_PER_WRITE, joined
+
+    batches = list(joined(iter(pieces)))
+    assert "".join(batches) == "".join(pieces)
+    assert len(batches) == -(-len(pieces) // PIECES_PER_WRITE)  # a write per few thousand
+    # the baseline's writer: its encoder's tokens, joined, are json.dumps' text
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=False)
+    assert "".join(joined(encoder.iterencode(value))) == json.dumps(value, indent=2,
+                                                                     ensure_ascii=False)
+
+
+def test_a_baseline_is_written_as_json_dumps_would_have_written_it(tmp_path: Path) -> None:
+    from pytest_toolselect.gate import baseline as gate_baseline
+
+    source = Path(__file__).parent.parent / "examples" / "baseline.json"
+    base = gate_baseline.load(source)
+    assert base is not None and base.cases
+    out = tmp_path / "written.json"
+    gate_baseline.write(out, base)
+    expected = json.dumps(base.to_json(), indent=2, sort_keys=False, ensure_ascii=False) + "\n"
+    assert out.read_text(encoding="utf-8") == expected
+    reread = gate_baseline.load(out)
+    assert reread is not None and reread.to_json() == base.to_json()
