@@ -106,7 +106,10 @@ class CaseCalls:
     def tools_for(self, case: Case) -> tuple[tuple[Tool, ...], str | None]:
         """The tools the case offers (its servers' union, and a harness's own tools) and the
         system prompt it sends."""
-        config, specs = self._discovery(case)
+        return self._tools_from(case, *self._discovery(case))
+
+    def _tools_from(self, case: Case, config: Config,
+                    specs: list[ServerSpec]) -> tuple[tuple[Tool, ...], str | None]:
         tools, instructions = offered_tools(specs, config.root, config.tool_name_format)
         harness = self._harness_tools()
         if harness is not None:
@@ -123,15 +126,10 @@ class CaseCalls:
         cannot block), else in a worker thread (a server to start, a file to read). The
         hop to a thread and back for every case cost a 20,000-case run more than its
         local model's calls."""
-        try:
-            config, specs = self._discovery(case)
-            known = (self._harness_tools() is None
-                     and all(discovered(spec, config.root) for spec in specs))
-        except ToolselectError:
-            known = False  # tools_for raises it, in the thread, as for any case
-        if known:
-            return self.tools_for(case)
-        return await asyncio.to_thread(self.tools_for, case)
+        config, specs = self._discovery(case)  # a config's mistake is raised as it was
+        if self._harness_tools() is None and all(discovered(s, config.root) for s in specs):
+            return self._tools_from(case, config, specs)
+        return await asyncio.to_thread(self._tools_from, case, config, specs)
 
     @cached_property
     def runner(self) -> CaseRunner:
